@@ -1,0 +1,34 @@
+# confine_add_runner_plugin(<runner> SOURCES <src>... [OUTPUT_DIRECTORY <dir>] [NO_INSTALL])
+#
+# Declares a runner plugin: a loadable module named confine-runner-<runner>.so
+# (.dylib, .dll) with hidden visibility, built against the SDK only.
+function(confine_add_runner_plugin runner)
+  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY;TARGET" "SOURCES;DEFINITIONS" ${ARGN})
+  if(NOT ARG_TARGET)
+    set(ARG_TARGET "confine-runner-${runner}")
+  endif()
+  if(NOT ARG_OUTPUT_DIRECTORY)
+    set(ARG_OUTPUT_DIRECTORY "${CONFINE_PLUGIN_OUTPUT_DIR}")
+  endif()
+  add_library(${ARG_TARGET} MODULE ${ARG_SOURCES})
+  target_link_libraries(${ARG_TARGET} PRIVATE confine::sdk)
+  target_compile_definitions(${ARG_TARGET} PRIVATE CONFINE_VERSION="${PROJECT_VERSION}" ${ARG_DEFINITIONS})
+  set(suffix "${CMAKE_SHARED_MODULE_SUFFIX}")
+  if(APPLE)
+    set(suffix ".dylib")
+  endif()
+  set_target_properties(${ARG_TARGET} PROPERTIES
+    PREFIX ""
+    OUTPUT_NAME "confine-runner-${runner}"
+    SUFFIX "${suffix}"
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
+  if(CONFINE_STATIC_RUNTIME AND NOT APPLE)
+    # The boundary is C, so a plugin can carry its own C++ runtime and load fast.
+    target_link_options(${ARG_TARGET} PRIVATE -static-libstdc++ -static-libgcc -Wl,--no-undefined)
+  endif()
+  if(NOT ARG_NO_INSTALL)
+    install(TARGETS ${ARG_TARGET} LIBRARY DESTINATION "${CONFINE_PLUGIN_INSTALL_DIR}")
+  endif()
+endfunction()

@@ -1,0 +1,93 @@
+// confine.toml: what an operator configures.
+//
+//   auto cfg = confine::load_config({.explicit_path = flag_value});
+//   if (!cfg) { report(cfg.error().message); return 125; }
+//
+// Where the configuration comes from, in order: an explicit path (`--config`),
+// CONFINE_CONFIG, the system file, else the default embedded at build time from
+// config/confine.toml. Never a file from the current directory or the workspace.
+#pragma once
+
+#include <confine/error.hpp>
+
+#include <cstdint>
+#include <expected>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace confine {
+
+struct SourcePosition {
+    std::string file;  // a path, or "<embedded default>"
+    std::uint32_t line = 0;
+    std::uint32_t column = 0;
+};
+
+// "file:line:column"
+std::string to_string(const SourcePosition& where);
+
+// One value of a `[runner.<name>]` table.
+struct RunnerSetting {
+    enum class Kind { string, integer, boolean, string_array };
+    std::string key;
+    Kind kind = Kind::string;
+    std::string string_value;
+    std::int64_t integer_value = 0;
+    bool boolean_value = false;
+    std::vector<std::string> array_value;
+    SourcePosition where;
+};
+
+struct RunnerTable {
+    std::vector<RunnerSetting> settings;
+    SourcePosition where;
+};
+
+// `[platform.<os>]`: either a chain, or an asserted runner command.
+struct PlatformConfig {
+    std::vector<std::string> chain;
+    // Operator assertion of a bwrap-shaped runner; when set, it replaces the chain.
+    std::vector<std::string> runner_command;
+    std::vector<std::string> runner_failure_signatures;
+    SourcePosition where;
+};
+
+struct Config {
+    std::string source;  // where it came from: a path or "<embedded default>"
+    std::uint32_t probe_timeout_ms = 2000;
+    std::vector<std::filesystem::path> plugin_dirs;
+    std::map<std::string, PlatformConfig> platforms;
+    std::map<std::string, RunnerTable> runners;
+};
+
+inline constexpr std::string_view embedded_config_name = "<embedded default>";
+inline constexpr std::string_view system_config_path = "/etc/confine/confine.toml";
+
+// The default configuration text compiled into the library (config/confine.toml).
+std::string_view embedded_default_config() noexcept;
+
+// Parses and validates TOML text. `source` names it in error messages.
+std::expected<Config, Error> parse_config(std::string_view text, std::string source);
+
+// Reads and parses one file. The file must not be writable by group or others nor
+// owned by a user other than root or the caller.
+std::expected<Config, Error> load_config_file(const std::filesystem::path& file);
+
+struct ConfigLookup {
+    std::optional<std::filesystem::path> explicit_path;  // --config
+    // CONFINE_CONFIG as read by the caller; nullopt reads the environment.
+    std::optional<std::string> environment_value;
+    bool read_environment = true;
+    std::filesystem::path system_path = std::string(system_config_path);
+};
+
+// Resolves the configuration by the documented order.
+std::expected<Config, Error> load_config(const ConfigLookup& lookup = {});
+
+// True when `name` is a valid runner name: [a-z0-9][a-z0-9_-]* up to 64 bytes.
+bool is_valid_runner_name(std::string_view name) noexcept;
+
+}  // namespace confine

@@ -1,0 +1,42 @@
+// Errors of the confine library: a stable, append-only code and a message that
+// names the file, runner or path involved.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace confine {
+
+// Append-only: a code's number and name never change once released.
+enum class ErrorCode : int {
+    usage = 1,                    // bad flag or argument from the caller
+    invalid_policy = 2,           // a policy that cannot be honoured as given
+    config_not_found = 10,        // --config / CONFINE_CONFIG names no file
+    config_unreadable = 11,       // the file exists but cannot be read
+    config_syntax = 12,           // not TOML
+    config_invalid = 13,          // TOML, but not a valid confine.toml
+    config_untrusted = 14,        // writable by others, or owned by another user
+    plugin_not_found = 20,        // no plugin file for a runner name
+    plugin_untrusted = 21,        // file or directory writable by others / foreign owner
+    plugin_load_failed = 22,      // the dynamic loader refused the file
+    plugin_missing_export = 23,   // a required symbol is absent
+    plugin_abi_major_mismatch = 24,
+    plugin_abi_minor_newer = 25,
+    plugin_descriptor_size_unknown = 26,
+    plugin_name_mismatch = 27,    // descriptor's runner name differs from the file name
+    plugin_duplicate = 28,        // one runner name provided by two files
+    plugin_create_failed = 29,    // the plugin rejected its settings
+    plugin_call_failed = 30,      // probe or wrap returned an error or threw
+    plugin_bad_result = 31,       // a malformed result crossed the boundary
+    sandbox_unavailable = 40,     // no runner can confine here: fail closed
+};
+
+// Stable upper-case name, e.g. "SANDBOX_UNAVAILABLE".
+std::string_view error_code_name(ErrorCode code) noexcept;
+
+struct Error {
+    ErrorCode code;
+    std::string message;
+};
+
+}  // namespace confine

@@ -1,0 +1,218 @@
+/*
+ * confine runner plugin ABI.
+ *
+ * This is the whole contract between the confine host (libconfine) and a runner
+ * plugin: plain C structs and function pointers, UTF-8 NUL-terminated strings.
+ * Plugins built by other compilers, against other standard libraries, keep working
+ * across host releases of the same major version.
+ *
+ * A plugin is a shared object named `confine-runner-<name>.so` (`.dylib`, `.dll`)
+ * that exports two data symbols:
+ *
+ *   const confine_plugin_abi_info confine_plugin_abi;   -- read first, before any
+ *                                                           plugin code is called
+ *   const confine_plugin_descriptor confine_plugin;     -- entry points
+ *
+ * Versioning rules:
+ *   - the host refuses a plugin whose `major` differs from CONFINE_ABI_MAJOR;
+ *   - the host refuses a plugin whose `minor` is newer than its own;
+ *   - every struct starts with `struct_size`. A minor version only appends fields;
+ *     a reader uses a field only when `struct_size` covers it. The descriptor's
+ *     size must be exactly the one defined for the plugin's declared minor.
+ *
+ * Ownership: strings and results a plugin returns are freed by the plugin's own
+ * free functions; results the host returns are freed by the host's release
+ * functions. No exception ever crosses this boundary (a C++ plugin catches
+ * everything; the SDK in `confine/plugin_sdk.hpp` does it for you).
+ *
+ * Error codes and enumerators are append-only.
+ */
+#ifndef CONFINE_PLUGIN_ABI_H
+#define CONFINE_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CONFINE_ABI_MAJOR 1
+#define CONFINE_ABI_MINOR 0
+/* "CNFN": guards against a shared object that merely happens to export the name. */
+#define CONFINE_ABI_MAGIC 0x434E464Eu
+
+#define CONFINE_PLUGIN_ABI_SYMBOL "confine_plugin_abi"
+#define CONFINE_PLUGIN_DESCRIPTOR_SYMBOL "confine_plugin"
+
+#if defined(_WIN32)
+#define CONFINE_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define CONFINE_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Status codes returned by entry points (append-only). */
+typedef int32_t confine_status;
+#define CONFINE_OK 0
+#define CONFINE_E_INVALID_ARGUMENT 1 /* bad settings or policy: the caller's fault */
+#define CONFINE_E_UNSUPPORTED 2      /* the runner cannot do this (yet, or here) */
+#define CONFINE_E_FAILED 3           /* anything else that went wrong */
+#define CONFINE_E_NO_MEMORY 4
+#define CONFINE_E_INTERNAL 5 /* the plugin caught an unexpected exception */
+
+/* Policy modes. */
+#define CONFINE_MODE_READ_ONLY 0
+#define CONFINE_MODE_WORKSPACE_WRITE 1
+
+/* Probe verdicts. */
+#define CONFINE_VERDICT_UNUSABLE 0
+#define CONFINE_VERDICT_FULL 1
+#define CONFINE_VERDICT_PARTIAL 2
+
+/* Enforcement a wrap delivers. */
+#define CONFINE_ENFORCEMENT_FULL 1
+#define CONFINE_ENFORCEMENT_PARTIAL 2
+
+/* Log levels for confine_host.log. */
+#define CONFINE_LOG_DEBUG 0
+#define CONFINE_LOG_INFO 1
+#define CONFINE_LOG_WARN 2
+#define CONFINE_LOG_ERROR 3
+
+/* Kinds of a runner setting value (from `[runner.<name>]` in confine.toml). */
+#define CONFINE_SETTING_STRING 0
+#define CONFINE_SETTING_INTEGER 1
+#define CONFINE_SETTING_BOOLEAN 2
+#define CONFINE_SETTING_STRING_ARRAY 3
+
+typedef struct confine_string_list {
+    const char* const* items;
+    size_t count;
+} confine_string_list;
+
+typedef struct confine_setting {
+    const char* key;
+    int32_t kind;                    /* CONFINE_SETTING_* */
+    const char* string_value;        /* STRING */
+    int64_t integer_value;           /* INTEGER */
+    int32_t boolean_value;           /* BOOLEAN: 0 or 1 */
+    confine_string_list array_value; /* STRING_ARRAY */
+} confine_setting;
+
+/* What the host's run_probe service observed. Filled by the host, released with
+ * confine_host.release_probe_run. */
+typedef struct confine_probe_run {
+    uint32_t struct_size;
+    int32_t spawned;     /* 1 when the program was started */
+    int32_t spawn_errno; /* errno of the failed start when spawned == 0 */
+    int32_t exited;      /* 1 when it exited normally: exit_code is valid */
+    int32_t exit_code;
+    int32_t signal;    /* the terminating signal when it did not exit normally */
+    int32_t timed_out; /* 1 when the time limit killed its whole process group */
+    const char* stdout_data; /* captured, at most 64 KiB, NUL-terminated */
+    size_t stdout_size;
+    const char* stderr_data;
+    size_t stderr_size;
+} confine_probe_run;
+
+/* Services the host hands to a plugin. Valid from create() until destroy(). */
+typedef struct confine_host {
+    uint32_t struct_size;
+    uint16_t abi_major;
+    uint16_t abi_minor;
+    void* context; /* pass back as the first argument of every service */
+    /* One line to the host's log, attributed to the runner. */
+    void (*log)(void* context, int32_t level, const char* message);
+    /* Run argv (argv[0] an absolute path or a name looked up on PATH) with stdin on
+     * /dev/null and stdout/stderr captured, in its own process group. After
+     * timeout_ms the whole group is killed and `timed_out` is set. The host may
+     * shorten timeout_ms to what remains of the probe's own time limit. */
+    confine_status (*run_probe)(void* context, const char* const* argv, size_t argc,
+                                uint32_t timeout_ms, confine_probe_run* out);
+    void (*release_probe_run)(void* context, confine_probe_run* run);
+    /* Resolve a path to its canonical form (symlinks, "." and ".." resolved). The
+     * path must exist. On failure *out_error describes why. Both strings are freed
+     * with free_string. */
+    confine_status (*canonicalize_path)(void* context, const char* path, char** out_path,
+                                        char** out_error);
+    void (*free_string)(void* context, char* string);
+} confine_host;
+
+/* What the host tells a runner when it creates it. */
+typedef struct confine_runner_config {
+    uint32_t struct_size;
+    const char* runner_name;
+    const char* plugin_dir; /* the directory the plugin file was loaded from */
+    const confine_setting* settings;
+    size_t settings_count;
+} confine_runner_config;
+
+/* The policy of one call. Paths are absolute. */
+typedef struct confine_policy {
+    uint32_t struct_size;
+    int32_t mode;          /* CONFINE_MODE_* */
+    const char* workspace; /* NULL in read-only mode */
+    confine_string_list writable;
+} confine_policy;
+
+typedef struct confine_verdict {
+    uint32_t struct_size;
+    int32_t kind;       /* CONFINE_VERDICT_* */
+    const char* reason; /* why unusable, or a note for usable verdicts; may be "" */
+} confine_verdict;
+
+/* How to recognise the runner's own failure (DESIGN §5). */
+typedef struct confine_failure_rule {
+    uint32_t struct_size;
+    /* Exit statuses at which a fatal line counts as evidence; none = any status. */
+    const int32_t* allowed_exit_codes;
+    size_t allowed_exit_codes_count;
+    confine_string_list fatal_signatures;    /* case-insensitive, per stderr line */
+    confine_string_list informational_lines; /* exact whole lines, never evidence */
+} confine_failure_rule;
+
+typedef struct confine_wrap_result {
+    uint32_t struct_size;
+    confine_string_list argv; /* runner argv + "--" + the caller's argv */
+    int32_t enforcement;      /* CONFINE_ENFORCEMENT_* */
+    confine_string_list denial_signatures;
+    confine_failure_rule failure_rule;
+} confine_wrap_result;
+
+/* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
+ * calls any plugin code. */
+typedef struct confine_plugin_abi_info {
+    uint32_t magic;           /* CONFINE_ABI_MAGIC */
+    uint16_t major;           /* CONFINE_ABI_MAJOR the plugin was built with */
+    uint16_t minor;           /* CONFINE_ABI_MINOR the plugin was built with */
+    uint32_t descriptor_size; /* sizeof(confine_plugin_descriptor) of that version */
+} confine_plugin_abi_info;
+
+/* Exported as `confine_plugin`. */
+typedef struct confine_plugin_descriptor {
+    uint32_t struct_size;
+    const char* runner_name; /* must equal the <name> in the file name */
+    const char* plugin_version;
+    const char* summary;
+    /* Create one runner instance. Settings the runner does not know are an error
+     * (CONFINE_E_INVALID_ARGUMENT with a message naming the key). */
+    confine_status (*create)(const confine_host* host, const confine_runner_config* config,
+                             void** out_instance, char** out_error);
+    void (*destroy)(void* instance);
+    /* Functional probe: does this runner confine here? Must finish within
+     * timeout_ms; use host->run_probe to run commands. */
+    confine_status (*probe)(void* instance, uint32_t timeout_ms, confine_verdict** out_verdict,
+                            char** out_error);
+    /* Pure transformation of (policy, argv). Spawns nothing. */
+    confine_status (*wrap)(void* instance, const confine_policy* policy, const char* const* argv,
+                           size_t argc, confine_wrap_result** out_result, char** out_error);
+    void (*free_verdict)(confine_verdict* verdict);
+    void (*free_wrap_result)(confine_wrap_result* result);
+    void (*free_string)(char* string);
+} confine_plugin_descriptor;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONFINE_PLUGIN_ABI_H */

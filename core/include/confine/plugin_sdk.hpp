@@ -1,0 +1,383 @@
+// C++ SDK for writing a confine runner plugin.
+//
+// A plugin is an ordinary class plus one export macro:
+//
+//   #include <confine/plugin_sdk.hpp>
+//   namespace sdk = confine::sdk;
+//
+//   class MyRunner final : public sdk::Runner {
+//   public:
+//     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error>
+//     create(sdk::Host host, const sdk::RunnerConfig& config) {
+//       if (auto bad = config.settings.reject_unknown({"program"})) return std::unexpected(*bad);
+//       return std::make_unique<MyRunner>(host, config.settings.string_or("program", "/usr/bin/x"));
+//     }
+//     sdk::Verdict probe(std::uint32_t timeout_ms) override { ... host.run_probe(...) ... }
+//     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy,
+//                                                    std::span<const std::string> argv) override;
+//   };
+//   CONFINE_RUNNER_PLUGIN(MyRunner, "my", "1.0.0", "wraps commands in my mechanism")
+//
+// The file must be named `confine-runner-my.so`. Everything this header generates
+// catches exceptions at the boundary and turns them into CONFINE_E_INTERNAL with the
+// exception's message: nothing a plugin throws can crash its host.
+#pragma once
+
+#include <confine/plugin_abi.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <expected>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace confine::sdk {
+
+struct Error {
+    std::string message;
+    confine_status code = CONFINE_E_FAILED;
+};
+
+inline Error invalid_argument(std::string message) {
+    return Error{std::move(message), CONFINE_E_INVALID_ARGUMENT};
+}
+inline Error unsupported(std::string message) {
+    return Error{std::move(message), CONFINE_E_UNSUPPORTED};
+}
+
+enum class Mode { read_only, workspace_write };
+enum class Enforcement { full, partial };
+
+struct Policy {
+    Mode mode = Mode::read_only;
+    std::string workspace;  // empty in read-only mode
+    std::vector<std::string> writable;
+};
+
+struct Verdict {
+    enum class Kind { unusable, full, partial };
+    Kind kind = Kind::unusable;
+    std::string reason;
+
+    static Verdict full(std::string note = {}) { return {Kind::full, std::move(note)}; }
+    static Verdict partial(std::string note = {}) { return {Kind::partial, std::move(note)}; }
+    static Verdict unusable(std::string reason) { return {Kind::unusable, std::move(reason)}; }
+};
+
+struct FailureRule {
+    std::vector<std::int32_t> allowed_exit_codes;  // empty: any status
+    std::vector<std::string> fatal_signatures;
+    std::vector<std::string> informational_lines;
+};
+
+struct WrapResult {
+    std::vector<std::string> argv;
+    Enforcement enforcement = Enforcement::full;
+    std::vector<std::string> denial_signatures;
+    FailureRule failure_rule;
+};
+
+// One `[runner.<name>]` value.
+struct Setting {
+    std::string key;
+    std::int32_t kind = CONFINE_SETTING_STRING;
+    std::string string_value;
+    std::int64_t integer_value = 0;
+    bool boolean_value = false;
+    std::vector<std::string> array_value;
+};
+
+class Settings {
+public:
+    Settings() = default;
+    explicit Settings(std::vector<Setting> items) : items_(std::move(items)) {}
+
+    const Setting* find(std::string_view key) const {
+        for (const auto& s : items_)
+            if (s.key == key) return &s;
+        return nullptr;
+    }
+    // The string value of `key`, `fallback` when absent, an error when of another type.
+    std::expected<std::string, Error> string_or(std::string_view key, std::string fallback) const {
+        const Setting* s = find(key);
+        if (!s) return fallback;
+        if (s->kind != CONFINE_SETTING_STRING)
+            return std::unexpected(invalid_argument("setting '" + std::string(key) + "' must be a string"));
+        return s->string_value;
+    }
+    // The first key not in `known`, as an error; nullopt when every key is known.
+    std::optional<Error> reject_unknown(std::initializer_list<std::string_view> known) const {
+        return reject_unknown(std::span<const std::string_view>(known.begin(), known.size()));
+    }
+    std::optional<Error> reject_unknown(std::span<const std::string_view> known) const {
+        for (const auto& s : items_) {
+            bool ok = false;
+            for (auto k : known) ok = ok || s.key == k;
+            if (!ok) return invalid_argument("unknown setting '" + s.key + "'");
+        }
+        return std::nullopt;
+    }
+    const std::vector<Setting>& items() const { return items_; }
+
+private:
+    std::vector<Setting> items_;
+};
+
+struct RunnerConfig {
+    std::string runner_name;
+    std::string plugin_dir;
+    Settings settings;
+};
+
+struct ProbeRun {
+    bool spawned = false;
+    int spawn_errno = 0;
+    bool exited = false;
+    int exit_code = -1;
+    int signal = 0;
+    bool timed_out = false;
+    std::string stdout_text;
+    std::string stderr_text;
+};
+
+// The host's services, valid for the runner's lifetime.
+class Host {
+public:
+    explicit Host(const confine_host* host) : host_(host) {}
+
+    void log(std::int32_t level, const std::string& message) const {
+        if (host_ && host_->log) host_->log(host_->context, level, message.c_str());
+    }
+    std::expected<ProbeRun, Error> run_probe(std::span<const std::string> argv,
+                                             std::uint32_t timeout_ms) const {
+        if (!host_ || !host_->run_probe) return std::unexpected(unsupported("host cannot run probes"));
+        std::vector<const char*> ptrs;
+        for (const auto& a : argv) ptrs.push_back(a.c_str());
+        confine_probe_run run{};
+        run.struct_size = sizeof run;
+        confine_status st = host_->run_probe(host_->context, ptrs.data(), ptrs.size(), timeout_ms, &run);
+        if (st != CONFINE_OK) return std::unexpected(Error{"host could not run the probe", st});
+        ProbeRun out;
+        out.spawned = run.spawned != 0;
+        out.spawn_errno = run.spawn_errno;
+        out.exited = run.exited != 0;
+        out.exit_code = run.exit_code;
+        out.signal = run.signal;
+        out.timed_out = run.timed_out != 0;
+        if (run.stdout_data) out.stdout_text.assign(run.stdout_data, run.stdout_size);
+        if (run.stderr_data) out.stderr_text.assign(run.stderr_data, run.stderr_size);
+        host_->release_probe_run(host_->context, &run);
+        return out;
+    }
+    std::expected<std::string, Error> canonicalize(const std::string& path) const {
+        if (!host_ || !host_->canonicalize_path) return std::unexpected(unsupported("host cannot canonicalise"));
+        char* out = nullptr;
+        char* err = nullptr;
+        confine_status st = host_->canonicalize_path(host_->context, path.c_str(), &out, &err);
+        std::string value = st == CONFINE_OK ? (out ? out : "") : (err ? err : "cannot canonicalise " + path);
+        if (out) host_->free_string(host_->context, out);
+        if (err) host_->free_string(host_->context, err);
+        if (st != CONFINE_OK) return std::unexpected(Error{value, st});
+        return value;
+    }
+
+private:
+    const confine_host* host_;
+};
+
+// Base class of a runner. Implementations also provide
+//   static std::expected<std::unique_ptr<Runner>, Error> create(Host, const RunnerConfig&);
+class Runner {
+public:
+    virtual ~Runner() = default;
+    virtual Verdict probe(std::uint32_t timeout_ms) = 0;
+    virtual std::expected<WrapResult, Error> wrap(const Policy& policy,
+                                                  std::span<const std::string> argv) = 0;
+};
+
+namespace detail {
+
+inline char* dup_string(const std::string& s) noexcept {
+    char* p = static_cast<char*>(std::malloc(s.size() + 1));
+    if (p) std::memcpy(p, s.c_str(), s.size() + 1);
+    return p;
+}
+
+inline void set_error(char** out_error, const std::string& message) noexcept {
+    if (out_error) *out_error = dup_string(message);
+}
+
+// Keeps the strings a C view points into. The C struct is the base, so the free
+// function recovers the owner with a static_cast.
+class StringListHolder {
+public:
+    void assign(const std::vector<std::string>& values) {
+        strings_ = values;
+        pointers_.clear();
+        for (const auto& s : strings_) pointers_.push_back(s.c_str());
+    }
+    confine_string_list view() const { return {pointers_.data(), pointers_.size()}; }
+
+private:
+    std::vector<std::string> strings_;
+    std::vector<const char*> pointers_;
+};
+
+struct OwnedVerdict : confine_verdict {
+    std::string reason_text;
+};
+
+struct OwnedWrapResult : confine_wrap_result {
+    StringListHolder argv_holder, denial_holder, fatal_holder, info_holder;
+    std::vector<std::int32_t> exit_codes;
+};
+
+inline Settings settings_from(const confine_runner_config* config) {
+    std::vector<Setting> items;
+    for (std::size_t i = 0; config && i < config->settings_count; ++i) {
+        const confine_setting& c = config->settings[i];
+        Setting s;
+        s.key = c.key ? c.key : "";
+        s.kind = c.kind;
+        if (c.string_value) s.string_value = c.string_value;
+        s.integer_value = c.integer_value;
+        s.boolean_value = c.boolean_value != 0;
+        for (std::size_t j = 0; j < c.array_value.count; ++j)
+            s.array_value.emplace_back(c.array_value.items[j] ? c.array_value.items[j] : "");
+        items.push_back(std::move(s));
+    }
+    return Settings(std::move(items));
+}
+
+template <class F>
+confine_status guarded(char** out_error, F&& body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        set_error(out_error, "out of memory");
+        return CONFINE_E_NO_MEMORY;
+    } catch (const std::exception& e) {
+        set_error(out_error, std::string("runner plugin threw an exception: ") + e.what());
+        return CONFINE_E_INTERNAL;
+    } catch (...) {
+        set_error(out_error, "runner plugin threw an unknown exception");
+        return CONFINE_E_INTERNAL;
+    }
+}
+
+template <class R>
+struct Entry {
+    static confine_status create(const confine_host* host, const confine_runner_config* config,
+                                 void** out_instance, char** out_error) noexcept {
+        return guarded(out_error, [&]() -> confine_status {
+            if (!out_instance) return CONFINE_E_INVALID_ARGUMENT;
+            RunnerConfig rc;
+            rc.runner_name = config && config->runner_name ? config->runner_name : "";
+            rc.plugin_dir = config && config->plugin_dir ? config->plugin_dir : "";
+            rc.settings = settings_from(config);
+            auto made = R::create(Host(host), rc);
+            if (!made) {
+                set_error(out_error, made.error().message);
+                return made.error().code;
+            }
+            *out_instance = made->release();
+            return CONFINE_OK;
+        });
+    }
+    static void destroy(void* instance) noexcept {
+        try {
+            delete static_cast<Runner*>(instance);
+        } catch (...) {
+        }
+    }
+    static confine_status probe(void* instance, std::uint32_t timeout_ms, confine_verdict** out,
+                                char** out_error) noexcept {
+        return guarded(out_error, [&]() -> confine_status {
+            if (!instance || !out) return CONFINE_E_INVALID_ARGUMENT;
+            Verdict v = static_cast<Runner*>(instance)->probe(timeout_ms);
+            auto owned = std::make_unique<OwnedVerdict>();
+            owned->reason_text = std::move(v.reason);
+            owned->struct_size = sizeof(confine_verdict);
+            owned->kind = v.kind == Verdict::Kind::full      ? CONFINE_VERDICT_FULL
+                          : v.kind == Verdict::Kind::partial ? CONFINE_VERDICT_PARTIAL
+                                                             : CONFINE_VERDICT_UNUSABLE;
+            owned->reason = owned->reason_text.c_str();
+            *out = owned.release();
+            return CONFINE_OK;
+        });
+    }
+    static confine_status wrap(void* instance, const confine_policy* policy, const char* const* argv,
+                               std::size_t argc, confine_wrap_result** out, char** out_error) noexcept {
+        return guarded(out_error, [&]() -> confine_status {
+            if (!instance || !policy || !out || (argc && !argv)) return CONFINE_E_INVALID_ARGUMENT;
+            Policy p;
+            p.mode = policy->mode == CONFINE_MODE_WORKSPACE_WRITE ? Mode::workspace_write : Mode::read_only;
+            if (policy->workspace) p.workspace = policy->workspace;
+            for (std::size_t i = 0; i < policy->writable.count; ++i)
+                p.writable.emplace_back(policy->writable.items[i]);
+            std::vector<std::string> args;
+            for (std::size_t i = 0; i < argc; ++i) args.emplace_back(argv[i]);
+            auto result = static_cast<Runner*>(instance)->wrap(p, args);
+            if (!result) {
+                set_error(out_error, result.error().message);
+                return result.error().code;
+            }
+            auto owned = std::make_unique<OwnedWrapResult>();
+            confine_wrap_result& c = *owned;
+            c = confine_wrap_result{};
+            c.struct_size = sizeof(confine_wrap_result);
+            owned->argv_holder.assign(result->argv);
+            owned->denial_holder.assign(result->denial_signatures);
+            owned->fatal_holder.assign(result->failure_rule.fatal_signatures);
+            owned->info_holder.assign(result->failure_rule.informational_lines);
+            owned->exit_codes = result->failure_rule.allowed_exit_codes;
+            c.argv = owned->argv_holder.view();
+            c.enforcement = result->enforcement == Enforcement::partial ? CONFINE_ENFORCEMENT_PARTIAL
+                                                                         : CONFINE_ENFORCEMENT_FULL;
+            c.denial_signatures = owned->denial_holder.view();
+            c.failure_rule.struct_size = sizeof(confine_failure_rule);
+            c.failure_rule.allowed_exit_codes = owned->exit_codes.data();
+            c.failure_rule.allowed_exit_codes_count = owned->exit_codes.size();
+            c.failure_rule.fatal_signatures = owned->fatal_holder.view();
+            c.failure_rule.informational_lines = owned->info_holder.view();
+            *out = owned.release();
+            return CONFINE_OK;
+        });
+    }
+    static void free_verdict(confine_verdict* v) noexcept { delete static_cast<OwnedVerdict*>(v); }
+    static void free_wrap_result(confine_wrap_result* r) noexcept {
+        delete static_cast<OwnedWrapResult*>(r);
+    }
+    static void free_string(char* s) noexcept { std::free(s); }
+};
+
+template <class R>
+constexpr confine_plugin_descriptor make_descriptor(const char* name, const char* version,
+                                                    const char* summary) {
+    return confine_plugin_descriptor{
+        sizeof(confine_plugin_descriptor), name,          version,
+        summary,                           &Entry<R>::create, &Entry<R>::destroy,
+        &Entry<R>::probe,                  &Entry<R>::wrap,   &Entry<R>::free_verdict,
+        &Entry<R>::free_wrap_result,       &Entry<R>::free_string,
+    };
+}
+
+}  // namespace detail
+}  // namespace confine::sdk
+
+// Exports the two symbols the host looks for. Use once per plugin, at namespace scope.
+#define CONFINE_RUNNER_PLUGIN(RunnerClass, name, version, summary)                              \
+    extern "C" CONFINE_PLUGIN_EXPORT const confine_plugin_abi_info confine_plugin_abi = {      \
+        CONFINE_ABI_MAGIC, CONFINE_ABI_MAJOR, CONFINE_ABI_MINOR,                                \
+        sizeof(confine_plugin_descriptor)};                                                     \
+    extern "C" CONFINE_PLUGIN_EXPORT const confine_plugin_descriptor confine_plugin =          \
+        ::confine::sdk::detail::make_descriptor<RunnerClass>(name, version, summary);

@@ -1,0 +1,115 @@
+// Finding, trusting and loading runner plugins (DESIGN §2).
+//
+//   confine::PluginSearch search({"/opt/confine/plugins"});
+//   auto file = search.locate("landlock");           // only the file this name needs
+//   auto plugin = confine::load_plugin(*file, "landlock");
+//   auto runner = (*plugin)->create_runner(settings, "/usr/lib/confine/plugins");
+//   confine::Verdict v = (*runner)->probe(2000);
+//
+// Every refusal is an Error with its own code whose message names the file.
+#pragma once
+
+#include <confine/config.hpp>
+#include <confine/error.hpp>
+#include <confine/runner.hpp>
+
+#include <cstdint>
+#include <expected>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace confine {
+
+// "confine-runner-<name>.so" (".dylib" on macOS, ".dll" on Windows).
+std::string plugin_file_name(std::string_view runner);
+
+// The runner name a plugin file name carries, or "" when it is not a plugin file name.
+std::string runner_name_from_file(const std::filesystem::path& file);
+
+struct PluginInfo {
+    std::filesystem::path file;
+    std::string runner_name;
+    std::string version;
+    std::string summary;
+    std::uint16_t abi_major = 0;
+    std::uint16_t abi_minor = 0;
+};
+
+class Runner;
+
+// A loaded plugin. Keeps its shared object mapped for as long as it, or any runner
+// it created, lives.
+class Plugin : public std::enable_shared_from_this<Plugin> {
+public:
+    struct Impl;
+    explicit Plugin(std::unique_ptr<Impl> impl);
+    ~Plugin();
+    Plugin(const Plugin&) = delete;
+    Plugin& operator=(const Plugin&) = delete;
+
+    const PluginInfo& info() const noexcept;
+
+    // Creates a runner with its `[runner.<name>]` settings (nullptr: none).
+    std::expected<std::unique_ptr<Runner>, Error> create_runner(const RunnerTable* settings);
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// One runner instance of a loaded plugin.
+class Runner {
+public:
+    struct Impl;
+    explicit Runner(std::shared_ptr<Impl> impl);
+    ~Runner();
+
+    const std::string& name() const noexcept;
+    const PluginInfo& plugin() const noexcept;
+
+    // Functional probe, bounded by timeout_ms even if the plugin hangs: then the
+    // verdict is unusable, "probe timed out after N ms". Never throws.
+    Verdict probe(std::uint32_t timeout_ms);
+
+    // Pure transformation; the result is checked to end with "--" and argv verbatim.
+    std::expected<WrapResult, Error> wrap(const Policy& policy, std::span<const std::string> argv);
+
+private:
+    std::shared_ptr<Impl> impl_;
+};
+
+// Loads one plugin file. Before any plugin code runs it checks: the file and its
+// directories are trusted, the exports exist, the ABI major matches, the minor is
+// not newer than the host's, and the descriptor size is the one of that version.
+// The descriptor's runner name must equal `expected_runner`.
+std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const std::filesystem::path& file,
+                                                          std::string_view expected_runner);
+
+class PluginSearch {
+public:
+    explicit PluginSearch(std::vector<std::filesystem::path> dirs) : dirs_(std::move(dirs)) {}
+
+    const std::vector<std::filesystem::path>& dirs() const noexcept { return dirs_; }
+
+    // The one file that provides `runner`: not found, or found twice, is an error.
+    std::expected<std::filesystem::path, Error> locate(std::string_view runner) const;
+
+    struct Entry {
+        std::filesystem::path file;
+        std::string runner_name;            // from the file name
+        std::expected<PluginInfo, Error> loaded;
+    };
+    // Every plugin file in every directory, each loaded and checked. Files that
+    // claim a runner name another file already claims are reported as duplicates.
+    std::vector<Entry> scan() const;
+
+private:
+    std::vector<std::filesystem::path> dirs_;
+};
+
+// The install's own plugin directory, located relative to the running binary.
+std::filesystem::path builtin_plugin_dir();
+
+}  // namespace confine

@@ -1,0 +1,95 @@
+// The provider: resolves which runner confines on this platform, once, and wraps
+// calls through it (DESIGN §3).
+//
+//   auto config = confine::load_config();                  // or parse_config(...)
+//   auto provider = confine::Provider::create(std::move(*config));
+//   const confine::Selection& s = (*provider)->selection();   // probed once, cached
+//   if (!s.usable()) fail_closed(s.failure->message);         // SANDBOX_UNAVAILABLE
+//   auto wrapped = (*provider)->wrap(policy, argv);           // never unconfined
+//
+// Failing closed is the rule on every path: no chain, an empty chain, no usable
+// runner, a missing or refused plugin, a probe that times out — each yields
+// SANDBOX_UNAVAILABLE, never a command run without confinement.
+#pragma once
+
+#include <confine/config.hpp>
+#include <confine/error.hpp>
+#include <confine/plugins.hpp>
+#include <confine/runner.hpp>
+
+#include <expected>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace confine {
+
+// "linux", "darwin", "windows", "freebsd", … — the platform this binary runs on.
+std::string_view current_platform() noexcept;
+
+// The name a Selection gives the asserted runner command.
+inline constexpr std::string_view asserted_runner_name = "runner_command";
+
+struct ProviderOptions {
+    std::optional<std::string> platform;  // default: current_platform()
+    // Searched after the configuration's plugin_dirs. Default: builtin_plugin_dir().
+    std::optional<std::vector<std::filesystem::path>> builtin_plugin_dirs;
+};
+
+// One runner of the chain, as selection saw it.
+struct Candidate {
+    std::string runner;
+    std::filesystem::path plugin_file;  // empty when no file could be located
+    bool probed = false;
+    std::optional<Verdict> verdict;     // set when probed, or unusable because it could not be loaded
+};
+
+struct Selection {
+    std::string platform;
+    std::vector<std::string> chain;
+    bool asserted = false;                   // runner_command replaced the chain
+    std::vector<std::string> runner_command;
+    std::vector<Candidate> candidates;       // in chain order, up to the selected one
+    std::optional<std::string> runner;       // the selected runner
+    bool selected_without_probe = false;     // a chain of one, or an asserted command
+    std::optional<Enforcement> enforcement;  // known when probed or asserted
+    std::optional<Error> failure;            // SANDBOX_UNAVAILABLE when nothing is selected
+
+    bool usable() const noexcept { return runner.has_value(); }
+};
+
+class Provider {
+public:
+    static std::expected<std::unique_ptr<Provider>, Error> create(Config config, ProviderOptions options = {});
+    ~Provider();
+    Provider(const Provider&) = delete;
+    Provider& operator=(const Provider&) = delete;
+
+    // Resolved on first use and cached for the provider's lifetime (an unusable
+    // outcome too). Safe to call from many threads; the chain is probed once.
+    const Selection& selection() const;
+
+    // Like selection(), but a runner that was selected without a probe (a chain of
+    // one) is probed as well, so that the answer says whether a run would work.
+    // Does not change the cached selection. For `confinectl probe`.
+    Selection diagnose() const;
+
+    // The wrap of one call through the selected runner. SANDBOX_UNAVAILABLE when
+    // nothing is selected or the runner cannot wrap; INVALID_POLICY for a bad policy.
+    std::expected<WrapResult, Error> wrap(const Policy& policy, std::span<const std::string> argv) const;
+
+    const Config& config() const noexcept;
+    const std::vector<std::filesystem::path>& plugin_dirs() const noexcept;
+    // Runner names whose plugin files were loaded so far, in load order.
+    std::vector<std::string> loaded_plugins() const;
+
+private:
+    struct Impl;
+    explicit Provider(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace confine

@@ -1,0 +1,50 @@
+// Host-side vocabulary of one call: the policy, a probe's verdict, and the wrap
+// result (DESIGN §1, §4).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace confine {
+
+enum class Mode { read_only, workspace_write };
+
+// What one call may do. Passed with every call; never stored by a provider.
+struct Policy {
+    Mode mode = Mode::workspace_write;
+    std::filesystem::path workspace;               // absolute; required for workspace-write
+    std::vector<std::filesystem::path> writable;   // extra writable roots, absolute
+};
+
+enum class Enforcement { full, partial };
+
+struct Verdict {
+    enum class Kind { unusable, full, partial };
+    Kind kind = Kind::unusable;
+    std::string reason;  // why unusable; for usable verdicts an optional note
+
+    bool usable() const noexcept { return kind != Kind::unusable; }
+};
+
+struct FailureRule {
+    std::vector<std::int32_t> allowed_exit_codes;  // empty: a fatal line counts at any status
+    std::vector<std::string> fatal_signatures;     // case-insensitive, per stderr line
+    std::vector<std::string> informational_lines;  // exact whole lines, never evidence
+};
+
+struct WrapResult {
+    std::string runner;              // the runner that wrapped, or "runner_command"
+    std::vector<std::string> argv;   // runner argv + "--" + the caller's argv
+    Enforcement enforcement = Enforcement::full;
+    std::vector<std::string> denial_signatures;
+    FailureRule failure_rule;
+};
+
+std::string_view to_string(Mode mode) noexcept;         // "read-only", "workspace-write"
+std::string_view to_string(Enforcement e) noexcept;     // "full", "partial"
+std::string_view to_string(Verdict::Kind kind) noexcept;  // "full", "partial", "unusable"
+
+}  // namespace confine

@@ -1,0 +1,299 @@
+#include <confine/config.hpp>
+
+#include "trust.hpp"
+
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 1
+#include <toml++/toml.h>
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace confine {
+
+// Generated at build time from config/confine.toml.
+extern const char embedded_default_config_text[];
+extern const std::size_t embedded_default_config_size;
+
+std::string_view embedded_default_config() noexcept {
+    return {embedded_default_config_text, embedded_default_config_size};
+}
+
+std::string to_string(const SourcePosition& where) {
+    return where.file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+}
+
+bool is_valid_runner_name(std::string_view name) noexcept {
+    if (name.empty() || name.size() > 64) return false;
+    auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (!lower_or_digit(name.front())) return false;
+    for (char c : name)
+        if (!lower_or_digit(c) && c != '-' && c != '_') return false;
+    return true;
+}
+
+namespace {
+
+constexpr std::uint32_t max_probe_timeout_ms = 600'000;
+constexpr std::array known_platforms{"linux", "darwin", "windows", "freebsd", "netbsd", "openbsd"};
+constexpr std::size_t max_config_bytes = 1 << 20;
+
+class Validator {
+public:
+    explicit Validator(std::string source) : source_(std::move(source)) {}
+
+    SourcePosition at(const toml::source_region& r) const {
+        return {source_, static_cast<std::uint32_t>(r.begin.line), static_cast<std::uint32_t>(r.begin.column)};
+    }
+    Error fail(const toml::source_region& r, const std::string& message) const {
+        return {ErrorCode::config_invalid, to_string(at(r)) + ": " + message};
+    }
+
+    std::expected<Config, Error> run(const toml::table& root) {
+        Config cfg;
+        cfg.source = source_;
+        for (auto&& [key, node] : root) {
+            const std::string k(key.str());
+            std::optional<Error> err;
+            if (k == "probe_timeout_ms") err = read_timeout(node, cfg);
+            else if (k == "plugin_dirs") err = read_plugin_dirs(node, cfg);
+            else if (k == "platform") err = read_platforms(node, cfg);
+            else if (k == "runner") err = read_runners(node, cfg);
+            else err = fail(key.source(), "unknown key '" + k + "'");
+            if (err) return std::unexpected(*err);
+        }
+        return cfg;
+    }
+
+private:
+    std::string source_;
+
+    static std::string type_name(const toml::node& n) {
+        std::ostringstream os;
+        os << n.type();
+        return os.str();
+    }
+
+    std::optional<Error> read_timeout(const toml::node& node, Config& cfg) {
+        auto v = node.as_integer();
+        if (!v) return fail(node.source(), "probe_timeout_ms must be an integer, not " + type_name(node));
+        const std::int64_t ms = v->get();
+        if (ms <= 0) return fail(node.source(), "probe_timeout_ms must be a positive number of milliseconds, got " + std::to_string(ms));
+        if (ms > max_probe_timeout_ms)
+            return fail(node.source(), "probe_timeout_ms must be at most " + std::to_string(max_probe_timeout_ms) + ", got " + std::to_string(ms));
+        cfg.probe_timeout_ms = static_cast<std::uint32_t>(ms);
+        return std::nullopt;
+    }
+
+    // A non-empty string on one line, without NUL.
+    std::expected<std::string, Error> single_line(const toml::node& node, const std::string& what) const {
+        auto s = node.as_string();
+        if (!s) return std::unexpected(fail(node.source(), what + " must be a string, not " + type_name(node)));
+        const std::string& v = s->get();
+        if (v.empty()) return std::unexpected(fail(node.source(), what + " must not be empty"));
+        if (v.find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
+            return std::unexpected(fail(node.source(), what + " must be a single line without NUL"));
+        return v;
+    }
+
+    std::expected<std::vector<std::string>, Error> string_array(const toml::node& node, const std::string& what) const {
+        auto arr = node.as_array();
+        if (!arr) return std::unexpected(fail(node.source(), what + " must be an array of strings, not " + type_name(node)));
+        std::vector<std::string> out;
+        for (const toml::node& item : *arr) {
+            auto s = single_line(item, "every entry of " + what);
+            if (!s) return std::unexpected(s.error());
+            out.push_back(*s);
+        }
+        return out;
+    }
+
+    std::optional<Error> read_plugin_dirs(const toml::node& node, Config& cfg) {
+        auto dirs = string_array(node, "plugin_dirs");
+        if (!dirs) return dirs.error();
+        const auto& arr = *node.as_array();
+        for (std::size_t i = 0; i < dirs->size(); ++i) {
+            std::filesystem::path p((*dirs)[i]);
+            if (!p.is_absolute()) return fail(arr[i].source(), "plugin_dirs entry '" + (*dirs)[i] + "' must be an absolute path");
+            cfg.plugin_dirs.push_back(p.lexically_normal());
+        }
+        return std::nullopt;
+    }
+
+    std::optional<Error> read_platforms(const toml::node& node, Config& cfg) {
+        auto tbl = node.as_table();
+        if (!tbl) return fail(node.source(), "platform must be a table of [platform.<os>] tables");
+        for (auto&& [key, value] : *tbl) {
+            const std::string os(key.str());
+            bool known = false;
+            for (auto p : known_platforms) known = known || os == p;
+            if (!known) return fail(key.source(), "unknown platform '" + os + "' (known: linux, darwin, windows, freebsd, netbsd, openbsd)");
+            auto ptbl = value.as_table();
+            if (!ptbl) return fail(value.source(), "platform." + os + " must be a table");
+            PlatformConfig pc;
+            pc.where = at(value.source());
+            const toml::node* chain_node = nullptr;
+            const toml::node* command_node = nullptr;
+            const toml::node* signatures_node = nullptr;
+            for (auto&& [pkey, pvalue] : *ptbl) {
+                const std::string k(pkey.str());
+                const std::string what = "platform." + os + "." + k;
+                if (k == "chain") {
+                    chain_node = &pvalue;
+                    auto names = string_array(pvalue, what);
+                    if (!names) return names.error();
+                    std::set<std::string> seen;
+                    const auto& arr = *pvalue.as_array();
+                    for (std::size_t i = 0; i < names->size(); ++i) {
+                        const std::string& n = (*names)[i];
+                        if (!is_valid_runner_name(n))
+                            return fail(arr[i].source(), "invalid runner name '" + n + "' in " + what + " (lower-case letters, digits, '-' and '_')");
+                        if (!seen.insert(n).second) return fail(arr[i].source(), "runner '" + n + "' appears twice in " + what);
+                    }
+                    pc.chain = std::move(*names);
+                } else if (k == "runner_command") {
+                    command_node = &pvalue;
+                    auto argv = string_array(pvalue, what);
+                    if (!argv) return argv.error();
+                    if (!argv->empty() && !std::filesystem::path(argv->front()).is_absolute())
+                        return fail((*pvalue.as_array())[0].source(), what + "[0] must be an absolute path, got '" + argv->front() + "'");
+                    pc.runner_command = std::move(*argv);
+                } else if (k == "runner_failure_signatures") {
+                    signatures_node = &pvalue;
+                    auto sigs = string_array(pvalue, what);
+                    if (!sigs) return sigs.error();
+                    const auto& arr = *pvalue.as_array();
+                    for (std::size_t i = 0; i < sigs->size(); ++i)
+                        if ((*sigs)[i].find_first_not_of(" \t") == std::string::npos)
+                            return fail(arr[i].source(), "every entry of " + what + " must contain a non-blank character");
+                    pc.runner_failure_signatures = std::move(*sigs);
+                } else {
+                    return fail(pkey.source(), "unknown key '" + k + "' in [platform." + os + "] (known: chain, runner_command, runner_failure_signatures)");
+                }
+            }
+            if (signatures_node && !command_node)
+                return fail(signatures_node->source(), "platform." + os + ".runner_failure_signatures requires runner_command");
+            if (command_node && pc.runner_command.empty())
+                return fail(command_node->source(), "platform." + os + ".runner_command must not be empty");
+            if (command_node && pc.runner_failure_signatures.empty())
+                return fail(signatures_node ? signatures_node->source() : command_node->source(),
+                            "platform." + os + ".runner_command requires at least one runner_failure_signatures entry");
+            if (command_node && chain_node)
+                return fail(chain_node->source(), "platform." + os + " sets both chain and runner_command; runner_command replaces the chain, so give only one");
+            cfg.platforms[os] = std::move(pc);
+        }
+        return std::nullopt;
+    }
+
+    std::optional<Error> read_runners(const toml::node& node, Config& cfg) {
+        auto tbl = node.as_table();
+        if (!tbl) return fail(node.source(), "runner must be a table of [runner.<name>] tables");
+        for (auto&& [key, value] : *tbl) {
+            const std::string name(key.str());
+            if (!is_valid_runner_name(name)) return fail(key.source(), "invalid runner name '" + name + "' (lower-case letters, digits, '-' and '_')");
+            auto rtbl = value.as_table();
+            if (!rtbl) return fail(value.source(), "runner." + name + " must be a table");
+            RunnerTable rt;
+            rt.where = at(value.source());
+            for (auto&& [skey, svalue] : *rtbl) {
+                RunnerSetting s;
+                s.key = std::string(skey.str());
+                s.where = at(svalue.source());
+                const std::string what = "runner." + name + "." + s.key;
+                if (svalue.is_string()) {
+                    auto v = single_line(svalue, what);
+                    if (!v) return v.error();
+                    s.kind = RunnerSetting::Kind::string;
+                    s.string_value = *v;
+                } else if (auto i = svalue.as_integer()) {
+                    s.kind = RunnerSetting::Kind::integer;
+                    s.integer_value = i->get();
+                } else if (auto b = svalue.as_boolean()) {
+                    s.kind = RunnerSetting::Kind::boolean;
+                    s.boolean_value = b->get();
+                } else if (svalue.is_array()) {
+                    auto v = string_array(svalue, what);
+                    if (!v) return v.error();
+                    s.kind = RunnerSetting::Kind::string_array;
+                    s.array_value = std::move(*v);
+                } else {
+                    return fail(svalue.source(), what + " must be a string, integer, boolean or array of strings, not " + type_name(svalue));
+                }
+                rt.settings.push_back(std::move(s));
+            }
+            cfg.runners[name] = std::move(rt);
+        }
+        return std::nullopt;
+    }
+};
+
+std::expected<Config, Error> not_found(const std::filesystem::path& p, std::string_view origin) {
+    return std::unexpected(Error{ErrorCode::config_not_found, p.string() + ": configuration file not found (from " + std::string(origin) + ")"});
+}
+
+std::expected<Config, Error> load_from(const std::filesystem::path& p, std::string_view origin) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) return not_found(p, origin);
+    auto cfg = load_config_file(p);
+    if (!cfg) cfg.error().message += " (from " + std::string(origin) + ")";
+    return cfg;
+}
+
+}  // namespace
+
+std::expected<Config, Error> parse_config(std::string_view text, std::string source) {
+    toml::table root;
+    try {
+        root = toml::parse(text, source);
+    } catch (const toml::parse_error& e) {
+        const auto& b = e.source().begin;
+        return std::unexpected(Error{ErrorCode::config_syntax, source + ":" + std::to_string(b.line) + ":" +
+                                                               std::to_string(b.column) + ": " + std::string(e.description())});
+    }
+    return Validator(std::move(source)).run(root);
+}
+
+std::expected<Config, Error> load_config_file(const std::filesystem::path& file) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+        return std::unexpected(Error{ec || !std::filesystem::exists(file) ? ErrorCode::config_not_found : ErrorCode::config_unreadable,
+                                     file.string() + ": not a regular file"});
+    if (auto bad = detail::untrusted_reason(file, detail::TrustScope::file_only))
+        return std::unexpected(Error{ErrorCode::config_untrusted, file.string() + ": refusing configuration: " + *bad});
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": cannot open for reading"});
+    std::string text;
+    text.resize(max_config_bytes + 1);
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    if (in.bad()) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": read error"});
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_config_bytes)
+        return std::unexpected(Error{ErrorCode::config_invalid, file.string() + ": larger than 1 MiB"});
+    return parse_config(text, file.string());
+}
+
+std::expected<Config, Error> load_config(const ConfigLookup& lookup) {
+    if (lookup.explicit_path) return load_from(*lookup.explicit_path, "--config");
+    std::optional<std::string> env = lookup.environment_value;
+    if (!env && lookup.read_environment) {
+        if (const char* v = std::getenv("CONFINE_CONFIG")) env = std::string(v);
+    }
+    if (env && !env->empty()) {
+        std::filesystem::path p(*env);
+        if (!p.is_absolute())
+            return std::unexpected(Error{ErrorCode::config_not_found, "CONFINE_CONFIG must be an absolute path, got '" + *env + "'"});
+        return load_from(p, "CONFINE_CONFIG");
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(lookup.system_path, ec)) {
+        if (auto bad = detail::untrusted_reason(lookup.system_path, detail::TrustScope::file_and_ancestors))
+            return std::unexpected(Error{ErrorCode::config_untrusted, lookup.system_path.string() + ": refusing configuration: " + *bad});
+        return load_from(lookup.system_path, "the system configuration");
+    }
+    return parse_config(embedded_default_config(), std::string(embedded_config_name));
+}
+
+}  // namespace confine

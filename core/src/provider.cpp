@@ -1,0 +1,245 @@
+#include <confine/provider.hpp>
+
+#include "log.hpp"
+
+#include <mutex>
+
+namespace fs = std::filesystem;
+
+namespace confine {
+
+std::string_view current_platform() noexcept {
+#if defined(__linux__)
+    return "linux";
+#elif defined(__APPLE__)
+    return "darwin";
+#elif defined(_WIN32)
+    return "windows";
+#elif defined(__FreeBSD__)
+    return "freebsd";
+#elif defined(__NetBSD__)
+    return "netbsd";
+#elif defined(__OpenBSD__)
+    return "openbsd";
+#else
+    return "unknown";
+#endif
+}
+
+std::string_view to_string(Mode mode) noexcept {
+    return mode == Mode::read_only ? "read-only" : "workspace-write";
+}
+std::string_view to_string(Enforcement e) noexcept { return e == Enforcement::full ? "full" : "partial"; }
+std::string_view to_string(Verdict::Kind kind) noexcept {
+    switch (kind) {
+    case Verdict::Kind::full: return "full";
+    case Verdict::Kind::partial: return "partial";
+    case Verdict::Kind::unusable: break;
+    }
+    return "unusable";
+}
+
+struct Provider::Impl {
+    Config config;
+    std::string platform;
+    std::vector<fs::path> plugin_dirs;
+
+    mutable std::once_flag once;
+    mutable Selection selection;
+    mutable std::unique_ptr<Runner> selected;  // the selected runner's instance
+    mutable std::mutex loaded_mutex;
+    mutable std::vector<std::string> loaded;
+
+    // Locates, loads and creates one runner; an error says why it cannot be had.
+    std::expected<std::unique_ptr<Runner>, Error> open_runner(const std::string& name, fs::path& file) const {
+        auto located = PluginSearch(plugin_dirs).locate(name);
+        if (!located) return std::unexpected(located.error());
+        file = *located;
+        auto plugin = load_plugin(*located, name);
+        if (!plugin) return std::unexpected(plugin.error());
+        {
+            std::lock_guard lock(loaded_mutex);
+            loaded.push_back(name);
+        }
+        const auto it = config.runners.find(name);
+        return (*plugin)->create_runner(it == config.runners.end() ? nullptr : &it->second);
+    }
+
+    static Enforcement enforcement_of(const Verdict& v) {
+        return v.kind == Verdict::Kind::partial ? Enforcement::partial : Enforcement::full;
+    }
+
+    void unavailable(Selection& s, std::string why) const {
+        s.failure = Error{ErrorCode::sandbox_unavailable, std::move(why)};
+    }
+
+    void resolve(Selection& s) const {
+        s.platform = platform;
+        const auto pit = config.platforms.find(platform);
+        if (pit == config.platforms.end()) {
+            unavailable(s, "no runner chain is configured for platform '" + platform + "' (" + config.source + ")");
+            return;
+        }
+        const PlatformConfig& pc = pit->second;
+        if (!pc.runner_command.empty()) {
+            // An operator's assertion: never probed, trusted to confine fully. A missing
+            // command still fails closed when it is executed.
+            s.asserted = true;
+            s.runner_command = pc.runner_command;
+            s.runner = std::string(asserted_runner_name);
+            s.selected_without_probe = true;
+            s.enforcement = Enforcement::full;
+            return;
+        }
+        s.chain = pc.chain;
+        if (s.chain.empty()) {
+            unavailable(s, "the runner chain for platform '" + platform + "' is empty (" + config.source + ")");
+            return;
+        }
+        if (s.chain.size() == 1) {
+            // Nothing to arbitrate: selected without probing. If it cannot be loaded,
+            // there is nothing to run with either.
+            Candidate c{s.chain.front(), {}, false, std::nullopt};
+            auto runner = open_runner(c.runner, c.plugin_file);
+            if (!runner) {
+                c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
+                s.candidates.push_back(c);
+                unavailable(s, "runner '" + c.runner + "' cannot be used: " + runner.error().message);
+                return;
+            }
+            s.candidates.push_back(c);
+            s.runner = c.runner;
+            s.selected_without_probe = true;
+            selected = std::move(*runner);
+            return;
+        }
+        std::string reasons;
+        for (const std::string& name : s.chain) {
+            Candidate c{name, {}, false, std::nullopt};
+            auto runner = open_runner(name, c.plugin_file);
+            if (!runner) {
+                c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
+            } else {
+                c.probed = true;
+                c.verdict = (*runner)->probe(config.probe_timeout_ms);
+                detail::logger().debug("probe {}: {} {}", name, to_string(c.verdict->kind), c.verdict->reason);
+            }
+            s.candidates.push_back(c);
+            if (c.verdict->usable()) {
+                s.runner = name;
+                s.enforcement = enforcement_of(*c.verdict);
+                selected = std::move(*runner);
+                return;  // later runners are neither loaded nor probed
+            }
+            reasons += (reasons.empty() ? "" : "; ") + name + ": " + c.verdict->reason;
+        }
+        unavailable(s, "no usable runner for platform '" + platform + "': " + reasons);
+    }
+};
+
+Provider::Provider(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Provider::~Provider() = default;
+
+std::expected<std::unique_ptr<Provider>, Error> Provider::create(Config config, ProviderOptions options) {
+    auto impl = std::make_unique<Impl>();
+    impl->platform = options.platform ? *options.platform : std::string(current_platform());
+    impl->plugin_dirs = config.plugin_dirs;
+    if (options.builtin_plugin_dirs) {
+        for (const auto& d : *options.builtin_plugin_dirs) impl->plugin_dirs.push_back(d);
+    } else if (fs::path builtin = builtin_plugin_dir(); !builtin.empty()) {
+        impl->plugin_dirs.push_back(builtin);
+    }
+    impl->config = std::move(config);
+    return std::unique_ptr<Provider>(new Provider(std::move(impl)));
+}
+
+const Selection& Provider::selection() const {
+    std::call_once(impl_->once, [this] { impl_->resolve(impl_->selection); });
+    return impl_->selection;
+}
+
+Selection Provider::diagnose() const {
+    Selection s = selection();
+    if (!s.usable() || !s.selected_without_probe || s.asserted) return s;
+    Candidate& c = s.candidates.back();
+    c.probed = true;
+    c.verdict = impl_->selected->probe(impl_->config.probe_timeout_ms);
+    if (c.verdict->usable()) {
+        s.enforcement = Impl::enforcement_of(*c.verdict);
+    } else {
+        s.failure = Error{ErrorCode::sandbox_unavailable,
+                          "runner '" + c.runner + "', the only one in the chain, is unusable: " + c.verdict->reason};
+        s.runner.reset();
+    }
+    return s;
+}
+
+namespace {
+
+std::optional<Error> check_policy(const Policy& policy, std::span<const std::string> argv) {
+    auto bad = [](std::string m) { return Error{ErrorCode::invalid_policy, std::move(m)}; };
+    if (argv.empty()) return bad("no command to run");
+    auto has_nul = [](const std::string& s) { return s.find('\0') != std::string::npos; };
+    for (const auto& a : argv)
+        if (has_nul(a)) return bad("a command argument contains a NUL byte");
+    if (policy.mode == Mode::workspace_write) {
+        if (policy.workspace.empty()) return bad("workspace-write mode needs a workspace");
+        if (!policy.workspace.is_absolute()) return bad("workspace must be an absolute path: " + policy.workspace.string());
+        if (has_nul(policy.workspace.string())) return bad("workspace path contains a NUL byte");
+    } else if (!policy.writable.empty()) {
+        return bad("read-only mode cannot have writable roots");
+    }
+    for (const auto& w : policy.writable) {
+        if (!w.is_absolute()) return bad("writable root must be an absolute path: " + w.string());
+        if (has_nul(w.string())) return bad("writable root contains a NUL byte");
+    }
+    return std::nullopt;
+}
+
+// The bwrap-shaped wrap of an asserted runner command (DESIGN §3, §4).
+WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Policy& policy,
+                         std::span<const std::string> argv) {
+    WrapResult r;
+    r.runner = std::string(asserted_runner_name);
+    r.argv = s.runner_command;
+    for (const char* a : {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent"}) r.argv.emplace_back(a);
+    if (policy.mode == Mode::workspace_write) {
+        for (const char* a : {"--tmpfs", "/tmp"}) r.argv.emplace_back(a);
+        auto bind = [&](const fs::path& p) {
+            r.argv.insert(r.argv.end(), {"--bind", p.string(), p.string()});
+        };
+        bind(policy.workspace);
+        for (const auto& w : policy.writable) bind(w);
+    }
+    r.argv.emplace_back("--");
+    r.argv.insert(r.argv.end(), argv.begin(), argv.end());
+    r.enforcement = Enforcement::full;
+    // The mechanism behind the command is unknown: both Linux dialects.
+    r.denial_signatures = {"read-only file system", "permission denied"};
+    r.failure_rule.fatal_signatures = pc.runner_failure_signatures;
+    return r;
+}
+
+}  // namespace
+
+std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<const std::string> argv) const {
+    if (auto bad = check_policy(policy, argv)) return std::unexpected(*bad);
+    const Selection& s = selection();
+    if (!s.usable()) return std::unexpected(*s.failure);
+    if (s.asserted) return asserted_wrap(s, impl_->config.platforms.at(impl_->platform), policy, argv);
+    auto wrapped = impl_->selected->wrap(policy, argv);
+    if (!wrapped) {
+        // Whatever stopped the runner from wrapping, nothing may run unconfined.
+        return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
+    }
+    return wrapped;
+}
+
+const Config& Provider::config() const noexcept { return impl_->config; }
+const std::vector<fs::path>& Provider::plugin_dirs() const noexcept { return impl_->plugin_dirs; }
+std::vector<std::string> Provider::loaded_plugins() const {
+    std::lock_guard lock(impl_->loaded_mutex);
+    return impl_->loaded;
+}
+
+}  // namespace confine

@@ -1,0 +1,22 @@
+// Whether a file may be trusted as configuration or code: the way sudo and ssh
+// judge their files. Internal to libconfine.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace confine::detail {
+
+enum class TrustScope {
+    file_only,           // the file itself
+    file_and_ancestors,  // the file, its directory and every directory above it
+};
+
+// nullopt when trusted; otherwise why not, naming the offending path. Refused:
+// anything writable by group or others (a root-owned sticky directory such as
+// /tmp is accepted above the file's own directory: nobody else can replace what
+// lies beneath it), and anything owned by a user other than root or the caller.
+std::optional<std::string> untrusted_reason(const std::filesystem::path& file, TrustScope scope);
+
+}  // namespace confine::detail
