@@ -6,6 +6,7 @@
 #define TOML_EXCEPTIONS 1
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <fstream>
@@ -41,6 +42,19 @@ constexpr std::uint32_t max_probe_timeout_ms = 600'000;
 constexpr std::array known_platforms{"linux", "darwin", "windows", "freebsd", "netbsd", "openbsd"};
 constexpr std::size_t max_config_bytes = 1 << 20;
 
+// A table's entries in the order the file gives them (toml++ keeps them sorted by
+// key), so that errors and runner settings follow the file.
+std::vector<std::pair<const toml::key*, const toml::node*>> in_file_order(const toml::table& table) {
+    std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+    for (auto&& [key, node] : table) entries.emplace_back(&key, &node);
+    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+        const auto& x = a.first->source().begin;
+        const auto& y = b.first->source().begin;
+        return x.line != y.line ? x.line < y.line : x.column < y.column;
+    });
+    return entries;
+}
+
 class Validator {
 public:
     explicit Validator(std::string source) : source_(std::move(source)) {}
@@ -55,7 +69,9 @@ public:
     std::expected<Config, Error> run(const toml::table& root) {
         Config cfg;
         cfg.source = source_;
-        for (auto&& [key, node] : root) {
+        for (auto [key_ptr, node_ptr] : in_file_order(root)) {
+            const toml::key& key = *key_ptr;
+            const toml::node& node = *node_ptr;
             const std::string k(key.str());
             std::optional<Error> err;
             if (k == "probe_timeout_ms") err = read_timeout(node, cfg);
@@ -126,7 +142,9 @@ private:
     std::optional<Error> read_platforms(const toml::node& node, Config& cfg) {
         auto tbl = node.as_table();
         if (!tbl) return fail(node.source(), "platform must be a table of [platform.<os>] tables");
-        for (auto&& [key, value] : *tbl) {
+        for (auto [key_ptr, value_ptr] : in_file_order(*tbl)) {
+            const toml::key& key = *key_ptr;
+            const toml::node& value = *value_ptr;
             const std::string os(key.str());
             bool known = false;
             for (auto p : known_platforms) known = known || os == p;
@@ -138,7 +156,9 @@ private:
             const toml::node* chain_node = nullptr;
             const toml::node* command_node = nullptr;
             const toml::node* signatures_node = nullptr;
-            for (auto&& [pkey, pvalue] : *ptbl) {
+            for (auto [pkey_ptr, pvalue_ptr] : in_file_order(*ptbl)) {
+                const toml::key& pkey = *pkey_ptr;
+                const toml::node& pvalue = *pvalue_ptr;
                 const std::string k(pkey.str());
                 const std::string what = "platform." + os + "." + k;
                 if (k == "chain") {
@@ -191,14 +211,18 @@ private:
     std::optional<Error> read_runners(const toml::node& node, Config& cfg) {
         auto tbl = node.as_table();
         if (!tbl) return fail(node.source(), "runner must be a table of [runner.<name>] tables");
-        for (auto&& [key, value] : *tbl) {
+        for (auto [key_ptr, value_ptr] : in_file_order(*tbl)) {
+            const toml::key& key = *key_ptr;
+            const toml::node& value = *value_ptr;
             const std::string name(key.str());
             if (!is_valid_runner_name(name)) return fail(key.source(), "invalid runner name '" + name + "' (lower-case letters, digits, '-' and '_')");
             auto rtbl = value.as_table();
             if (!rtbl) return fail(value.source(), "runner." + name + " must be a table");
             RunnerTable rt;
             rt.where = at(value.source());
-            for (auto&& [skey, svalue] : *rtbl) {
+            for (auto [skey_ptr, svalue_ptr] : in_file_order(*rtbl)) {
+                const toml::key& skey = *skey_ptr;
+                const toml::node& svalue = *svalue_ptr;
                 RunnerSetting s;
                 s.key = std::string(skey.str());
                 s.where = at(svalue.source());

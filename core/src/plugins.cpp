@@ -1,6 +1,7 @@
 #include <confine/plugin_abi.h>
 #include <confine/plugins.hpp>
 
+#include "elf_symbol.hpp"
 #include "log.hpp"
 #include "process.hpp"
 #include "trust.hpp"
@@ -453,6 +454,39 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
 
 // ---------------------------------------------------------------- loading
 
+namespace {
+
+Error missing_exports(const fs::path& file, bool has_abi, bool has_descriptor) {
+    std::string missing;
+    if (!has_abi) missing = CONFINE_PLUGIN_ABI_SYMBOL;
+    if (!has_descriptor) missing += (missing.empty() ? "" : ", ") + std::string(CONFINE_PLUGIN_DESCRIPTOR_SYMBOL);
+    return plugin_error(ErrorCode::plugin_missing_export, file, "missing exported symbol(s): " + missing);
+}
+
+std::string version_text(unsigned major, unsigned minor) {
+    return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::optional<Error> check_abi(const fs::path& file, const confine_plugin_abi_info& abi, std::uint32_t descriptor_size) {
+    const std::string host = version_text(CONFINE_ABI_MAJOR, CONFINE_ABI_MINOR);
+    const std::string plugin = version_text(abi.major, abi.minor);
+    if (abi.magic != CONFINE_ABI_MAGIC)
+        return plugin_error(ErrorCode::plugin_missing_export, file, "exports confine_plugin_abi without the confine ABI marker");
+    if (abi.major != CONFINE_ABI_MAJOR)
+        return plugin_error(ErrorCode::plugin_abi_major_mismatch, file,
+                            "plugin ABI " + plugin + " has a different major version than this host's " + host);
+    if (abi.minor > CONFINE_ABI_MINOR)
+        return plugin_error(ErrorCode::plugin_abi_minor_newer, file, "plugin ABI " + plugin + " is newer than this host's " + host);
+    const std::uint32_t known = descriptor_size_by_minor[abi.minor];
+    if (abi.descriptor_size != known || descriptor_size != known)
+        return plugin_error(ErrorCode::plugin_descriptor_size_unknown, file,
+                            "descriptor size " + std::to_string(descriptor_size) + " (declared " + std::to_string(abi.descriptor_size) +
+                                ") is not the size " + std::to_string(known) + " of ABI " + plugin);
+    return std::nullopt;
+}
+
+}  // namespace
+
 std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, std::string_view expected_runner) {
     std::error_code ec;
     if (!fs::is_regular_file(file, ec))
@@ -463,6 +497,22 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
         if (auto bad = detail::untrusted_reason(file.parent_path(), detail::TrustScope::file_and_ancestors))
             return std::unexpected(plugin_error(ErrorCode::plugin_untrusted, file, "refusing plugin: " + *bad));
 
+#if defined(__ELF__)
+    // Read the ABI record from the file itself: a plugin of another ABI is refused
+    // before the dynamic loader runs any of its code (static constructors included).
+    {
+        auto abi_bytes = detail::read_elf_symbol(file, CONFINE_PLUGIN_ABI_SYMBOL, sizeof(confine_plugin_abi_info));
+        if (!abi_bytes) return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file, "cannot load: " + abi_bytes.error()));
+        auto desc_bytes = detail::read_elf_symbol(file, CONFINE_PLUGIN_DESCRIPTOR_SYMBOL, sizeof(std::uint32_t));
+        if (!desc_bytes) return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file, "cannot load: " + desc_bytes.error()));
+        if (!*abi_bytes || !*desc_bytes) return std::unexpected(missing_exports(file, abi_bytes->has_value(), desc_bytes->has_value()));
+        confine_plugin_abi_info abi{};
+        std::uint32_t desc_size = 0;
+        std::memcpy(&abi, (*abi_bytes)->data(), sizeof abi);
+        std::memcpy(&desc_size, (*desc_bytes)->data(), sizeof desc_size);
+        if (auto bad = check_abi(file, abi, desc_size)) return std::unexpected(*bad);
+    }
+#endif
     auto impl = std::make_unique<Plugin::Impl>();
     ::dlerror();
     impl->library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
@@ -471,33 +521,12 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
         return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file,
                                             std::string("cannot load: ") + (why ? why : ec.message())));
     }
-    // Only data is read until every check has passed; no plugin code runs before.
-    std::string missing;
-    for (const char* sym : {CONFINE_PLUGIN_ABI_SYMBOL, CONFINE_PLUGIN_DESCRIPTOR_SYMBOL})
-        if (!impl->library.has(sym)) missing += (missing.empty() ? "" : ", ") + std::string(sym);
-    if (!missing.empty())
-        return std::unexpected(plugin_error(ErrorCode::plugin_missing_export, file, "missing exported symbol(s): " + missing));
+    const bool has_abi = impl->library.has(CONFINE_PLUGIN_ABI_SYMBOL);
+    const bool has_desc = impl->library.has(CONFINE_PLUGIN_DESCRIPTOR_SYMBOL);
+    if (!has_abi || !has_desc) return std::unexpected(missing_exports(file, has_abi, has_desc));
     const auto& abi = impl->library.get<const confine_plugin_abi_info>(CONFINE_PLUGIN_ABI_SYMBOL);
-    if (abi.magic != CONFINE_ABI_MAGIC)
-        return std::unexpected(plugin_error(ErrorCode::plugin_missing_export, file, "exports confine_plugin_abi without the confine ABI marker"));
-    if (abi.major != CONFINE_ABI_MAJOR)
-        return std::unexpected(plugin_error(ErrorCode::plugin_abi_major_mismatch, file,
-                                            "plugin ABI " + std::to_string(abi.major) + "." + std::to_string(abi.minor) +
-                                                " has a different major version than this host's " +
-                                                std::to_string(CONFINE_ABI_MAJOR) + "." + std::to_string(CONFINE_ABI_MINOR)));
-    if (abi.minor > CONFINE_ABI_MINOR)
-        return std::unexpected(plugin_error(ErrorCode::plugin_abi_minor_newer, file,
-                                            "plugin ABI " + std::to_string(abi.major) + "." + std::to_string(abi.minor) +
-                                                " is newer than this host's " + std::to_string(CONFINE_ABI_MAJOR) + "." +
-                                                std::to_string(CONFINE_ABI_MINOR)));
     const auto& desc = impl->library.get<const confine_plugin_descriptor>(CONFINE_PLUGIN_DESCRIPTOR_SYMBOL);
-    const std::uint32_t known = descriptor_size_by_minor[abi.minor];
-    if (abi.descriptor_size != known || desc.struct_size != known)
-        return std::unexpected(plugin_error(ErrorCode::plugin_descriptor_size_unknown, file,
-                                            "descriptor size " + std::to_string(desc.struct_size) + " (declared " +
-                                                std::to_string(abi.descriptor_size) + ") is not the size " +
-                                                std::to_string(known) + " of ABI " + std::to_string(abi.major) + "." +
-                                                std::to_string(abi.minor)));
+    if (auto bad = check_abi(file, abi, desc.struct_size)) return std::unexpected(*bad);
     if (!desc.runner_name || !desc.create || !desc.destroy || !desc.probe || !desc.wrap || !desc.free_verdict ||
         !desc.free_wrap_result || !desc.free_string)
         return std::unexpected(plugin_error(ErrorCode::plugin_missing_export, file, "descriptor lacks a runner name or an entry point"));

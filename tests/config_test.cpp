@@ -1,0 +1,297 @@
+#include "support.hpp"
+
+#include <confine/config.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+using confine::ErrorCode;
+namespace fs = std::filesystem;
+
+namespace {
+
+confine::Error error_of(const std::string& text) {
+    auto cfg = confine::parse_config(text, "test.toml");
+    if (cfg) FAIL("configuration was accepted:\n" << text);
+    return cfg.error();
+}
+
+// Restores the working directory and CONFINE_CONFIG when a test is done with them.
+struct EnvironmentGuard {
+    fs::path cwd = fs::current_path();
+    std::optional<std::string> config_env = std::getenv("CONFINE_CONFIG") ? std::optional<std::string>(std::getenv("CONFINE_CONFIG")) : std::nullopt;
+    ~EnvironmentGuard() {
+        fs::current_path(cwd);
+        if (config_env) ::setenv("CONFINE_CONFIG", config_env->c_str(), 1);
+        else ::unsetenv("CONFINE_CONFIG");
+    }
+};
+
+}  // namespace
+
+TEST_CASE("the embedded default is config/confine.toml byte for byte", "[config]") {
+    CHECK(confine::embedded_default_config() == test::read_file(DEFAULT_CONFIG_FILE));
+}
+
+TEST_CASE("the embedded default chains bwrap then landlock on linux, one runner elsewhere", "[config]") {
+    auto cfg = confine::parse_config(confine::embedded_default_config(), "<embedded default>");
+    REQUIRE(cfg);
+    CHECK(cfg->platforms.at("linux").chain == std::vector<std::string>{"bwrap", "landlock"});
+    CHECK(cfg->platforms.at("darwin").chain == std::vector<std::string>{"seatbelt"});
+    CHECK(cfg->platforms.at("windows").chain == std::vector<std::string>{"appcontainer"});
+    CHECK(cfg->platforms.size() == 3);
+    CHECK(cfg->probe_timeout_ms == 2000);
+    // A file that leaves probe_timeout_ms out gets the same value as the default file.
+    CHECK(test::config_from("").probe_timeout_ms == cfg->probe_timeout_ms);
+}
+
+TEST_CASE("the commented example configuration is valid", "[config]") {
+    auto cfg = confine::parse_config(test::read_file(EXAMPLE_CONFIG_FILE), "example");
+    REQUIRE(cfg);
+    CHECK(cfg->plugin_dirs == std::vector<fs::path>{"/opt/confine-plugins"});
+}
+
+TEST_CASE("a full configuration is read into its fields", "[config]") {
+    auto cfg = test::config_from(R"(
+probe_timeout_ms = 750
+plugin_dirs = ["/opt/a", "/opt/b/"]
+[platform.linux]
+runner_command = ["/usr/bin/bwrap", "--unshare-net"]
+runner_failure_signatures = ["bwrap: "]
+[platform.darwin]
+chain = []
+[runner.landlock]
+launcher = "/usr/lib/confine/landlock-run"
+count = 3
+flag = true
+list = ["a", "b"]
+)");
+    CHECK(cfg.probe_timeout_ms == 750);
+    CHECK(cfg.plugin_dirs == std::vector<fs::path>{"/opt/a", "/opt/b/"});
+    const auto& linux_cfg = cfg.platforms.at("linux");
+    CHECK(linux_cfg.runner_command == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net"});
+    CHECK(linux_cfg.runner_failure_signatures == std::vector<std::string>{"bwrap: "});
+    CHECK(linux_cfg.chain.empty());
+    CHECK(cfg.platforms.at("darwin").chain.empty());
+    const auto& settings = cfg.runners.at("landlock").settings;
+    REQUIRE(settings.size() == 4);
+    CHECK(settings[0].key == "launcher");
+    CHECK(settings[0].string_value == "/usr/lib/confine/landlock-run");
+    CHECK(settings[1].kind == confine::RunnerSetting::Kind::integer);
+    CHECK(settings[1].integer_value == 3);
+    CHECK(settings[2].kind == confine::RunnerSetting::Kind::boolean);
+    CHECK(settings[2].boolean_value);
+    CHECK(settings[3].array_value == std::vector<std::string>{"a", "b"});
+    CHECK(confine::to_string(cfg.runners.at("landlock").where) == "test.toml:9:1");
+}
+
+TEST_CASE("a TOML syntax error names file, line and column", "[config]") {
+    auto e = error_of("probe_timeout_ms = 10\n[platform.linux\n");
+    CHECK(e.code == ErrorCode::config_syntax);
+    CHECK_THAT(e.message, Catch::StartsWith("test.toml:2:"));
+}
+
+TEST_CASE("unknown keys are rejected at their position", "[config]") {
+    auto top = error_of("probe_timeout_ms = 5\nbogus = 1\n");
+    CHECK(top.code == ErrorCode::config_invalid);
+    CHECK(top.message == "test.toml:2:1: unknown key 'bogus'");
+    auto in_platform = error_of("[platform.linux]\nchain = []\nchian = []\n");
+    CHECK_THAT(in_platform.message, Catch::StartsWith("test.toml:3:1: unknown key 'chian' in [platform.linux]"));
+    auto platform = error_of("[platform.linx]\nchain = []\n");
+    CHECK_THAT(platform.message, Catch::StartsWith("test.toml:1:11: unknown platform 'linx'"));
+}
+
+TEST_CASE("probe_timeout_ms must be a positive integer", "[config]") {
+    CHECK(error_of("probe_timeout_ms = 0").message ==
+          "test.toml:1:20: probe_timeout_ms must be a positive number of milliseconds, got 0");
+    CHECK(error_of("probe_timeout_ms = -5").message ==
+          "test.toml:1:20: probe_timeout_ms must be a positive number of milliseconds, got -5");
+    CHECK(error_of("probe_timeout_ms = \"2000\"").message == "test.toml:1:20: probe_timeout_ms must be an integer, not string");
+    CHECK(error_of("probe_timeout_ms = 1.5").message == "test.toml:1:20: probe_timeout_ms must be an integer, not floating-point");
+    CHECK_THAT(error_of("probe_timeout_ms = 600001").message, Catch::StartsWith("test.toml:1:20: probe_timeout_ms must be at most 600000"));
+    CHECK(test::config_from("probe_timeout_ms = 1").probe_timeout_ms == 1);
+}
+
+TEST_CASE("plugin_dirs must be absolute, non-empty, single-line strings", "[config]") {
+    CHECK(error_of("plugin_dirs = [\"/ok\", \"relative/dir\"]").message ==
+          "test.toml:1:23: plugin_dirs entry 'relative/dir' must be an absolute path");
+    CHECK(error_of("plugin_dirs = \"/opt\"").message == "test.toml:1:15: plugin_dirs must be an array of strings, not string");
+    CHECK(error_of("plugin_dirs = [1]").message == "test.toml:1:16: every entry of plugin_dirs must be a string, not integer");
+    CHECK(error_of("plugin_dirs = [\"\"]").message == "test.toml:1:16: every entry of plugin_dirs must not be empty");
+    CHECK(error_of("plugin_dirs = [\"/a\\nb\"]").message == "test.toml:1:16: every entry of plugin_dirs must be a single line without NUL");
+}
+
+TEST_CASE("chain entries are valid, distinct runner names", "[config]") {
+    CHECK(error_of("[platform.linux]\nchain = [\"bwrap\", \"../evil\"]").message ==
+          "test.toml:2:19: invalid runner name '../evil' in platform.linux.chain (lower-case letters, digits, '-' and '_')");
+    CHECK(error_of("[platform.linux]\nchain = [\"Bwrap\"]").code == ErrorCode::config_invalid);
+    CHECK(error_of("[platform.linux]\nchain = [\"bwrap\", \"bwrap\"]").message ==
+          "test.toml:2:19: runner 'bwrap' appears twice in platform.linux.chain");
+    CHECK(error_of("[platform.linux]\nchain = \"bwrap\"").message ==
+          "test.toml:2:9: platform.linux.chain must be an array of strings, not string");
+    CHECK(error_of("platform = 3").message == "test.toml:1:12: platform must be a table of [platform.<os>] tables");
+    CHECK(error_of("platform.linux = 3").message == "test.toml:1:18: platform.linux must be a table");
+}
+
+TEST_CASE("runner_failure_signatures requires runner_command", "[config]") {
+    CHECK(error_of("[platform.linux]\nrunner_failure_signatures = [\"bwrap: \"]").message ==
+          "test.toml:2:29: platform.linux.runner_failure_signatures requires runner_command");
+}
+
+TEST_CASE("runner_command requires at least one failure signature", "[config]") {
+    CHECK(error_of("[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]").message ==
+          "test.toml:2:18: platform.linux.runner_command requires at least one runner_failure_signatures entry");
+    CHECK(error_of("[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = []").message ==
+          "test.toml:3:29: platform.linux.runner_command requires at least one runner_failure_signatures entry");
+    CHECK(error_of("[platform.linux]\nrunner_command = []\nrunner_failure_signatures = [\"x\"]").message ==
+          "test.toml:2:18: platform.linux.runner_command must not be empty");
+}
+
+TEST_CASE("runner_command and signature entries are non-empty single lines", "[config]") {
+    CHECK(error_of("[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\", \"\"]\nrunner_failure_signatures = [\"x\"]").message ==
+          "test.toml:2:37: every entry of platform.linux.runner_command must not be empty");
+    CHECK(error_of("[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"a\\nb\"]").message ==
+          "test.toml:3:30: every entry of platform.linux.runner_failure_signatures must be a single line without NUL");
+    CHECK(error_of("[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"\"]").message ==
+          "test.toml:3:30: every entry of platform.linux.runner_failure_signatures must not be empty");
+    CHECK(error_of("[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"  \"]").message ==
+          "test.toml:3:30: every entry of platform.linux.runner_failure_signatures must contain a non-blank character");
+    CHECK(error_of("[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\\u0000x\"]\nrunner_failure_signatures = [\"x\"]").code ==
+          ErrorCode::config_invalid);
+    CHECK(error_of("[platform.linux]\nrunner_command = [3]\nrunner_failure_signatures = [\"x\"]").message ==
+          "test.toml:2:19: every entry of platform.linux.runner_command must be a string, not integer");
+}
+
+TEST_CASE("runner_command must start with an absolute path", "[config]") {
+    CHECK(error_of("[platform.linux]\nrunner_command = [\"bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]").message ==
+          "test.toml:2:19: platform.linux.runner_command[0] must be an absolute path, got 'bwrap'");
+}
+
+TEST_CASE("a chain and a runner_command cannot be given together", "[config]") {
+    CHECK(error_of("[platform.linux]\nchain = [\"bwrap\"]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"x\"]").message ==
+          "test.toml:2:9: platform.linux sets both chain and runner_command; runner_command replaces the chain, so give only one");
+}
+
+TEST_CASE("runner tables hold strings, integers, booleans and arrays of strings", "[config]") {
+    CHECK(error_of("[runner.Bad]\nx = 1").message == "test.toml:1:9: invalid runner name 'Bad' (lower-case letters, digits, '-' and '_')");
+    CHECK(error_of("runner.landlock = 1").message == "test.toml:1:19: runner.landlock must be a table");
+    CHECK(error_of("runner = []").message == "test.toml:1:10: runner must be a table of [runner.<name>] tables");
+    CHECK(error_of("[runner.landlock]\nx = 1.5").message ==
+          "test.toml:2:5: runner.landlock.x must be a string, integer, boolean or array of strings, not floating-point");
+    CHECK(error_of("[runner.landlock]\nx = { a = 1 }").message ==
+          "test.toml:2:5: runner.landlock.x must be a string, integer, boolean or array of strings, not table");
+    CHECK(error_of("[runner.landlock]\nx = [1, 2]").message == "test.toml:2:6: every entry of runner.landlock.x must be a string, not integer");
+    CHECK(error_of("[runner.landlock]\nlauncher = \"\"").message == "test.toml:2:12: runner.landlock.launcher must not be empty");
+}
+
+TEST_CASE("a configuration file that does not exist is an error, not a fallback", "[config]") {
+    test::TempDir dir;
+    auto missing = confine::load_config({.explicit_path = dir / "nope.toml", .read_environment = false});
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().code == ErrorCode::config_not_found);
+    CHECK(missing.error().message == (dir / "nope.toml").string() + ": configuration file not found (from --config)");
+    auto env_missing = confine::load_config({.environment_value = (dir / "gone.toml").string()});
+    REQUIRE_FALSE(env_missing);
+    CHECK(env_missing.error().message == (dir / "gone.toml").string() + ": configuration file not found (from CONFINE_CONFIG)");
+    auto relative = confine::load_config({.environment_value = "confine.toml"});
+    REQUIRE_FALSE(relative);
+    CHECK(relative.error().message == "CONFINE_CONFIG must be an absolute path, got 'confine.toml'");
+}
+
+TEST_CASE("configuration errors in a file name that file", "[config]") {
+    test::TempDir dir;
+    test::write_file(dir / "c.toml", "probe_timeout_ms = 0\n");
+    auto cfg = confine::load_config_file(dir / "c.toml");
+    REQUIRE_FALSE(cfg);
+    CHECK_THAT(cfg.error().message, Catch::StartsWith((dir / "c.toml").string() + ":1:20: "));
+    auto directory = confine::load_config_file(dir.path());
+    REQUIRE_FALSE(directory);
+    CHECK(directory.error().message == dir.path().string() + ": not a regular file");
+}
+
+TEST_CASE("a configuration file writable by group or others is refused", "[config][trust]") {
+    test::TempDir dir;
+    test::write_file(dir / "group.toml", "", fs::perms(0664));
+    test::write_file(dir / "world.toml", "", fs::perms(0646));
+    auto group = confine::load_config_file(dir / "group.toml");
+    REQUIRE_FALSE(group);
+    CHECK(group.error().code == ErrorCode::config_untrusted);
+    CHECK(group.error().message == (dir / "group.toml").string() + ": refusing configuration: " + (dir / "group.toml").string() +
+                                       " is writable by its group (mode 0664)");
+    auto world = confine::load_config_file(dir / "world.toml");
+    REQUIRE_FALSE(world);
+    CHECK_THAT(world.error().message, Catch::EndsWith("is writable by others (mode 0646)"));
+}
+
+TEST_CASE("a configuration file larger than 1 MiB is refused", "[config]") {
+    test::TempDir dir;
+    test::write_file(dir / "big.toml", std::string((1 << 20) + 1, '#'));
+    auto cfg = confine::load_config_file(dir / "big.toml");
+    REQUIRE_FALSE(cfg);
+    CHECK(cfg.error().message == (dir / "big.toml").string() + ": larger than 1 MiB");
+}
+
+TEST_CASE("configuration is looked up as --config, CONFINE_CONFIG, system file, embedded default", "[config]") {
+    test::TempDir dir;
+    test::write_file(dir / "explicit.toml", "probe_timeout_ms = 11\n");
+    test::write_file(dir / "env.toml", "probe_timeout_ms = 22\n");
+    test::write_file(dir / "system.toml", "probe_timeout_ms = 33\n");
+    const fs::path absent = dir / "no-system.toml";
+
+    auto pick = [&](confine::ConfigLookup lookup) {
+        auto cfg = confine::load_config(lookup);
+        REQUIRE(cfg);
+        return cfg->source;
+    };
+    CHECK(pick({.explicit_path = dir / "explicit.toml", .environment_value = (dir / "env.toml").string(), .system_path = dir / "system.toml"}) ==
+          (dir / "explicit.toml").string());
+    CHECK(pick({.environment_value = (dir / "env.toml").string(), .system_path = dir / "system.toml"}) == (dir / "env.toml").string());
+    CHECK(pick({.environment_value = "", .system_path = dir / "system.toml"}) == (dir / "system.toml").string());
+    CHECK(pick({.read_environment = false, .system_path = dir / "system.toml"}) == (dir / "system.toml").string());
+    CHECK(pick({.read_environment = false, .system_path = absent}) == "<embedded default>");
+
+    // The real environment variable is read when the caller does not pass a value.
+    EnvironmentGuard guard;
+    ::setenv("CONFINE_CONFIG", (dir / "env.toml").c_str(), 1);
+    CHECK(pick({.system_path = absent}) == (dir / "env.toml").string());
+}
+
+TEST_CASE("a confine.toml in the current directory is never read", "[config][security]") {
+    test::TempDir dir;
+    test::write_file(dir / "confine.toml", "[platform.linux]\nrunner_command = [\"/usr/bin/env\"]\nrunner_failure_signatures = [\"x\"]\n");
+    fs::create_directories(dir / ".confine");
+    test::write_file(dir / ".confine" / "confine.toml", "probe_timeout_ms = 1\n");
+    EnvironmentGuard guard;
+    ::unsetenv("CONFINE_CONFIG");
+    fs::current_path(dir.path());
+    auto cfg = confine::load_config({.system_path = dir / "absent" / "confine.toml"});
+    REQUIRE(cfg);
+    CHECK(cfg->source == "<embedded default>");
+    CHECK(cfg->platforms.at("linux").runner_command.empty());
+    CHECK(cfg->platforms.at("linux").chain == std::vector<std::string>{"bwrap", "landlock"});
+}
+
+TEST_CASE("a system configuration in a directory writable by others is refused", "[config][trust]") {
+    test::TempDir dir;
+    fs::create_directories(dir / "etc");
+    fs::permissions(dir / "etc", fs::perms(0777));
+    test::write_file(dir / "etc" / "confine.toml", "");
+    auto cfg = confine::load_config({.read_environment = false, .system_path = dir / "etc" / "confine.toml"});
+    REQUIRE_FALSE(cfg);
+    CHECK(cfg.error().code == ErrorCode::config_untrusted);
+    CHECK_THAT(cfg.error().message, Catch::Contains((dir / "etc").string() + " is writable by others (mode 0777)"));
+}
+
+TEST_CASE("runner names are lower-case letters, digits, dash and underscore", "[config]") {
+    CHECK(confine::is_valid_runner_name("landlock"));
+    CHECK(confine::is_valid_runner_name("my-runner_2"));
+    CHECK_FALSE(confine::is_valid_runner_name(""));
+    CHECK_FALSE(confine::is_valid_runner_name("-x"));
+    CHECK_FALSE(confine::is_valid_runner_name("a/b"));
+    CHECK_FALSE(confine::is_valid_runner_name(".."));
+    CHECK_FALSE(confine::is_valid_runner_name("A"));
+    CHECK_FALSE(confine::is_valid_runner_name(std::string(65, 'a')));
+}

@@ -1,0 +1,106 @@
+// A configurable runner plugin for tests, built with the SDK. Compile definitions:
+//   FAKE_RUNNER_NAME  the runner name in its descriptor
+//   FAKE_BEHAVIOR     one of the FAKE_* values below
+// Every load, creation and probe is appended to the file named by CONFINE_FAKE_LOG,
+// so tests can prove what was (not) loaded or probed.
+#include <confine/plugin_sdk.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#define FAKE_FULL 1
+#define FAKE_PARTIAL 2
+#define FAKE_UNUSABLE 3
+#define FAKE_RUN 4          // probe runs setting `command` through the host; full when it exits 0
+#define FAKE_HANG_INSIDE 5  // probe sleeps in the plugin itself
+#define FAKE_THROW 6        // probe and wrap throw
+#define FAKE_BAD_WRAP 7     // wrap drops the command
+#define FAKE_CANONICAL 8    // probe canonicalises setting `path` through the host
+
+namespace sdk = confine::sdk;
+
+namespace {
+
+void note(const std::string& what) {
+    const char* log = std::getenv("CONFINE_FAKE_LOG");
+    if (!log || !*log) return;
+    if (FILE* f = std::fopen(log, "a")) {
+        std::fprintf(f, "%s %s\n", what.c_str(), FAKE_RUNNER_NAME);
+        std::fclose(f);
+    }
+}
+
+// Runs when the dynamic loader maps the file: the first plugin code that can run.
+[[gnu::constructor]] void on_load() { note("load"); }
+
+class FakeRunner final : public sdk::Runner {
+public:
+    FakeRunner(sdk::Host host, sdk::Settings settings) : host_(host), settings_(std::move(settings)) {}
+
+    static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
+        note("create");
+        if (auto bad = config.settings.reject_unknown({"command", "path", "flag", "count", "label"})) return std::unexpected(*bad);
+        return std::make_unique<FakeRunner>(host, config.settings);
+    }
+
+    sdk::Verdict probe(std::uint32_t timeout_ms) override {
+        note("probe");
+        switch (FAKE_BEHAVIOR) {
+        case FAKE_PARTIAL: return sdk::Verdict::partial("older feature set");
+        case FAKE_UNUSABLE: return sdk::Verdict::unusable(std::string("fake ") + FAKE_RUNNER_NAME + " says no");
+        case FAKE_RUN: {
+            const sdk::Setting* cmd = settings_.find("command");
+            if (!cmd) return sdk::Verdict::unusable("no command setting");
+            auto run = host_.run_probe(cmd->array_value, timeout_ms);
+            if (!run) return sdk::Verdict::unusable(run.error().message);
+            std::string summary = "spawned=" + std::to_string(run->spawned) + " errno=" + std::to_string(run->spawn_errno) +
+                                  " exit=" + std::to_string(run->exit_code) + " signal=" + std::to_string(run->signal) +
+                                  " timed_out=" + std::to_string(run->timed_out) + " stdout=" + run->stdout_text +
+                                  " stderr=" + run->stderr_text;
+            if (run->exited && run->exit_code == 0) return sdk::Verdict::full(summary);
+            return sdk::Verdict::unusable(summary);
+        }
+        case FAKE_HANG_INSIDE: std::this_thread::sleep_for(std::chrono::seconds(30)); return sdk::Verdict::full();
+        case FAKE_THROW: throw std::runtime_error("fake probe exploded");
+        case FAKE_CANONICAL: {
+            auto path = settings_.string_or("path", "");
+            if (!path) return sdk::Verdict::unusable(path.error().message);
+            auto canonical = host_.canonicalize(*path);
+            if (!canonical) return sdk::Verdict::unusable("canonicalize failed: " + canonical.error().message);
+            return sdk::Verdict::full(*canonical);
+        }
+        default: break;
+        }
+        std::string label = settings_.string_or("label", "").value_or("");
+        return sdk::Verdict::full(label);
+    }
+
+    std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
+        if (FAKE_BEHAVIOR == FAKE_THROW) throw std::runtime_error("fake wrap exploded");
+        sdk::WrapResult r;
+        r.argv = {"/usr/bin/env", std::string("FAKE_RUNNER=") + FAKE_RUNNER_NAME,
+                  std::string("FAKE_MODE=") + (policy.mode == sdk::Mode::workspace_write ? "workspace-write:" + policy.workspace : "read-only")};
+        for (const auto& w : policy.writable) r.argv.push_back("FAKE_WRITABLE=" + w);
+        if (FAKE_BEHAVIOR != FAKE_BAD_WRAP) {
+            r.argv.push_back("--");
+            r.argv.insert(r.argv.end(), argv.begin(), argv.end());
+        }
+        r.enforcement = FAKE_BEHAVIOR == FAKE_PARTIAL ? sdk::Enforcement::partial : sdk::Enforcement::full;
+        r.denial_signatures = {"fake denied"};
+        r.failure_rule.allowed_exit_codes = {125};
+        r.failure_rule.fatal_signatures = {"fake-runner: "};
+        r.failure_rule.informational_lines = {"fake-runner: note"};
+        return r;
+    }
+
+private:
+    sdk::Host host_;
+    sdk::Settings settings_;
+};
+
+}  // namespace
+
+CONFINE_RUNNER_PLUGIN(FakeRunner, FAKE_RUNNER_NAME, "9.9.9", "fake runner for tests")

@@ -1,0 +1,86 @@
+// A plugin written against the C ABI alone, with deliberate defects chosen by
+// compile definitions:
+//   RAW_NAME             runner name in the descriptor
+//   RAW_MAJOR/RAW_MINOR  ABI version it claims
+//   RAW_SIZE_DELTA       added to the descriptor size it declares (oversized descriptor)
+//   RAW_MAGIC            the ABI marker it carries
+//   RAW_NO_ABI_EXPORT    do not export confine_plugin_abi
+//   RAW_NO_DESC_EXPORT   do not export confine_plugin
+//   RAW_THROW            its probe throws a C++ exception straight through the C ABI
+// It appends "load <name>" to CONFINE_FAKE_LOG when the loader maps it.
+#include <confine/plugin_abi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#ifndef RAW_MAJOR
+#define RAW_MAJOR CONFINE_ABI_MAJOR
+#endif
+#ifndef RAW_MINOR
+#define RAW_MINOR CONFINE_ABI_MINOR
+#endif
+#ifndef RAW_SIZE_DELTA
+#define RAW_SIZE_DELTA 0
+#endif
+#ifndef RAW_MAGIC
+#define RAW_MAGIC CONFINE_ABI_MAGIC
+#endif
+
+// Entry points are unused in the variants that export no descriptor.
+#pragma GCC diagnostic ignored "-Wunused-function"
+
+namespace {
+
+[[gnu::constructor]] void on_load() {
+    const char* log = std::getenv("CONFINE_FAKE_LOG");
+    if (!log || !*log) return;
+    if (FILE* f = std::fopen(log, "a")) {
+        std::fprintf(f, "load %s\n", RAW_NAME);
+        std::fclose(f);
+    }
+}
+
+int instance_token;
+
+confine_status raw_create(const confine_host*, const confine_runner_config*, void** out, char**) {
+    *out = &instance_token;
+    return CONFINE_OK;
+}
+void raw_destroy(void*) {}
+confine_status raw_probe(void*, uint32_t, confine_verdict** out, char**) {
+#ifdef RAW_THROW
+    throw std::runtime_error("raw plugin threw through the C ABI");
+#endif
+    static confine_verdict verdict{sizeof(confine_verdict), CONFINE_VERDICT_FULL, "raw ok"};
+    *out = &verdict;
+    return CONFINE_OK;
+}
+confine_status raw_wrap(void*, const confine_policy*, const char* const*, size_t, confine_wrap_result**, char** err) {
+    *err = static_cast<char*>(std::malloc(16));
+    std::strcpy(*err, "raw cannot wrap");
+    return CONFINE_E_UNSUPPORTED;
+}
+void raw_free_verdict(confine_verdict*) {}
+void raw_free_wrap(confine_wrap_result*) {}
+void raw_free_string(char* s) { std::free(s); }
+
+}  // namespace
+
+#ifndef RAW_NO_ABI_EXPORT
+extern "C" CONFINE_PLUGIN_EXPORT const confine_plugin_abi_info confine_plugin_abi = {
+    RAW_MAGIC, RAW_MAJOR, RAW_MINOR, static_cast<uint32_t>(sizeof(confine_plugin_descriptor) + RAW_SIZE_DELTA)};
+#endif
+
+#ifndef RAW_NO_DESC_EXPORT
+extern "C" CONFINE_PLUGIN_EXPORT const confine_plugin_descriptor confine_plugin = {
+    static_cast<uint32_t>(sizeof(confine_plugin_descriptor) + RAW_SIZE_DELTA),
+    RAW_NAME, "0.0.1", "raw test plugin",
+    raw_create, raw_destroy, raw_probe, raw_wrap, raw_free_verdict, raw_free_wrap, raw_free_string};
+#endif
+
+// Something to export when both symbols are left out, so the file is still a plugin-shaped library.
+extern "C" {
+CONFINE_PLUGIN_EXPORT int confine_raw_placeholder = 1;
+}

@@ -1,0 +1,318 @@
+#include "support.hpp"
+
+#include <confine/provider.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+using confine::ErrorCode;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A provider over `config_text`, with `dir` as its only plugin directory.
+std::unique_ptr<confine::Provider> provider_for(const test::TempDir& dir, const std::string& config_text,
+                                                std::string platform = "linux") {
+    auto p = confine::Provider::create(test::config_from(config_text),
+                                       {.platform = platform, .builtin_plugin_dirs = std::vector<fs::path>{dir.path()}});
+    REQUIRE(p);
+    return std::move(*p);
+}
+
+std::string chain(std::initializer_list<const char*> runners) {
+    std::string s = "[platform.linux]\nchain = [";
+    for (auto r : runners) s += std::string(s.back() == '[' ? "" : ", ") + "\"" + r + "\"";
+    return s + "]\n";
+}
+
+const std::vector<std::string> true_argv{"true"};
+
+}  // namespace
+
+TEST_CASE("a platform without a chain fails closed", "[selection]") {
+    test::TempDir dir;
+    test::FakeLog log;
+    auto provider = provider_for(dir, std::string(confine::embedded_default_config()), "freebsd");
+    const auto& s = provider->selection();
+    CHECK_FALSE(s.usable());
+    REQUIRE(s.failure);
+    CHECK(s.failure->code == ErrorCode::sandbox_unavailable);
+    CHECK(s.failure->message == "no runner chain is configured for platform 'freebsd' (test.toml)");
+    CHECK(provider->loaded_plugins().empty());
+    auto wrapped = provider->wrap({confine::Mode::read_only, {}, {}}, true_argv);
+    REQUIRE_FALSE(wrapped);
+    CHECK(wrapped.error().code == ErrorCode::sandbox_unavailable);
+}
+
+TEST_CASE("an empty chain fails closed", "[selection]") {
+    test::TempDir dir;
+    test::install_fake(dir.path(), "usable");
+    auto provider = provider_for(dir, "[platform.linux]\nchain = []\n");
+    const auto& s = provider->selection();
+    CHECK_FALSE(s.usable());
+    CHECK(s.failure->message == "the runner chain for platform 'linux' is empty (test.toml)");
+    CHECK(provider->loaded_plugins().empty());
+}
+
+TEST_CASE("a chain of one is selected without probing", "[selection]") {
+    test::TempDir dir;
+    test::FakeLog log;
+    test::install_fake(dir.path(), "unusable");
+    auto provider = provider_for(dir, chain({"unusable"}));
+    const auto& s = provider->selection();
+    REQUIRE(s.usable());
+    CHECK(*s.runner == "unusable");
+    CHECK(s.selected_without_probe);
+    CHECK_FALSE(s.enforcement);
+    REQUIRE(s.candidates.size() == 1);
+    CHECK_FALSE(s.candidates[0].probed);
+    CHECK(log.count("load unusable") == 1);
+    CHECK(log.count("probe unusable") == 0);
+}
+
+TEST_CASE("diagnosing a chain of one probes it without changing the selection", "[selection]") {
+    test::TempDir dir;
+    test::FakeLog log;
+    test::install_fake(dir.path(), "unusable");
+    auto provider = provider_for(dir, chain({"unusable"}));
+    auto d = provider->diagnose();
+    CHECK_FALSE(d.usable());
+    CHECK(d.failure->message == "runner 'unusable', the only one in the chain, is unusable: fake unusable says no");
+    CHECK(d.candidates.at(0).probed);
+    CHECK(log.count("probe unusable") == 1);
+    CHECK(provider->selection().usable());
+
+    test::install_fake(dir.path(), "partial");
+    auto partial = provider_for(dir, chain({"partial"}))->diagnose();
+    CHECK(partial.usable());
+    CHECK(partial.enforcement == confine::Enforcement::partial);
+}
+
+TEST_CASE("a chain of one whose plugin cannot be had fails closed", "[selection]") {
+    test::TempDir dir;
+    auto missing = provider_for(dir, chain({"ghost"}));
+    CHECK_FALSE(missing->selection().usable());
+    CHECK(missing->selection().failure->message ==
+          "runner 'ghost' cannot be used: no plugin for runner 'ghost': confine-runner-ghost.so is in none of " + dir.path().string());
+    test::install_fake(dir.path(), "wrong-major");
+    auto refused = provider_for(dir, chain({"wrong-major"}));
+    CHECK_FALSE(refused->selection().usable());
+    CHECK_THAT(refused->selection().failure->message, Catch::Contains("has a different major version"));
+}
+
+TEST_CASE("a longer chain is probed in order and the first usable runner wins", "[selection]") {
+    test::TempDir dir;
+    test::FakeLog log;
+    for (auto n : {"unusable", "usable", "partial"}) test::install_fake(dir.path(), n);
+    auto provider = provider_for(dir, chain({"unusable", "usable", "partial"}));
+    const auto& s = provider->selection();
+    REQUIRE(s.usable());
+    CHECK(*s.runner == "usable");
+    CHECK(s.enforcement == confine::Enforcement::full);
+    CHECK_FALSE(s.selected_without_probe);
+    REQUIRE(s.candidates.size() == 2);
+    CHECK(s.candidates[0].verdict->reason == "fake unusable says no");
+    CHECK(s.candidates[1].verdict->kind == confine::Verdict::Kind::full);
+    // Later runners are neither loaded nor probed.
+    CHECK(provider->loaded_plugins() == std::vector<std::string>{"unusable", "usable"});
+    CHECK(log.lines() == std::vector<std::string>{"load unusable", "create unusable", "probe unusable", "load usable", "create usable", "probe usable"});
+}
+
+TEST_CASE("a partially enforcing runner is selected with partial enforcement", "[selection]") {
+    test::TempDir dir;
+    for (auto n : {"unusable", "partial"}) test::install_fake(dir.path(), n);
+    auto provider = provider_for(dir, chain({"unusable", "partial"}));
+    const auto& s = provider->selection();
+    REQUIRE(s.usable());
+    CHECK(*s.runner == "partial");
+    CHECK(s.enforcement == confine::Enforcement::partial);
+}
+
+TEST_CASE("a runner whose plugin is missing or refused is skipped with its reason", "[selection]") {
+    test::TempDir dir;
+    for (auto n : {"wrong-major", "usable"}) test::install_fake(dir.path(), n);
+    auto provider = provider_for(dir, chain({"ghost", "wrong-major", "usable"}));
+    const auto& s = provider->selection();
+    REQUIRE(s.usable());
+    CHECK(*s.runner == "usable");
+    REQUIRE(s.candidates.size() == 3);
+    CHECK_FALSE(s.candidates[0].probed);
+    CHECK_THAT(s.candidates[0].verdict->reason, Catch::StartsWith("no plugin for runner 'ghost'"));
+    CHECK_THAT(s.candidates[1].verdict->reason, Catch::Contains("different major version"));
+}
+
+TEST_CASE("when no runner is usable, selection fails closed naming each reason", "[selection]") {
+    test::TempDir dir;
+    for (auto n : {"unusable", "thrower"}) test::install_fake(dir.path(), n);
+    auto provider = provider_for(dir, chain({"unusable", "thrower", "ghost"}));
+    const auto& s = provider->selection();
+    CHECK_FALSE(s.usable());
+    CHECK(s.failure->code == ErrorCode::sandbox_unavailable);
+    CHECK(s.failure->message ==
+          "no usable runner for platform 'linux': unusable: fake unusable says no; thrower: probe failed: runner plugin threw an "
+          "exception: fake probe exploded; ghost: no plugin for runner 'ghost': confine-runner-ghost.so is in none of " +
+              dir.path().string());
+    auto wrapped = provider->wrap({confine::Mode::read_only, {}, {}}, true_argv);
+    REQUIRE_FALSE(wrapped);
+    CHECK(wrapped.error().message == s.failure->message);
+}
+
+TEST_CASE("a hanging probe is reported as timed out and the next runner is tried", "[selection]") {
+    test::TempDir dir;
+    for (auto n : {"hang", "inside-hang", "usable"}) test::install_fake(dir.path(), n);
+    auto provider = provider_for(dir, "probe_timeout_ms = 150\n" + chain({"hang", "inside-hang", "usable"}) +
+                                          "[runner.hang]\ncommand = [\"/bin/sleep\", \"300\"]\n");
+    const auto& s = provider->selection();
+    REQUIRE(s.usable());
+    CHECK(*s.runner == "usable");
+    CHECK(s.candidates[0].verdict->reason == "probe timed out after 150 ms");
+    CHECK(s.candidates[1].verdict->reason == "probe timed out after 150 ms");
+}
+
+TEST_CASE("the selection is computed once, across threads", "[selection]") {
+    test::TempDir dir;
+    test::FakeLog log;
+    for (auto n : {"unusable", "usable"}) test::install_fake(dir.path(), n);
+    auto provider = provider_for(dir, chain({"unusable", "usable"}));
+    std::vector<const confine::Selection*> seen(8);
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < seen.size(); ++i)
+        threads.emplace_back([&, i] { seen[i] = &provider->selection(); });
+    for (auto& t : threads) t.join();
+    for (auto* s : seen) CHECK(s == seen[0]);
+    CHECK(*seen[0]->runner == "usable");
+    CHECK(log.count("probe unusable") == 1);
+    CHECK(log.count("probe usable") == 1);
+    CHECK(log.count("load usable") == 1);
+}
+
+TEST_CASE("an unavailable outcome is cached too", "[selection]") {
+    test::TempDir dir;
+    test::FakeLog log;
+    for (auto n : {"unusable", "refuser"}) test::install_fake(dir.path(), n);
+    auto provider = provider_for(dir, chain({"unusable", "refuser"}));
+    CHECK_FALSE(provider->selection().usable());
+    CHECK_FALSE(provider->selection().usable());
+    CHECK_FALSE(provider->wrap({confine::Mode::read_only, {}, {}}, true_argv));
+    CHECK(log.count("probe unusable") == 1);
+    CHECK(log.count("probe refuser") == 1);
+}
+
+TEST_CASE("a runner_command assertion replaces the chain and is never probed", "[selection][asserted]") {
+    test::TempDir dir;
+    test::FakeLog log;
+    test::install_fake(dir.path(), "usable");
+    auto provider = provider_for(dir, R"([platform.linux]
+runner_command = ["/usr/bin/bwrap", "--unshare-net"]
+runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
+[runner.usable]
+)");
+    const auto& s = provider->selection();
+    REQUIRE(s.usable());
+    CHECK(s.asserted);
+    CHECK(*s.runner == "runner_command");
+    CHECK(s.enforcement == confine::Enforcement::full);
+    CHECK(s.selected_without_probe);
+    CHECK(s.chain.empty());
+    CHECK(provider->loaded_plugins().empty());
+    CHECK(log.lines().empty());
+
+    std::vector<std::string> argv{"make", "-j2"};
+    auto ro = provider->wrap({confine::Mode::read_only, {}, {}}, argv);
+    REQUIRE(ro);
+    CHECK(ro->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                               "--die-with-parent", "--", "make", "-j2"});
+    CHECK(ro->enforcement == confine::Enforcement::full);
+    CHECK(ro->denial_signatures == std::vector<std::string>{"read-only file system", "permission denied"});
+    CHECK(ro->failure_rule.fatal_signatures == std::vector<std::string>{"bwrap: ", "company-wrapper: "});
+    CHECK(ro->failure_rule.allowed_exit_codes.empty());
+    CHECK(ro->failure_rule.informational_lines.empty());
+
+    auto rw = provider->wrap({confine::Mode::workspace_write, "/home/u/ws", {"/var/cache/x"}}, argv);
+    REQUIRE(rw);
+    CHECK(rw->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                               "--die-with-parent", "--tmpfs", "/tmp", "--bind", "/home/u/ws", "/home/u/ws", "--bind",
+                                               "/var/cache/x", "/var/cache/x", "--", "make", "-j2"});
+}
+
+TEST_CASE("wrap goes through the selected runner", "[selection]") {
+    test::TempDir dir;
+    test::install_fake(dir.path(), "usable");
+    auto provider = provider_for(dir, chain({"usable"}));
+    std::vector<std::string> argv{"echo", "hi"};
+    auto wrapped = provider->wrap({confine::Mode::workspace_write, "/ws", {}}, argv);
+    REQUIRE(wrapped);
+    CHECK(wrapped->runner == "usable");
+    CHECK(wrapped->argv == std::vector<std::string>{"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=workspace-write:/ws", "--", "echo", "hi"});
+}
+
+TEST_CASE("a runner that cannot wrap fails closed at execution", "[selection]") {
+    test::TempDir dir;
+    for (auto n : {"bad-wrap", "thrower"}) test::install_fake(dir.path(), n);
+    for (auto n : {"bad-wrap", "thrower"}) {
+        INFO(n);
+        auto wrapped = provider_for(dir, chain({n}))->wrap({confine::Mode::read_only, {}, {}}, true_argv);
+        REQUIRE_FALSE(wrapped);
+        CHECK(wrapped.error().code == ErrorCode::sandbox_unavailable);
+    }
+}
+
+TEST_CASE("a bad policy is refused before any runner sees it", "[selection]") {
+    test::TempDir dir;
+    test::FakeLog log;
+    test::install_fake(dir.path(), "usable");
+    auto provider = provider_for(dir, chain({"usable"}));
+    auto expect_invalid = [&](const confine::Policy& p, const std::vector<std::string>& argv, const std::string& message) {
+        auto wrapped = provider->wrap(p, argv);
+        REQUIRE_FALSE(wrapped);
+        CHECK(wrapped.error().code == ErrorCode::invalid_policy);
+        CHECK(wrapped.error().message == message);
+    };
+    expect_invalid({confine::Mode::read_only, {}, {}}, {}, "no command to run");
+    expect_invalid({confine::Mode::workspace_write, {}, {}}, true_argv, "workspace-write mode needs a workspace");
+    expect_invalid({confine::Mode::workspace_write, "ws", {}}, true_argv, "workspace must be an absolute path: ws");
+    expect_invalid({confine::Mode::workspace_write, "/ws", {"rel"}}, true_argv, "writable root must be an absolute path: rel");
+    expect_invalid({confine::Mode::read_only, {}, {"/x"}}, true_argv, "read-only mode cannot have writable roots");
+    expect_invalid({confine::Mode::read_only, {}, {}}, {std::string("a\0b", 3)}, "a command argument contains a NUL byte");
+    CHECK(log.count("load usable") == 0);
+}
+
+TEST_CASE("the default Linux chain fails closed while its runners are not implemented", "[selection][builtin]") {
+    test::TempDir dir;
+    for (auto n : {"bwrap", "landlock"}) test::install_builtin(dir.path(), n);
+    auto provider = provider_for(dir, std::string(confine::embedded_default_config()));
+    const auto& s = provider->selection();
+    CHECK_FALSE(s.usable());
+    CHECK(s.failure->message == "no usable runner for platform 'linux': bwrap: not implemented yet; landlock: not implemented yet");
+    auto wrapped = provider->wrap({confine::Mode::workspace_write, "/ws", {}}, true_argv);
+    REQUIRE_FALSE(wrapped);
+    CHECK(wrapped.error().code == ErrorCode::sandbox_unavailable);
+}
+
+TEST_CASE("a built-in runner alone in its chain is selected but refuses to wrap", "[selection][builtin]") {
+    test::TempDir dir;
+    for (auto n : {"seatbelt", "appcontainer"}) test::install_builtin(dir.path(), n);
+    for (auto [platform, runner] : {std::pair{"darwin", "seatbelt"}, std::pair{"windows", "appcontainer"}}) {
+        INFO(platform);
+        auto provider = provider_for(dir, std::string(confine::embedded_default_config()), platform);
+        CHECK(provider->selection().runner == std::optional<std::string>(runner));
+        auto wrapped = provider->wrap({confine::Mode::read_only, {}, {}}, true_argv);
+        REQUIRE_FALSE(wrapped);
+        CHECK(wrapped.error().code == ErrorCode::sandbox_unavailable);
+        CHECK_THAT(wrapped.error().message, Catch::EndsWith("wrap failed: not implemented yet"));
+        CHECK_FALSE(provider->diagnose().usable());
+    }
+}
+
+TEST_CASE("plugin directories from configuration come before the built-in one", "[selection]") {
+    test::TempDir dir;
+    auto provider = confine::Provider::create(test::config_from("plugin_dirs = [\"/opt/one\", \"/opt/two\"]\n"),
+                                              {.builtin_plugin_dirs = std::vector<fs::path>{dir.path()}});
+    REQUIRE(provider);
+    CHECK((*provider)->plugin_dirs() == std::vector<fs::path>{"/opt/one", "/opt/two", dir.path()});
+    auto defaulted = confine::Provider::create(test::config_from(""));
+    REQUIRE(defaulted);
+    REQUIRE((*defaulted)->plugin_dirs().size() == 1);
+    CHECK((*defaulted)->plugin_dirs()[0].filename() == "plugins");
+}

@@ -1,0 +1,108 @@
+#include "support.hpp"
+
+#include "process.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace test {
+
+TempDir::TempDir() {
+    std::string templ = (fs::temp_directory_path() / "confine-test-XXXXXX").string();
+    if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = templ;
+    fs::permissions(path_, fs::perms(0755));
+}
+
+TempDir::~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+}
+
+namespace {
+fs::path copy_plugin(const fs::path& from, const fs::path& dir) {
+    fs::path to = dir / from.filename();
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+    fs::permissions(to, fs::perms(0755));
+    return to;
+}
+}  // namespace
+
+fs::path install_fake(const fs::path& dir, const std::string& name) {
+    return copy_plugin(fs::path(FAKE_PLUGIN_DIR) / ("confine-runner-" + name + ".so"), dir);
+}
+
+fs::path install_builtin(const fs::path& dir, const std::string& runner) {
+    return copy_plugin(fs::path(BUILTIN_PLUGIN_DIR) / ("confine-runner-" + runner + ".so"), dir);
+}
+
+void write_file(const fs::path& file, const std::string& text, fs::perms mode) {
+    {
+        std::ofstream out(file, std::ios::binary | std::ios::trunc);
+        out << text;
+    }
+    fs::permissions(file, mode);
+}
+
+std::string read_file(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream os;
+    os << in.rdbuf();
+    return os.str();
+}
+
+FakeLog::FakeLog() : file_(dir_ / "fake.log") {
+    write_file(file_, "");
+    ::setenv("CONFINE_FAKE_LOG", file_.c_str(), 1);
+}
+
+FakeLog::~FakeLog() { ::unsetenv("CONFINE_FAKE_LOG"); }
+
+std::vector<std::string> FakeLog::lines() const {
+    std::vector<std::string> out;
+    std::istringstream in(read_file(file_));
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
+std::size_t FakeLog::count(const std::string& line) const {
+    std::size_t n = 0;
+    for (const auto& l : lines()) n += l == line;
+    return n;
+}
+
+confine::Config config_from(const std::string& text) {
+    auto cfg = confine::parse_config(text, "test.toml");
+    if (!cfg) FAIL("test configuration does not parse: " << cfg.error().message);
+    return *cfg;
+}
+
+Result run(const std::vector<std::string>& argv) {
+    auto r = confine::detail::run_bounded(argv, std::chrono::seconds(60), 1 << 20);
+    if (!r.spawned) FAIL("cannot start " << argv.front() << ": errno " << r.spawn_errno);
+    if (r.timed_out) FAIL(argv.front() << " did not finish within 60 s");
+    return Result{r.exited ? r.exit_code : -1, r.signal, r.out, r.err};
+}
+
+void skip_test(const std::string& reason) {
+    const char* strict = std::getenv("CONFINE_TEST_NO_SKIP");
+    if (strict && *strict && std::string(strict) != "0") FAIL("would skip, but CONFINE_TEST_NO_SKIP is set: " << reason);
+    std::printf("SKIPPED: %s\n", reason.c_str());
+    std::fflush(stdout);
+    std::_Exit(77);
+}
+
+std::size_t line_count(const std::string& text) {
+    std::size_t n = 0;
+    for (char c : text) n += c == '\n';
+    if (!text.empty() && text.back() != '\n') ++n;
+    return n;
+}
+
+}  // namespace test

@@ -1,0 +1,67 @@
+// Helpers shared by the tests.
+#pragma once
+
+#include <confine/config.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace test {
+
+namespace fs = std::filesystem;
+
+// A private directory under the system temp directory, removed afterwards.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const fs::path& path() const { return path_; }
+    fs::path operator/(const std::string& name) const { return path_ / name; }
+
+private:
+    fs::path path_;
+};
+
+// Copies a fake plugin (tests/fake_plugins) or a built-in one into `dir`, mode 0755.
+fs::path install_fake(const fs::path& dir, const std::string& file_runner_name);
+fs::path install_builtin(const fs::path& dir, const std::string& runner);
+
+void write_file(const fs::path& file, const std::string& text, fs::perms mode = fs::perms(0644));
+std::string read_file(const fs::path& file);
+
+// Points CONFINE_FAKE_LOG at a fresh file for as long as it lives.
+class FakeLog {
+public:
+    FakeLog();
+    ~FakeLog();
+    std::vector<std::string> lines() const;
+    std::size_t count(const std::string& line) const;
+
+private:
+    TempDir dir_;
+    fs::path file_;
+};
+
+// Parses configuration text that the test knows to be valid.
+confine::Config config_from(const std::string& text);
+
+struct Result {
+    int exit_code = -1;  // -1 when killed by a signal
+    int signal = 0;
+    std::string out;
+    std::string err;
+};
+// Runs a program and waits for it (60 s at most).
+Result run(const std::vector<std::string>& argv);
+
+// Ends the current test as skipped (exit status 77, which CTest reports as a skip),
+// or fails it when CONFINE_TEST_NO_SKIP is set: CI's way to refuse a silent skip.
+[[noreturn]] void skip_test(const std::string& reason);
+
+// Number of lines in `text` (a final line without newline counts).
+std::size_t line_count(const std::string& text);
+
+}  // namespace test
