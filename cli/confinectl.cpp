@@ -205,6 +205,12 @@ int main(int argc, char** argv) {
     auto* check = app.add_subcommand("check-config", "Validate a configuration file (default: the one confine would use)");
     check->add_option("FILE", check_file, "Configuration file")->type_name("FILE");
 
+    // Name an unknown command plainly (CLI11 would only say that one is required).
+    auto known = [&](const std::string& name) {
+        return !app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == name; }).empty();
+    };
+    if (argc > 1 && argv[1][0] != '-' && !known(argv[1]))
+        return fail(std::string("unknown command '") + argv[1] + "' (see confinectl --help)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -155,7 +155,7 @@ TEST_CASE("confinectl usage errors are one line and exit 125", "[cli]") {
     check_one_error_line(confine.run({}), "");
     check_one_error_line(confine.run({"probe", "--bogus"}), "");
     check_one_error_line(confine.run({"probe", "--config"}), "");
-    check_one_error_line(confine.run({"frobnicate"}), "");
+    check_one_error_line(confine.run({"frobnicate"}), "unknown command 'frobnicate' (see confinectl --help)");
     check_one_error_line(confine.run({"check-config", "a", "b"}), "");
 }
 
