@@ -227,5 +227,6 @@ TEST_CASE("confinectl check-config rejects bad files and settings their plugin r
     check_one_error_line(confine.run({"check-config", cfg.string()}),
                          cfg.string() + ":2:1: runner.bwrap: unknown setting 'progam' (plugin " +
                              (confine.plugin_dir() / "confine-runner-bwrap.so").string() + ")");
-    check_one_error_line(confine.run({"check-config", confine.scratch("none.toml").string()}), confine.scratch("none.toml").string() + ": not a regular file");
+    check_one_error_line(confine.run({"check-config", confine.scratch("none.toml").string()}), confine.scratch("none.toml").string() + ": configuration file not found");
+    check_one_error_line(confine.run({"check-config", confine.scratch("bin").string()}), confine.scratch("bin").string() + ": not a regular file");
 }

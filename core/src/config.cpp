@@ -282,9 +282,11 @@ std::expected<Config, Error> parse_config(std::string_view text, std::string sou
 
 std::expected<Config, Error> load_config_file(const std::filesystem::path& file) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec))
-        return std::unexpected(Error{ec || !std::filesystem::exists(file) ? ErrorCode::config_not_found : ErrorCode::config_unreadable,
-                                     file.string() + ": not a regular file"});
+    const auto status = std::filesystem::status(file, ec);
+    if (status.type() == std::filesystem::file_type::not_found)
+        return std::unexpected(Error{ErrorCode::config_not_found, file.string() + ": configuration file not found"});
+    if (status.type() != std::filesystem::file_type::regular)
+        return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": not a regular file"});
     if (auto bad = detail::untrusted_reason(file, detail::TrustScope::file_only))
         return std::unexpected(Error{ErrorCode::config_untrusted, file.string() + ": refusing configuration: " + *bad});
     std::ifstream in(file, std::ios::binary);

@@ -105,6 +105,8 @@ void host_log(void* context, std::int32_t level, const char* message) noexcept {
     }
 }
 
+void host_release_probe_run(void*, confine_probe_run* run) noexcept;
+
 confine_status host_run_probe(void* context, const char* const* argv, std::size_t argc,
                               std::uint32_t timeout_ms, confine_probe_run* out) noexcept {
     try {
@@ -141,7 +143,10 @@ confine_status host_run_probe(void* context, const char* const* argv, std::size_
         out->stdout_size = run.out.size();
         out->stderr_data = dup_c(run.err);
         out->stderr_size = run.err.size();
-        if (!out->stdout_data || !out->stderr_data) return CONFINE_E_NO_MEMORY;
+        if (!out->stdout_data || !out->stderr_data) {
+            host_release_probe_run(context, out);
+            return CONFINE_E_NO_MEMORY;
+        }
         return CONFINE_OK;
     } catch (const std::bad_alloc&) {
         return CONFINE_E_NO_MEMORY;

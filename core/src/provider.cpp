@@ -47,6 +47,7 @@ struct Provider::Impl {
     mutable std::once_flag once;
     mutable Selection selection;
     mutable std::unique_ptr<Runner> selected;  // the selected runner's instance
+    mutable std::mutex diagnose_mutex;         // one extra probe at a time
     mutable std::mutex loaded_mutex;
     mutable std::vector<std::string> loaded;
 
@@ -163,7 +164,10 @@ Selection Provider::diagnose() const {
     if (!s.usable() || !s.selected_without_probe || s.asserted) return s;
     Candidate& c = s.candidates.back();
     c.probed = true;
-    c.verdict = impl_->selected->probe(impl_->config.probe_timeout_ms);
+    {
+        std::lock_guard lock(impl_->diagnose_mutex);
+        c.verdict = impl_->selected->probe(impl_->config.probe_timeout_ms);
+    }
     if (c.verdict->usable()) {
         s.enforcement = Impl::enforcement_of(*c.verdict);
     } else {
