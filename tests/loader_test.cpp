@@ -70,7 +70,7 @@ TEST_CASE("a plugin of another ABI major version is refused before any of its co
     test::FakeLog log;
     auto e = load_error(test::install_fake(dir.path(), "wrong-major"), "wrong-major");
     CHECK(e.code == ErrorCode::plugin_abi_major_mismatch);
-    CHECK(e.message == (dir / "confine-runner-wrong-major.so").string() + ": plugin ABI 2.0 has a different major version than this host's 1.0");
+    CHECK(e.message == (dir / "confine-runner-wrong-major.so").string() + ": plugin ABI 2.1 has a different major version than this host's 1.1");
     CHECK(log.count("load wrong-major") == 0);
 }
 
@@ -79,7 +79,7 @@ TEST_CASE("a plugin built for a newer ABI minor version is refused", "[loader][a
     test::FakeLog log;
     auto e = load_error(test::install_fake(dir.path(), "newer-minor"), "newer-minor");
     CHECK(e.code == ErrorCode::plugin_abi_minor_newer);
-    CHECK(e.message == (dir / "confine-runner-newer-minor.so").string() + ": plugin ABI 1.1 is newer than this host's 1.0");
+    CHECK(e.message == (dir / "confine-runner-newer-minor.so").string() + ": plugin ABI 1.2 is newer than this host's 1.1");
     CHECK(log.count("load newer-minor") == 0);
 }
 
@@ -90,7 +90,7 @@ TEST_CASE("a plugin whose descriptor size is unknown is refused", "[loader][abi]
     CHECK(e.code == ErrorCode::plugin_descriptor_size_unknown);
     const auto size = sizeof(confine_plugin_descriptor);
     CHECK(e.message == (dir / "confine-runner-oversized.so").string() + ": descriptor size " + std::to_string(size + 64) + " (declared " +
-                           std::to_string(size + 64) + ") is not the size " + std::to_string(size) + " of ABI 1.0");
+                           std::to_string(size + 64) + ") is not the size " + std::to_string(size) + " of ABI 1.1");
     CHECK(log.count("load oversized") == 0);
 }
 
@@ -408,4 +408,18 @@ launcher = "C:/confine/appcontainer-run.exe"
     auto refused = (*plugin)->create_runner(&bad.runners.at("bwrap"));
     REQUIRE_FALSE(refused);
     CHECK_THAT(refused.error().message, Catch::StartsWith("test.toml:1:1: runner.bwrap: setting 'program' must be a string"));
+}
+
+TEST_CASE("a plugin built for ABI 1.0 still loads, and its shorter wrap result is read as 1.0", "[loader][abi]") {
+    test::TempDir dir;
+    auto plugin = confine::load_plugin(test::install_fake(dir.path(), "abi-1-0"), "abi-1-0");
+    REQUIRE(plugin);
+    CHECK((*plugin)->info().abi_minor == 0);
+    auto runner = (*plugin)->create_runner(nullptr);
+    REQUIRE(runner);
+    std::vector<std::string> argv{"echo", "x"};
+    auto wrapped = (*runner)->wrap({confine::Mode::read_only, {}, {}}, argv);
+    REQUIRE(wrapped);
+    CHECK(wrapped->argv == std::vector<std::string>{"/usr/bin/env", "--", "echo", "x"});
+    CHECK(wrapped->attestation.kind == confine::Attestation::Kind::none);
 }

@@ -46,6 +46,7 @@ constexpr std::string_view plugin_prefix = "confine-runner-";
 // The exact descriptor size defined by each minor version of this major, by index.
 constexpr std::uint32_t descriptor_size_by_minor[] = {
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.0
+    static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.1: the wrap result grew
 };
 static_assert(std::size(descriptor_size_by_minor) == CONFINE_ABI_MINOR + 1);
 
@@ -428,7 +429,7 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     if (!r) return fail(ErrorCode::plugin_bad_result, "wrap returned no result");
     std::unique_ptr<confine_wrap_result, void (*)(confine_wrap_result*)> owned(r, impl_->descriptor->free_wrap_result);
 
-    if (r->struct_size < sizeof(confine_wrap_result) || r->failure_rule.struct_size < sizeof(confine_failure_rule))
+    if (r->struct_size < CONFINE_WRAP_RESULT_SIZE_1_0 || r->failure_rule.struct_size < sizeof(confine_failure_rule))
         return fail(ErrorCode::plugin_bad_result, "malformed wrap result (struct sizes)");
     WrapResult out;
     out.runner = name();
@@ -454,6 +455,14 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     out.failure_rule.fatal_signatures = std::move(*fatal);
     out.failure_rule.informational_lines = std::move(*info);
     out.failure_rule.allowed_exit_codes.assign(codes.allowed_exit_codes, codes.allowed_exit_codes + codes.allowed_exit_codes_count);
+    if (r->struct_size >= sizeof(confine_wrap_result) && r->attestation == CONFINE_ATTESTATION_EXEC) {
+        if (r->attestation_exec_index < 1 || r->attestation_exec_index > 16)
+            return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation exec index " +
+                                                          std::to_string(r->attestation_exec_index) + ")");
+        out.attestation = {Attestation::Kind::exec, r->attestation_exec_index};
+    } else if (r->struct_size >= sizeof(confine_wrap_result) && r->attestation != CONFINE_ATTESTATION_NONE) {
+        return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation " + std::to_string(r->attestation) + ")");
+    }
     return out;
 }
 

@@ -57,7 +57,25 @@ confine_status raw_probe(void*, uint32_t, confine_verdict** out, char**) {
     *out = &verdict;
     return CONFINE_OK;
 }
-confine_status raw_wrap(void*, const confine_policy*, const char* const*, size_t, confine_wrap_result**, char** err) {
+confine_status raw_wrap(void*, const confine_policy*, const char* const* argv, size_t argc, confine_wrap_result** out, char** err) {
+#ifdef RAW_WRAP_1_0
+    // A result as an ABI 1.0 plugin lays it out: it ends before the attestation fields.
+    static const char* args[8] = {"/usr/bin/env", "--"};
+    size_t n = 2;
+    for (size_t i = 0; i < argc && n < 8; ++i) args[n++] = argv[i];
+    static confine_wrap_result result;
+    std::memset(&result, 0xAB, sizeof result);  // what lies past a 1.0 result must not be read
+    result.struct_size = static_cast<uint32_t>(CONFINE_WRAP_RESULT_SIZE_1_0);
+    result.argv = {args, n};
+    result.enforcement = CONFINE_ENFORCEMENT_FULL;
+    result.denial_signatures = {nullptr, 0};
+    result.failure_rule = confine_failure_rule{sizeof(confine_failure_rule), nullptr, 0, {nullptr, 0}, {nullptr, 0}};
+    *out = &result;
+    return CONFINE_OK;
+#endif
+    (void)argv;
+    (void)argc;
+    (void)out;
     *err = static_cast<char*>(std::malloc(16));
     std::strcpy(*err, "raw cannot wrap");
     return CONFINE_E_UNSUPPORTED;

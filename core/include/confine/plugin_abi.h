@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 0
+#define CONFINE_ABI_MINOR 1
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -72,6 +72,15 @@ typedef int32_t confine_status;
 /* Enforcement a wrap delivers. */
 #define CONFINE_ENFORCEMENT_FULL 1
 #define CONFINE_ENFORCEMENT_PARTIAL 2
+
+/* How the host can learn, out of band, that the runner reached the command
+ * (confine_wrap_result.attestation, ABI 1.1). */
+#define CONFINE_ATTESTATION_NONE 0 /* it cannot: outcomes are judged by the failure rule */
+/* The runner process reaches the command by its own execve: the command is its
+ * attestation_exec_index-th successful execve, counting the runner's own as 1 (a
+ * launcher that sets up confinement and then calls execvp on the command: 2). The
+ * host observes the execs through the kernel, where the command cannot forge them. */
+#define CONFINE_ATTESTATION_EXEC 1
 
 /* Log levels for confine_host.log. */
 #define CONFINE_LOG_DEBUG 0
@@ -177,7 +186,13 @@ typedef struct confine_wrap_result {
     int32_t enforcement;      /* CONFINE_ENFORCEMENT_* */
     confine_string_list denial_signatures;
     confine_failure_rule failure_rule;
+    /* ABI 1.1: read only when struct_size covers them; absent means NONE. */
+    int32_t attestation;             /* CONFINE_ATTESTATION_* */
+    uint32_t attestation_exec_index; /* for CONFINE_ATTESTATION_EXEC */
 } confine_wrap_result;
+
+/* Size of a confine_wrap_result from an ABI 1.0 plugin. */
+#define CONFINE_WRAP_RESULT_SIZE_1_0 (offsetof(confine_wrap_result, attestation))
 
 /* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
  * calls any plugin code. */

@@ -79,11 +79,22 @@ struct FailureRule {
     std::vector<std::string> informational_lines;
 };
 
+// How the host can tell, out of band, that the runner reached the command.
+struct Attestation {
+    enum class Kind { none, exec };
+    Kind kind = Kind::none;
+    std::uint32_t exec_index = 0;  // exec: the command is the runner process's Nth execve
+
+    static Attestation none() { return {}; }
+    static Attestation exec(std::uint32_t index) { return {Kind::exec, index}; }
+};
+
 struct WrapResult {
     std::vector<std::string> argv;
     Enforcement enforcement = Enforcement::full;
     std::vector<std::string> denial_signatures;
     FailureRule failure_rule;
+    Attestation attestation;
 };
 
 // One `[runner.<name>]` value.
@@ -349,6 +360,9 @@ struct Entry {
             c.failure_rule.allowed_exit_codes_count = owned->exit_codes.size();
             c.failure_rule.fatal_signatures = owned->fatal_holder.view();
             c.failure_rule.informational_lines = owned->info_holder.view();
+            c.attestation = result->attestation.kind == Attestation::Kind::exec ? CONFINE_ATTESTATION_EXEC
+                                                                                 : CONFINE_ATTESTATION_NONE;
+            c.attestation_exec_index = result->attestation.exec_index;
             *out = owned.release();
             return CONFINE_OK;
         });

@@ -35,12 +35,20 @@ struct FailureRule {
     std::vector<std::string> informational_lines;  // exact whole lines, never evidence
 };
 
+// How the executor learns, out of band, that the runner reached the command.
+struct Attestation {
+    enum class Kind { none, exec };
+    Kind kind = Kind::none;
+    std::uint32_t exec_index = 0;  // exec: the command is the runner process's Nth execve
+};
+
 struct WrapResult {
     std::string runner;              // the runner that wrapped, or "runner_command"
     std::vector<std::string> argv;   // runner argv + "--" + the caller's argv
     Enforcement enforcement = Enforcement::full;
     std::vector<std::string> denial_signatures;
     FailureRule failure_rule;
+    Attestation attestation;
 };
 
 std::string_view to_string(Mode mode) noexcept;         // "read-only", "workspace-write"
