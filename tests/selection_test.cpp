@@ -229,11 +229,15 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     CHECK(ro->failure_rule.allowed_exit_codes.empty());
     CHECK(ro->failure_rule.informational_lines.empty());
 
-    auto rw = provider->wrap({confine::Mode::workspace_write, "/home/u/ws", {"/var/cache/x"}}, argv);
+    fs::create_directories(dir / "ws");
+    fs::create_directories(dir / "cache");
+    const std::string ws = (dir / "ws").string(), cache = (dir / "cache").string();
+    auto rw = provider->wrap({confine::Mode::workspace_write, ws, {cache}}, argv);
     REQUIRE(rw);
     CHECK(rw->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                               "--die-with-parent", "--tmpfs", "/tmp", "--bind", "/home/u/ws", "/home/u/ws", "--bind",
-                                               "/var/cache/x", "/var/cache/x", "--", "make", "-j2"});
+                                               "--die-with-parent", "--tmpfs", "/tmp", "--bind", ws, ws, "--bind", cache, cache, "--", "make",
+                                               "-j2"});
+    CHECK(rw->attestation.kind == confine::Attestation::Kind::none);
 }
 
 TEST_CASE("wrap goes through the selected runner", "[selection]") {
@@ -241,10 +245,11 @@ TEST_CASE("wrap goes through the selected runner", "[selection]") {
     test::install_fake(dir.path(), "usable");
     auto provider = provider_for(dir, chain({"usable"}));
     std::vector<std::string> argv{"echo", "hi"};
-    auto wrapped = provider->wrap({confine::Mode::workspace_write, "/ws", {}}, argv);
+    auto wrapped = provider->wrap({confine::Mode::workspace_write, dir.path(), {}}, argv);
     REQUIRE(wrapped);
     CHECK(wrapped->runner == "usable");
-    CHECK(wrapped->argv == std::vector<std::string>{"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=workspace-write:/ws", "--", "echo", "hi"});
+    CHECK(wrapped->argv == std::vector<std::string>{"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=workspace-write:" + dir.path().string(),
+                                                    "--", "echo", "hi"});
 }
 
 TEST_CASE("a runner that cannot wrap fails closed at execution", "[selection]") {
@@ -272,7 +277,12 @@ TEST_CASE("a bad policy is refused before any runner sees it", "[selection]") {
     expect_invalid({confine::Mode::read_only, {}, {}}, {}, "no command to run");
     expect_invalid({confine::Mode::workspace_write, {}, {}}, true_argv, "workspace-write mode needs a workspace");
     expect_invalid({confine::Mode::workspace_write, "ws", {}}, true_argv, "workspace must be an absolute path: ws");
-    expect_invalid({confine::Mode::workspace_write, "/ws", {"rel"}}, true_argv, "writable root must be an absolute path: rel");
+    expect_invalid({confine::Mode::workspace_write, dir.path(), {"rel"}}, true_argv, "writable root must be an absolute path: rel");
+    expect_invalid({confine::Mode::workspace_write, dir / "absent", {}}, true_argv, "workspace does not exist: " + (dir / "absent").string());
+    expect_invalid({confine::Mode::workspace_write, dir / "confine-runner-usable.so", {}}, true_argv,
+                   "workspace is not a directory: " + (dir / "confine-runner-usable.so").string());
+    expect_invalid({confine::Mode::workspace_write, dir.path(), {dir / "absent"}}, true_argv,
+                   "writable root does not exist: " + (dir / "absent").string());
     expect_invalid({confine::Mode::read_only, {}, {"/x"}}, true_argv, "read-only mode cannot have writable roots");
     expect_invalid({confine::Mode::read_only, {}, {}}, {std::string("a\0b", 3)}, "a command argument contains a NUL byte");
     CHECK(log.count("load usable") == 0);
@@ -285,7 +295,7 @@ TEST_CASE("the default Linux chain fails closed while its runners are not implem
     const auto& s = provider->selection();
     CHECK_FALSE(s.usable());
     CHECK(s.failure->message == "no usable runner for platform 'linux': bwrap: not implemented yet; landlock: not implemented yet");
-    auto wrapped = provider->wrap({confine::Mode::workspace_write, "/ws", {}}, true_argv);
+    auto wrapped = provider->wrap({confine::Mode::workspace_write, dir.path(), {}}, true_argv);
     REQUIRE_FALSE(wrapped);
     CHECK(wrapped.error().code == ErrorCode::sandbox_unavailable);
 }

@@ -186,17 +186,24 @@ std::optional<Error> check_policy(const Policy& policy, std::span<const std::str
     auto has_nul = [](const std::string& s) { return s.find('\0') != std::string::npos; };
     for (const auto& a : argv)
         if (has_nul(a)) return bad("a command argument contains a NUL byte");
+    // Grants name existing directories: a runner cannot bind or allow what is not there.
+    auto existing_dir = [&](const fs::path& p, const std::string& what) -> std::optional<Error> {
+        if (!p.is_absolute()) return bad(what + " must be an absolute path: " + p.string());
+        if (has_nul(p.string())) return bad(what + " path contains a NUL byte");
+        std::error_code ec;
+        auto st = fs::status(p, ec);
+        if (st.type() == fs::file_type::not_found) return bad(what + " does not exist: " + p.string());
+        if (st.type() != fs::file_type::directory) return bad(what + " is not a directory: " + p.string());
+        return std::nullopt;
+    };
     if (policy.mode == Mode::workspace_write) {
         if (policy.workspace.empty()) return bad("workspace-write mode needs a workspace");
-        if (!policy.workspace.is_absolute()) return bad("workspace must be an absolute path: " + policy.workspace.string());
-        if (has_nul(policy.workspace.string())) return bad("workspace path contains a NUL byte");
+        if (auto e = existing_dir(policy.workspace, "workspace")) return e;
     } else if (!policy.writable.empty()) {
         return bad("read-only mode cannot have writable roots");
     }
-    for (const auto& w : policy.writable) {
-        if (!w.is_absolute()) return bad("writable root must be an absolute path: " + w.string());
-        if (has_nul(w.string())) return bad("writable root contains a NUL byte");
-    }
+    for (const auto& w : policy.writable)
+        if (auto e = existing_dir(w, "writable root")) return e;
     return std::nullopt;
 }
 

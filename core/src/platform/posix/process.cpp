@@ -1,4 +1,5 @@
 #include "process.hpp"
+#include "fd.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,26 +19,6 @@ extern char** environ;
 namespace confine::detail {
 namespace {
 
-class Fd {
-public:
-    Fd() = default;
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    Fd& operator=(Fd&& o) noexcept {
-        reset();
-        fd_ = std::exchange(o.fd_, -1);
-        return *this;
-    }
-    ~Fd() { reset(); }
-    int get() const { return fd_; }
-    void reset() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_ = -1;
-};
 
 int open_pidfd(pid_t pid) {
 #ifdef SYS_pidfd_open
@@ -83,17 +64,11 @@ BoundedRun run_bounded(const std::vector<std::string>& argv, std::chrono::millis
         run.spawn_errno = EINVAL;
         return run;
     }
-    int out_pipe[2], err_pipe[2];
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    Fd out_r, out_w, err_r, err_w;
+    if (!make_pipe(out_r, out_w) || !make_pipe(err_r, err_w)) {
         run.spawn_errno = errno;
         return run;
     }
-    Fd out_r(out_pipe[0]), out_w(out_pipe[1]);
-    if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-        run.spawn_errno = errno;
-        return run;
-    }
-    Fd err_r(err_pipe[0]), err_w(err_pipe[1]);
 
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;

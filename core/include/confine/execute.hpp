@@ -1,0 +1,123 @@
+// Running a command confined, and telling a sandbox failure from a task failure
+// with evidence (DESIGN §5, §6, §7).
+//
+//   auto provider = confine::Provider::create(std::move(config));
+//   confine::Policy policy{confine::Mode::workspace_write, "/home/me/ws", {}};
+//   auto outcome = confine::run(**provider, policy, {"make", "-j2"});
+//   if (!outcome) ...                               // bad policy: nothing ran
+//   else if (outcome->kind == confine::OutcomeKind::sandbox_unavailable) ...
+//
+//   auto process = confine::spawn(**provider, policy, {"long-job"}, {.timeout = 30s});
+//   process->kill(SIGTERM);  auto done = process->wait();  done.stdout_text ...
+#pragma once
+
+#include <confine/error.hpp>
+#include <confine/runner.hpp>
+
+#include <chrono>
+#include <expected>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace confine {
+
+class Provider;
+
+enum class OutcomeKind {
+    completed,            // the command ran confined and exited 0
+    task_failed,          // the command ran confined and failed: its status is the answer
+    sandbox_unavailable,  // the command did not run (confined): the runner failed
+};
+
+// What decided between runner failure and task outcome.
+enum class Basis {
+    attestation,  // the executor saw, out of band, whether the runner reached the command
+    rule,         // the runner's failure rule applied to exit status and stderr
+    spawn_error,  // the runner could not be started at all
+    selection,    // no runner could be selected or could wrap the command
+};
+
+struct Outcome {
+    OutcomeKind kind = OutcomeKind::sandbox_unavailable;
+    std::optional<int> exit_code;  // when it exited
+    std::optional<int> signal;     // when it was killed by a signal
+    bool timed_out = false;        // killed (with its process group) at the time limit
+    std::string runner;
+    std::optional<Enforcement> enforcement;
+    Basis basis = Basis::selection;
+    // For sandbox_unavailable: the matched fatal stderr line, or what the attestation,
+    // spawn error or selection said. Empty otherwise.
+    std::string evidence;
+    std::string matched_rule;  // the fatal signature that matched, when a rule decided
+    // For task_failed: the first stderr line in the runner's denial dialect — the
+    // sandbox probably said no. A hint, never a runner failure.
+    std::optional<std::string> denial_hint;
+};
+
+std::string_view to_string(OutcomeKind kind) noexcept;  // "completed", "task_failed", "sandbox_unavailable"
+std::string_view to_string(Basis basis) noexcept;       // "attestation", "rule", "spawn_error", "selection"
+
+// What the executor observed of one run, for the classifier.
+struct Observation {
+    bool spawned = true;
+    int spawn_errno = 0;
+    std::optional<int> exit_code;
+    std::optional<int> signal;
+    bool timed_out = false;
+    enum class Attested { unavailable, reached_command, runner_stopped };
+    Attested attested = Attested::unavailable;
+    std::string attestation_detail;  // why unavailable, or how the runner stopped
+    bool stderr_seen = false;        // whether stderr_text holds the run's stderr
+    std::string stderr_text;
+};
+
+// The one classifier, for foreground and background runs alike. Pure.
+Outcome classify(const WrapResult& wrap, const Observation& observed);
+
+struct RunOptions {
+    std::optional<std::chrono::milliseconds> timeout;  // kills the whole process group
+    std::filesystem::path working_directory;           // empty: the current one
+    std::optional<std::vector<std::string>> environment;  // "K=V" entries; nullopt: inherited
+};
+
+// Runs in the foreground: stdin, stdout and stderr are the caller's. Where the runner
+// cannot attest and stderr is not a terminal, stderr is copied through so that the
+// failure rule can read it; the bytes reach the caller unchanged.
+std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy,
+                                  std::span<const std::string> argv, const RunOptions& options = {});
+
+struct Finished {
+    Outcome outcome;
+    std::string stdout_text;
+    std::string stderr_text;
+};
+
+// A command running in the background, in its own process group, with stdin on
+// /dev/null and its output captured.
+class Process {
+public:
+    struct Impl;
+    explicit Process(std::shared_ptr<Impl> impl);
+    ~Process();  // kills the process group if it is still running, and waits
+    Process(Process&&) noexcept;
+    Process& operator=(Process&&) noexcept;
+
+    // Sends `signal` to the whole process group. No effect once it has finished.
+    void kill(int signal);
+    // Waits for the end; the same result on every call.
+    const Finished& wait();
+    bool finished() const;
+
+private:
+    std::shared_ptr<Impl> impl_;
+};
+
+std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy,
+                                    std::span<const std::string> argv, const RunOptions& options = {});
+
+}  // namespace confine

@@ -1,0 +1,110 @@
+#include <confine/execute.hpp>
+#include <confine/provider.hpp>
+
+#include "executor.hpp"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <thread>
+
+namespace confine {
+namespace {
+
+// What a run returns when nothing could be wrapped: the command never ran.
+Outcome unavailable(const Provider& provider, const Error& error) {
+    Outcome out;
+    out.kind = OutcomeKind::sandbox_unavailable;
+    out.basis = Basis::selection;
+    out.evidence = error.message;
+    if (const auto& s = provider.selection(); s.runner) out.runner = *s.runner;
+    return out;
+}
+
+detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, bool background) {
+    detail::ExecSpec spec;
+    spec.argv = wrapped.argv;
+    spec.environment = options.environment;
+    spec.working_directory = options.working_directory;
+    spec.background = background;
+    // The failure rule needs stderr when nothing attests; a terminal stays a terminal
+    // where attestation makes that possible.
+    spec.copy_stderr = !background && (wrapped.attestation.kind == Attestation::Kind::none || !::isatty(2));
+    spec.attestation = wrapped.attestation;
+    spec.timeout = options.timeout;
+    return spec;
+}
+
+}  // namespace
+
+std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
+                                  const RunOptions& options) {
+    auto wrapped = provider.wrap(policy, argv);
+    if (!wrapped) {
+        if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
+        return unavailable(provider, wrapped.error());
+    }
+    detail::RunControl control;
+    detail::Executed executed = detail::execute(spec_for(*wrapped, options, false), control);
+    return classify(*wrapped, executed.observed);
+}
+
+struct Process::Impl {
+    detail::RunControl control;
+    std::thread thread;
+    std::mutex mutex;
+    bool joined = false;
+    Finished result;
+};
+
+Process::Process(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Process::Process(Process&&) noexcept = default;
+Process& Process::operator=(Process&&) noexcept = default;
+
+Process::~Process() {
+    if (!impl_) return;
+    std::lock_guard lock(impl_->mutex);
+    if (!impl_->joined && impl_->thread.joinable()) {
+        impl_->control.signal(SIGKILL);
+        impl_->thread.join();
+        impl_->joined = true;
+    }
+}
+
+void Process::kill(int signal) { impl_->control.signal(signal); }
+
+const Finished& Process::wait() {
+    std::lock_guard lock(impl_->mutex);
+    if (!impl_->joined && impl_->thread.joinable()) impl_->thread.join();
+    impl_->joined = true;
+    return impl_->result;
+}
+
+bool Process::finished() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->joined || !impl_->thread.joinable();
+}
+
+std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
+                                    const RunOptions& options) {
+    auto wrapped = provider.wrap(policy, argv);
+    auto impl = std::make_shared<Process::Impl>();
+    if (!wrapped) {
+        if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
+        impl->result.outcome = unavailable(provider, wrapped.error());
+        impl->joined = true;
+        return Process(std::move(impl));
+    }
+    impl->thread = std::thread([impl_ptr = impl.get(), wrap = std::move(*wrapped), options] {
+        detail::Executed executed = detail::execute(spec_for(wrap, options, true), impl_ptr->control);
+        impl_ptr->control.settle();
+        impl_ptr->result.outcome = classify(wrap, executed.observed);
+        impl_ptr->result.stdout_text = std::move(executed.stdout_text);
+        impl_ptr->result.stderr_text = std::move(executed.observed.stderr_text);
+    });
+    // Once spawn returns, kill() reaches the process.
+    impl->control.wait_settled();
+    return Process(std::move(impl));
+}
+
+}  // namespace confine

@@ -1,0 +1,56 @@
+// The process side of running a wrapped command. Internal to libconfine; one
+// implementation per OS under platform/.
+#pragma once
+
+#include <confine/execute.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace confine::detail {
+
+struct ExecSpec {
+    std::vector<std::string> argv;  // the wrapped argv; argv[0] absolute or found on PATH
+    std::optional<std::vector<std::string>> environment;
+    std::filesystem::path working_directory;
+    bool background = false;     // own process group, stdin on /dev/null, stdout+stderr captured
+    bool copy_stderr = false;    // foreground: stderr goes through a pipe and is copied to ours
+    Attestation attestation;
+    std::optional<std::chrono::milliseconds> timeout;
+};
+
+// Shared with whoever may signal the run while it goes on (a background handle).
+class RunControl {
+public:
+    // Signals the run's process group (background) or process (foreground), unless it
+    // has already been reaped.
+    void signal(int sig);
+    void started(int pid, bool own_group);
+    void exited();  // seen exiting, not reaped yet: the id cannot have been reused
+    // Marks that the run either started or never will; wait_settled() returns then.
+    void settle();
+    void wait_settled();
+
+private:
+    std::mutex mutex_;
+    std::condition_variable settled_cv_;
+    int pid_ = 0;
+    bool own_group_ = false;
+    bool done_ = false;
+    bool settled_ = false;
+};
+
+struct Executed {
+    Observation observed;
+    std::string stdout_text;
+};
+
+Executed execute(const ExecSpec& spec, RunControl& control);
+
+}  // namespace confine::detail

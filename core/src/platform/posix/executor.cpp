@@ -1,0 +1,395 @@
+#include "executor.hpp"
+#include "fd.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace confine::detail {
+
+void RunControl::started(int pid, bool own_group) {
+    {
+        std::lock_guard lock(mutex_);
+        pid_ = pid;
+        own_group_ = own_group;
+        settled_ = true;
+    }
+    settled_cv_.notify_all();
+}
+
+void RunControl::settle() {
+    {
+        std::lock_guard lock(mutex_);
+        settled_ = true;
+    }
+    settled_cv_.notify_all();
+}
+
+void RunControl::wait_settled() {
+    std::unique_lock lock(mutex_);
+    settled_cv_.wait(lock, [this] { return settled_; });
+}
+
+void RunControl::exited() {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+}
+
+void RunControl::signal(int sig) {
+    std::lock_guard lock(mutex_);
+    if (pid_ <= 0 || done_) return;
+    ::kill(own_group_ ? -pid_ : pid_, sig);
+}
+
+namespace {
+
+// Why a child reported failure on its error pipe, before or instead of its exec.
+enum class ChildStage : int { chdir = 1, trace = 2, exec = 3 };
+struct ChildReport {
+    int stage;
+    int error;
+};
+
+// Writes everything or gives up; used in the child, so: syscalls only.
+void write_all(int fd, const void* data, std::size_t size) {
+    const char* p = static_cast<const char*>(data);
+    while (size) {
+        ssize_t n = ::write(fd, p, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        p += n;
+        size -= static_cast<std::size_t>(n);
+    }
+}
+
+bool write_all_checked(int fd, const char* p, std::size_t size) {
+    while (size) {
+        ssize_t n = ::write(fd, p, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        p += n;
+        size -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+
+
+// argv[0] as execve needs it: a path with a slash as is, a bare name found on PATH.
+std::optional<std::string> resolve_program(const std::string& name, int& error) {
+    if (name.find('/') != std::string::npos) return name;
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    error = ENOENT;
+    std::size_t start = 0;
+    for (;;) {
+        std::size_t end = dirs.find(':', start);
+        std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        if (errno == EACCES) error = EACCES;
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+void record_status(Observation& o, int status) {
+    if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
+}
+
+// Kills the run at its time limit, from its own thread, so that every wait of the
+// supervising thread can block.
+class Watchdog {
+public:
+    Watchdog(std::optional<std::chrono::milliseconds> limit, RunControl& control) {
+        if (!limit) return;
+        thread_ = std::thread([this, deadline = std::chrono::steady_clock::now() + *limit, &control] {
+            std::unique_lock lock(mutex_);
+            if (!cv_.wait_until(lock, deadline, [this] { return stop_; })) {
+                fired_ = true;
+                control.signal(SIGKILL);
+            }
+        });
+    }
+    ~Watchdog() { stop(); }
+    void stop() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        if (thread_.joinable()) thread_.join();
+    }
+    bool fired() {
+        std::lock_guard lock(mutex_);
+        return fired_;
+    }
+
+private:
+    std::thread thread_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    bool fired_ = false;
+};
+
+// Follows the traced runner from its own exec to the command's exec, then lets go.
+// Returns true when the process is still running (reached or detached); false when
+// it ended, with its status recorded.
+bool follow_execs(pid_t pid, std::uint32_t command_exec, Observation& o) {
+    std::uint32_t execs = 0;
+    for (;;) {
+        int st = 0;
+        pid_t w = ::waitpid(pid, &st, __WALL);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            o.attested = Observation::Attested::unavailable;
+            o.attestation_detail = std::string("waitpid: ") + std::strerror(errno);
+            return true;
+        }
+        if (WIFEXITED(st) || WIFSIGNALED(st)) {
+            record_status(o, st);
+            o.attested = Observation::Attested::runner_stopped;
+            o.attestation_detail = std::to_string(execs) + " of " + std::to_string(command_exec) + " execs seen";
+            return false;
+        }
+        if (!WIFSTOPPED(st)) continue;
+        const int sig = WSTOPSIG(st);
+        const int event = st >> 16;
+        int inject = 0;
+        if (execs == 0 && sig == SIGTRAP && event == 0) {
+            // The stop after the runner's own exec, under PTRACE_TRACEME.
+            execs = 1;
+            ::ptrace(PTRACE_SETOPTIONS, pid, nullptr, reinterpret_cast<void*>(PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL));
+        } else if (sig == SIGTRAP && event == PTRACE_EVENT_EXEC) {
+            ++execs;
+        } else {
+            siginfo_t info;
+            // A group-stop has no siginfo: resume without a signal. Otherwise deliver it.
+            if (::ptrace(PTRACE_GETSIGINFO, pid, nullptr, &info) == 0) inject = sig;
+        }
+        if (execs >= command_exec) {
+            o.attested = Observation::Attested::reached_command;
+            ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+            return true;
+        }
+        ::ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(inject)));
+    }
+}
+
+}  // namespace
+
+Executed execute(const ExecSpec& spec, RunControl& control) {
+    Executed result;
+    Observation& o = result.observed;
+    o.stderr_seen = spec.background || spec.copy_stderr;
+    if (spec.argv.empty()) {
+        o.spawned = false;
+        o.spawn_errno = EINVAL;
+        return result;
+    }
+    int resolve_error = 0;
+    auto program = resolve_program(spec.argv.front(), resolve_error);
+    if (!program) {
+        o.spawned = false;
+        o.spawn_errno = resolve_error;
+        return result;
+    }
+
+    // Everything the child needs is built here: between fork and exec it allocates nothing.
+    std::vector<char*> argv, envp;
+    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    if (spec.environment) {
+        for (const auto& e : *spec.environment) envp.push_back(const_cast<char*>(e.c_str()));
+        envp.push_back(nullptr);
+    }
+    char* const* child_env = spec.environment ? envp.data() : environ;
+    const std::string cwd = spec.working_directory.string();
+    const bool trace = spec.attestation.kind == Attestation::Kind::exec;
+    // A time limit kills a whole process group, so a run with one gets its own group.
+    const bool own_group = spec.background || spec.timeout.has_value();
+
+    Fd report_r, report_w, out_r, out_w, err_r, err_w, null_in;
+    if (!make_pipe(report_r, report_w)) {
+        o.spawned = false;
+        o.spawn_errno = errno;
+        return result;
+    }
+    if (spec.background) {
+        null_in = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        if (null_in.get() < 0 || !make_pipe(out_r, out_w)) {
+            o.spawned = false;
+            o.spawn_errno = errno;
+            return result;
+        }
+    }
+    if ((spec.background || spec.copy_stderr) && !make_pipe(err_r, err_w)) {
+        o.spawned = false;
+        o.spawn_errno = errno;
+        return result;
+    }
+
+    sigset_t all, saved;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &saved);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        // Child: async-signal-safe calls only, no allocation, no logging.
+        if (own_group) ::setpgid(0, 0);
+        if (null_in.get() >= 0) ::dup2(null_in.get(), 0);
+        if (out_w.get() >= 0) ::dup2(out_w.get(), 1);
+        if (err_w.get() >= 0) ::dup2(err_w.get(), 2);
+        // Handlers the host installed must not run here; exec resets them anyway.
+        for (int s = 1; s < NSIG; ++s) {
+            struct sigaction sa;
+            if (::sigaction(s, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
+                sa.sa_handler = SIG_DFL;
+                sa.sa_flags = 0;
+                ::sigaction(s, &sa, nullptr);
+            }
+        }
+        ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+        if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
+            ChildReport r{static_cast<int>(ChildStage::chdir), errno};
+            write_all(report_w.get(), &r, sizeof r);
+            ::_exit(127);
+        }
+        if (trace && ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
+            ChildReport r{static_cast<int>(ChildStage::trace), errno};
+            write_all(report_w.get(), &r, sizeof r);
+            ::_exit(125);
+        }
+        ::execve(program->c_str(), argv.data(), child_env);
+        ChildReport r{static_cast<int>(ChildStage::exec), errno};
+        write_all(report_w.get(), &r, sizeof r);
+        ::_exit(127);
+    }
+    const int fork_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    if (pid < 0) {
+        o.spawned = false;
+        o.spawn_errno = fork_errno;
+        return result;
+    }
+    if (own_group) ::setpgid(pid, pid);  // also here, so that no signal can race the child's own call
+    control.started(pid, own_group);
+    report_w.reset();
+    out_w.reset();
+    err_w.reset();
+    null_in.reset();
+    Watchdog watchdog(spec.timeout, control);
+
+    // The error pipe closes at the successful exec; a report means the runner never ran.
+    ChildReport report{};
+    std::size_t got = 0;
+    while (got < sizeof report) {
+        ssize_t n = ::read(report_r.get(), reinterpret_cast<char*>(&report) + got, sizeof report - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    if (got == sizeof report) {
+        int st = 0;
+        while (::waitpid(pid, &st, __WALL) < 0 && errno == EINTR) {}
+        control.exited();
+        o.spawned = false;
+        o.spawn_errno = report.error;
+        if (report.stage == static_cast<int>(ChildStage::trace)) o.attestation_detail = "cannot trace the runner to attest it";
+        if (report.stage == static_cast<int>(ChildStage::chdir)) o.attestation_detail = "cannot enter the working directory " + cwd;
+        return result;
+    }
+
+    bool running = true;
+    if (trace) running = follow_execs(pid, std::max<std::uint32_t>(spec.attestation.exec_index, 1), o);
+
+    // Output is drained while waiting, so that a command writing a lot on both
+    // streams never blocks on a full pipe.
+    sigset_t pipe_only, before_pipe;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_only, &before_pipe);
+    Fd pidfd(running ? open_pidfd(pid) : -1);
+    bool out_open = out_r.get() >= 0, err_open = err_r.get() >= 0, copy_ok = true;
+    std::optional<int> status;
+    char buf[65536];
+    while (running || out_open || err_open) {
+        pollfd fds[3];
+        nfds_t n = 0;
+        int oi = -1, ei = -1, pi = -1;
+        if (out_open) { oi = static_cast<int>(n); fds[n++] = {out_r.get(), POLLIN, 0}; }
+        if (err_open) { ei = static_cast<int>(n); fds[n++] = {err_r.get(), POLLIN, 0}; }
+        if (running && pidfd.get() >= 0) { pi = static_cast<int>(n); fds[n++] = {pidfd.get(), POLLIN, 0}; }
+        if (n == 0) {
+            // Nothing to read and no pidfd: a blocking wait is all that is left.
+            int st = 0;
+            while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+            control.exited();
+            status = st;
+            running = false;
+            break;
+        }
+        // Once the command has exited, take what its pipes already hold and stop: a
+        // daemon it left behind may keep them open for ever.
+        int timeout_ms = !running ? 0 : pi < 0 ? 10 : -1;
+        int ready = ::poll(fds, n, timeout_ms);
+        if (ready < 0 && errno != EINTR) break;
+        if (ready == 0 && !running) break;
+        auto drain = [&](int fd, bool& open, std::string& into, bool copy) {
+            ssize_t r = ::read(fd, buf, sizeof buf);
+            if (r > 0) {
+                into.append(buf, static_cast<std::size_t>(r));
+                if (copy && copy_ok) copy_ok = write_all_checked(2, buf, static_cast<std::size_t>(r));
+            } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                open = false;
+            }
+        };
+        if (oi >= 0 && (fds[oi].revents & (POLLIN | POLLHUP | POLLERR))) drain(out_r.get(), out_open, result.stdout_text, false);
+        if (ei >= 0 && (fds[ei].revents & (POLLIN | POLLHUP | POLLERR)))
+            drain(err_r.get(), err_open, o.stderr_text, spec.copy_stderr);
+        if (running && (pi < 0 || (fds[pi].revents & POLLIN))) {
+            int st = 0;
+            pid_t w = ::waitpid(pid, &st, pi >= 0 ? 0 : WNOHANG);
+            if (w == pid) {
+                control.exited();
+                status = st;
+                running = false;
+            }
+        }
+    }
+    {
+        struct timespec zero {};
+        while (::sigtimedwait(&pipe_only, nullptr, &zero) > 0) {}
+        ::pthread_sigmask(SIG_SETMASK, &before_pipe, nullptr);
+    }
+    watchdog.stop();
+    if (status) record_status(o, *status);
+    o.timed_out = watchdog.fired();
+    return result;
+}
+
+}  // namespace confine::detail
