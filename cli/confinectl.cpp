@@ -4,6 +4,7 @@
 // Exit status: 0 on success, 125 for confinectl's own failures (usage, configuration,
 // a sandbox that is unavailable), like env, timeout and chroot.
 #include <confine/config.hpp>
+#include <confine/execute.hpp>
 #include <confine/log.hpp>
 #include <confine/plugins.hpp>
 #include <confine/provider.hpp>
@@ -11,7 +12,18 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -183,6 +195,192 @@ int cmd_check_config(const std::string& file) {
     return 0;
 }
 
+
+// The policy flags shared by `run` and `wrap`.
+struct PolicyFlags {
+    std::string mode = "workspace-write";
+    std::string workspace;
+    std::vector<std::string> writable;
+
+    void add_to(CLI::App* cmd) {
+        cmd->add_option("--mode", mode, "read-only or workspace-write (default)")
+            ->check(CLI::IsMember({"read-only", "workspace-write"}));
+        cmd->add_option("--workspace", workspace, "Writable workspace directory (default: the current directory)")->type_name("DIR");
+        cmd->add_option("--writable", writable, "An extra writable directory (repeatable)")->type_name("PATH");
+    }
+
+    // The policy, or a one-line reason why the flags make none.
+    std::expected<confine::Policy, std::string> policy() const {
+        namespace fs = std::filesystem;
+        confine::Policy p;
+        p.mode = mode == "read-only" ? confine::Mode::read_only : confine::Mode::workspace_write;
+        std::error_code ec;
+        if (p.mode == confine::Mode::read_only) {
+            if (!workspace.empty()) return std::unexpected(std::string("--workspace needs --mode workspace-write"));
+        } else {
+            p.workspace = workspace.empty() ? fs::current_path(ec) : fs::absolute(workspace, ec);
+            if (ec) return std::unexpected("cannot resolve the workspace: " + ec.message());
+            p.workspace = p.workspace.lexically_normal();
+        }
+        for (const auto& w : writable) {
+            fs::path abs = fs::absolute(w, ec).lexically_normal();
+            if (ec) return std::unexpected("cannot resolve --writable " + w + ": " + ec.message());
+            p.writable.push_back(abs);
+        }
+        return p;
+    }
+};
+
+std::atomic<int> g_child_pid{0};
+
+// Signals sent to confinectl by another process reach the command too. Those the
+// terminal sends already reach it (it shares confinectl's process group).
+void forward_signal(int sig, siginfo_t* info, void*) {
+    const int pid = g_child_pid.load();
+    if (pid > 0 && info && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) ::kill(pid, sig);
+}
+
+void install_forwarding() {
+    struct sigaction sa {};
+    sa.sa_sigaction = &forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) ::sigaction(sig, &sa, nullptr);
+}
+
+// Ends confinectl by the signal that ended the command.
+[[noreturn]] void die_by(int sig) {
+    struct rlimit no_core {0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);  // the command's core, if any, is its own; not ours
+    ::signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::raise(sig);
+    std::_Exit(128 + sig);
+}
+
+json outcome_json(const confine::Outcome& o) {
+    json j{{"schema_version", schema_version},
+           {"outcome", std::string(confine::to_string(o.kind))},
+           {"exit_code", o.exit_code ? json(*o.exit_code) : json(nullptr)},
+           {"signal", o.signal ? json(*o.signal) : json(nullptr)},
+           {"timed_out", o.timed_out},
+           {"runner", o.runner.empty() ? json(nullptr) : json(o.runner)},
+           {"enforcement", o.enforcement ? json(std::string(confine::to_string(*o.enforcement))) : json(nullptr)},
+           {"basis", std::string(confine::to_string(o.basis))},
+           {"evidence", o.evidence.empty() ? json(nullptr) : json{{"line", o.evidence}, {"rule", o.matched_rule.empty() ? json(nullptr) : json(o.matched_rule)}}},
+           {"denial_hint", o.denial_hint ? json(*o.denial_hint) : json(nullptr)}};
+    return j;
+}
+
+// Writes the report beside its final name and renames it into place: a reader never
+// sees half a report.
+std::optional<std::string> write_report_file(const std::string& path, const std::string& text) {
+    namespace fs = std::filesystem;
+    fs::path target(path);
+    std::string temp = (target.parent_path().empty() ? fs::path(".") : target.parent_path()).string() + "/." +
+                       target.filename().string() + ".XXXXXX";
+    int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+    if (fd < 0) return std::string(std::strerror(errno));
+    bool ok = true;
+    for (std::size_t off = 0; ok && off < text.size();) {
+        ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        ok = n > 0;
+        if (ok) off += static_cast<std::size_t>(n);
+    }
+    int saved = errno;
+    ok = ::close(fd) == 0 && ok;
+    if (ok && ::rename(temp.c_str(), path.c_str()) == 0) return std::nullopt;
+    saved = errno ? errno : saved;
+    ::unlink(temp.c_str());
+    return std::string(std::strerror(saved));
+}
+
+std::optional<std::string> write_report_fd(int fd, const std::string& text) {
+    for (std::size_t off = 0; off < text.size();) {
+        ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return std::string(std::strerror(errno));
+        off += static_cast<std::size_t>(n);
+    }
+    return std::nullopt;
+}
+
+int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
+            const std::string& report_file, std::optional<int> report_fd) {
+    if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
+    auto policy = flags.policy();
+    if (!policy) return fail(policy.error());
+    if (report_fd) {
+        // The command must never inherit the report's descriptor.
+        int flags_fd = ::fcntl(*report_fd, F_GETFD);
+        if (*report_fd < 0 || flags_fd < 0) return fail("--report-fd " + std::to_string(*report_fd) + " is not an open file descriptor");
+        if (*report_fd <= 2) return fail("--report-fd must not be standard input, output or error");
+        ::fcntl(*report_fd, F_SETFD, flags_fd | FD_CLOEXEC);
+    }
+    if (!report_file.empty()) {
+        std::filesystem::path dir = std::filesystem::path(report_file).parent_path();
+        if (dir.empty()) dir = ".";
+        if (::access(dir.c_str(), W_OK) != 0) return fail("--report " + report_file + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
+    }
+    int status = 0;
+    auto config = load(config_path, status);
+    if (!config) return status;
+    auto provider = confine::Provider::create(std::move(*config));
+    if (!provider) return fail(provider.error().message);
+
+    install_forwarding();
+    confine::RunOptions options;
+    options.on_started = [](int pid) { g_child_pid = pid; };
+    auto outcome = confine::run(**provider, *policy, command, options);
+    g_child_pid = 0;
+    if (!outcome) return fail(outcome.error().message);
+
+    const std::string report = outcome_json(*outcome).dump() + "\n";
+    std::optional<std::string> report_error;
+    if (!report_file.empty()) report_error = write_report_file(report_file, report);
+    if (report_fd) report_error = write_report_fd(*report_fd, report);
+    if (report_error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", report_error->c_str());
+
+    if (outcome->kind == confine::OutcomeKind::sandbox_unavailable) return fail("sandbox unavailable: " + outcome->evidence);
+    if (outcome->signal) die_by(*outcome->signal);
+    return outcome->exit_code.value_or(exit_failure);
+}
+
+int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command) {
+    if (command.empty()) return fail("wrap: no command given (confinectl wrap --json [options] -- command [args...])");
+    auto policy = flags.policy();
+    if (!policy) return fail(policy.error());
+    int status = 0;
+    auto config = load(config_path, status);
+    if (!config) return status;
+    auto provider = confine::Provider::create(std::move(*config));
+    if (!provider) return fail(provider.error().message);
+    auto wrapped = (*provider)->wrap(*policy, command);
+    if (!wrapped) {
+        if (wrapped.error().code == confine::ErrorCode::sandbox_unavailable) return fail("sandbox unavailable: " + wrapped.error().message);
+        return fail(wrapped.error().message);
+    }
+    const auto& w = *wrapped;
+    json attestation{{"kind", w.attestation.kind == confine::Attestation::Kind::exec ? "exec" : "none"}};
+    if (w.attestation.kind == confine::Attestation::Kind::exec) attestation["exec_index"] = w.attestation.exec_index;
+    json j{{"schema_version", schema_version},
+           {"runner", w.runner},
+           {"argv", w.argv},
+           {"enforcement", std::string(confine::to_string(w.enforcement))},
+           {"denial_signatures", w.denial_signatures},
+           {"failure_rule",
+            {{"allowed_exit_codes", w.failure_rule.allowed_exit_codes},
+             {"fatal_signatures", w.failure_rule.fatal_signatures},
+             {"informational_lines", w.failure_rule.informational_lines}}},
+           {"attestation", attestation}};
+    std::cout << j.dump(2) << '\n';
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -205,12 +403,34 @@ int main(int argc, char** argv) {
     auto* check = app.add_subcommand("check-config", "Validate a configuration file (default: the one confine would use)");
     check->add_option("FILE", check_file, "Configuration file")->type_name("FILE");
 
+    PolicyFlags wrap_policy;
+    std::vector<std::string> wrap_command;
+    auto* wrap = app.add_subcommand("wrap", "Print, as JSON, how a command would be wrapped, for hosts that spawn it themselves");
+    wrap->add_option("--config", config_path, "Configuration file")->type_name("FILE");
+    wrap->add_flag("--json", json_output, "JSON output (the only format)");
+    wrap_policy.add_to(wrap);
+    wrap->add_option("command", wrap_command, "The command and its arguments, after --");
+
+    PolicyFlags run_policy;
+    std::vector<std::string> run_command;
+    std::string report_file;
+    std::optional<int> report_fd;
+    auto* run = app.add_subcommand("run", "Run a command confined: confinectl run [options] -- command [args...]");
+    run->add_option("--config", config_path, "Configuration file")->type_name("FILE");
+    run_policy.add_to(run);
+    auto* report_file_opt = run->add_option("--report", report_file, "Write a JSON report of the outcome to FILE")->type_name("FILE");
+    run->add_option("--report-fd", report_fd, "Write the JSON report to descriptor N (not inherited by the command)")
+        ->type_name("N")
+        ->excludes(report_file_opt);
+    run->add_option("command", run_command, "The command and its arguments, after --");
+
     // Name an unknown command plainly (CLI11 would only say that one is required).
     auto known = [&](const std::string& name) {
         return !app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == name; }).empty();
     };
     if (argc > 1 && argv[1][0] != '-' && !known(argv[1]))
         return fail(std::string("unknown command '") + argv[1] + "' (see confinectl --help)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -222,6 +442,8 @@ int main(int argc, char** argv) {
         if (probe->parsed()) return cmd_probe(config_path, json_output);
         if (plugins->parsed()) return cmd_plugins(config_path, json_output);
         if (check->parsed()) return cmd_check_config(check_file);
+        if (run->parsed()) return cmd_run(config_path, run_policy, run_command, report_file, report_fd);
+        if (wrap->parsed()) return cmd_wrap(config_path, wrap_policy, wrap_command);
     } catch (const std::exception& e) {
         return fail(std::string("internal error: ") + e.what());
     }

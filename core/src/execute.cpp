@@ -32,6 +32,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     spec.copy_stderr = !background && (wrapped.attestation.kind == Attestation::Kind::none || !::isatty(2));
     spec.attestation = wrapped.attestation;
     spec.timeout = options.timeout;
+    spec.on_started = options.on_started;
     return spec;
 }
 

@@ -23,6 +23,7 @@ struct ExecSpec {
     bool copy_stderr = false;    // foreground: stderr goes through a pipe and is copied to ours
     Attestation attestation;
     std::optional<std::chrono::milliseconds> timeout;
+    std::function<void(int)> on_started;
 };
 
 // Shared with whoever may signal the run while it goes on (a background handle).

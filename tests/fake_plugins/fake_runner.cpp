@@ -42,7 +42,8 @@ public:
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
         note("create");
-        if (auto bad = config.settings.reject_unknown({"command", "path", "flag", "count", "label"})) return std::unexpected(*bad);
+        if (auto bad = config.settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest"}))
+            return std::unexpected(*bad);
         return std::make_unique<FakeRunner>(host, config.settings);
     }
 
@@ -81,6 +82,19 @@ public:
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
         if (FAKE_BEHAVIOR == FAKE_THROW) throw std::runtime_error("fake wrap exploded");
         sdk::WrapResult r;
+        if (const sdk::Setting* launcher = settings_.find("launcher")) {
+            // Shaped like the Landlock runner: a launcher that execs the command.
+            r.argv = {launcher->string_value, "--"};
+            r.argv.insert(r.argv.end(), argv.begin(), argv.end());
+            r.enforcement = sdk::Enforcement::partial;
+            r.denial_signatures = {"permission denied"};
+            r.failure_rule.allowed_exit_codes = {125};
+            r.failure_rule.fatal_signatures = {"landlock-run: "};
+            r.failure_rule.informational_lines = {"landlock-run: partial enforcement (older Landlock ABI)"};
+            const sdk::Setting* attest = settings_.find("attest");
+            if (attest && attest->boolean_value) r.attestation = sdk::Attestation::exec(2);
+            return r;
+        }
         r.argv = {"/usr/bin/env", std::string("FAKE_RUNNER=") + FAKE_RUNNER_NAME,
                   std::string("FAKE_MODE=") + (policy.mode == sdk::Mode::workspace_write ? "workspace-write:" + policy.workspace : "read-only")};
         for (const auto& w : policy.writable) r.argv.push_back("FAKE_WRITABLE=" + w);

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <expected>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -83,6 +84,8 @@ struct RunOptions {
     std::optional<std::chrono::milliseconds> timeout;  // kills the whole process group
     std::filesystem::path working_directory;           // empty: the current one
     std::optional<std::vector<std::string>> environment;  // "K=V" entries; nullopt: inherited
+    // Called with the runner's process id as soon as it exists (e.g. to forward signals).
+    std::function<void(int)> on_started;
 };
 
 // Runs in the foreground: stdin, stdout and stderr are the caller's. Where the runner

@@ -298,6 +298,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     }
     if (own_group) ::setpgid(pid, pid);  // also here, so that no signal can race the child's own call
     control.started(pid, own_group);
+    if (spec.on_started) spec.on_started(pid);
     report_w.reset();
     out_w.reset();
     err_w.reset();

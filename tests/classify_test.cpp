@@ -1,0 +1,147 @@
+#include <confine/execute.hpp>
+
+#include <catch2/catch.hpp>
+
+using confine::Observation;
+using confine::OutcomeKind;
+
+namespace {
+
+const std::string notice = "landlock-run: partial enforcement (older Landlock ABI)";
+const std::string fatal = "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)";
+
+confine::WrapResult landlock_shaped() {
+    confine::WrapResult w;
+    w.runner = "landlock";
+    w.argv = {"/usr/lib/confine/landlock-run", "--ro", "/", "--", "cmd"};
+    w.enforcement = confine::Enforcement::partial;
+    w.denial_signatures = {"permission denied"};
+    w.failure_rule = {{125}, {"landlock-run: "}, {notice}};
+    return w;
+}
+
+Observation exited(int code, std::string stderr_text) {
+    Observation o;
+    o.exit_code = code;
+    o.stderr_seen = true;
+    o.stderr_text = std::move(stderr_text);
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("ordinary non-zero exits stay task failures under the Landlock rule", "[classify]") {
+    for (int code : {1, 2, 125, 126, 127}) {
+        INFO(code);
+        auto out = confine::classify(landlock_shaped(), exited(code, notice + "\n"));
+        CHECK(out.kind == OutcomeKind::task_failed);
+        CHECK(out.exit_code == code);
+        CHECK(out.basis == confine::Basis::rule);
+        CHECK(out.evidence.empty());
+        CHECK(out.runner == "landlock");
+        CHECK(out.enforcement == confine::Enforcement::partial);
+    }
+    CHECK(confine::classify(landlock_shaped(), exited(0, notice + "\n")).kind == OutcomeKind::completed);
+}
+
+TEST_CASE("a fatal line without exit status 125 is not evidence under the Landlock rule", "[classify]") {
+    for (int code : {1, 2}) {
+        auto out = confine::classify(landlock_shaped(), exited(code, notice + "\n" + fatal + "\n"));
+        CHECK(out.kind == OutcomeKind::task_failed);
+        CHECK(out.evidence.empty());
+    }
+}
+
+TEST_CASE("a fatal line with 125 is a runner failure whose evidence is that line, not the notice", "[classify]") {
+    auto out = confine::classify(landlock_shaped(), exited(125, notice + "\n" + fatal + "\n"));
+    CHECK(out.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(out.basis == confine::Basis::rule);
+    CHECK(out.evidence == fatal);
+    CHECK(out.matched_rule == "landlock-run: ");
+    CHECK_FALSE(out.denial_hint);
+}
+
+TEST_CASE("signatures match case-insensitively; informational lines only as exact whole lines", "[classify]") {
+    CHECK(confine::classify(landlock_shaped(), exited(125, "LANDLOCK-RUN: exec failed: x\n")).kind == OutcomeKind::sandbox_unavailable);
+    auto almost = confine::classify(landlock_shaped(), exited(125, notice + " (not quite)\n"));
+    CHECK(almost.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(almost.evidence == notice + " (not quite)");
+    CHECK(confine::classify(landlock_shaped(), exited(125, notice)).kind == OutcomeKind::task_failed);  // no trailing newline
+}
+
+TEST_CASE("a denial in the runner's dialect is a hint on a task failure", "[classify]") {
+    auto out = confine::classify(landlock_shaped(), exited(2, notice + "\nsh: 1: cannot create /etc/x: Permission denied\n"));
+    CHECK(out.kind == OutcomeKind::task_failed);
+    REQUIRE(out.denial_hint);
+    CHECK(*out.denial_hint == "sh: 1: cannot create /etc/x: Permission denied");
+}
+
+TEST_CASE("fatal evidence outranks a denial hint", "[classify]") {
+    auto out = confine::classify(landlock_shaped(), exited(125, "open: Permission denied\n" + fatal + "\n"));
+    CHECK(out.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(out.evidence == fatal);
+    CHECK_FALSE(out.denial_hint);
+}
+
+TEST_CASE("exit 0 and death by a signal are never runner failures by rule", "[classify]") {
+    CHECK(confine::classify(landlock_shaped(), exited(0, fatal + "\n")).kind == OutcomeKind::completed);
+    Observation killed;
+    killed.signal = 9;
+    killed.stderr_seen = true;
+    killed.stderr_text = fatal + "\n";
+    auto out = confine::classify(landlock_shaped(), killed);
+    CHECK(out.kind == OutcomeKind::task_failed);
+    CHECK(out.signal == 9);
+    CHECK_FALSE(out.exit_code);
+}
+
+TEST_CASE("a pure signature rule needs no particular exit status", "[classify]") {
+    auto w = landlock_shaped();
+    w.failure_rule = {{}, {"bwrap: "}, {}};
+    auto out = confine::classify(w, exited(1, "bwrap: Can't mount proc on /newroot/proc: Operation not permitted\n"));
+    CHECK(out.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(out.evidence == "bwrap: Can't mount proc on /newroot/proc: Operation not permitted");
+}
+
+TEST_CASE("attestation decides over the rule", "[classify][attestation]") {
+    // The command itself printed a fatal line and exited 125: attested, it is the task's.
+    auto reached = exited(125, notice + "\n" + fatal + "\n");
+    reached.attested = Observation::Attested::reached_command;
+    auto task = confine::classify(landlock_shaped(), reached);
+    CHECK(task.kind == OutcomeKind::task_failed);
+    CHECK(task.basis == confine::Basis::attestation);
+    CHECK(task.evidence.empty());
+
+    // The runner stopped before the command, whatever its status and output.
+    auto stopped = exited(1, "something odd\n");
+    stopped.attested = Observation::Attested::runner_stopped;
+    stopped.attestation_detail = "1 of 2 execs seen";
+    auto unavailable = confine::classify(landlock_shaped(), stopped);
+    CHECK(unavailable.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(unavailable.basis == confine::Basis::attestation);
+    CHECK(unavailable.evidence == "runner 'landlock' ended with exit status 1 before starting the command (1 of 2 execs seen)");
+
+    // With a fatal line on stderr, that line is the evidence.
+    auto with_line = exited(125, notice + "\n" + fatal + "\n");
+    with_line.attested = Observation::Attested::runner_stopped;
+    CHECK(confine::classify(landlock_shaped(), with_line).evidence == fatal);
+}
+
+TEST_CASE("a runner that cannot be started is a spawn-error runner failure naming it", "[classify]") {
+    Observation o;
+    o.spawned = false;
+    o.spawn_errno = ENOENT;
+    auto out = confine::classify(landlock_shaped(), o);
+    CHECK(out.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(out.basis == confine::Basis::spawn_error);
+    CHECK(out.evidence == "cannot start runner 'landlock' (/usr/lib/confine/landlock-run): No such file or directory");
+}
+
+TEST_CASE("a run killed at its time limit is a task failure", "[classify]") {
+    Observation o;
+    o.signal = 9;
+    o.timed_out = true;
+    auto out = confine::classify(landlock_shaped(), o);
+    CHECK(out.kind == OutcomeKind::task_failed);
+    CHECK(out.timed_out);
+}

@@ -1,0 +1,301 @@
+#include "support.hpp"
+
+#include <confine/execute.hpp>
+#include <confine/provider.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+using confine::OutcomeKind;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string notice = "landlock-run: partial enforcement (older Landlock ABI)";
+const std::string fatal = "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)";
+
+// A provider whose only runner wraps commands in the fake landlock-run launcher:
+// through a plugin shaped like the Landlock runner (with or without exec
+// attestation), or as an operator's runner_command.
+class Rig {
+public:
+    enum class Kind { plugin, plugin_attested, runner_command };
+
+    explicit Rig(Kind kind, const std::string& launcher = FAKE_LAUNCHER) {
+        test::install_fake(plugins_.path(), "usable");
+        std::string text;
+        if (kind == Kind::runner_command) {
+            text = "[platform.linux]\nrunner_command = [\"" + launcher + "\"]\nrunner_failure_signatures = [\"landlock-run: landlock is not enforced\"]\n";
+        } else {
+            text = "[platform.linux]\nchain = [\"usable\"]\n[runner.usable]\nlauncher = \"" + launcher + "\"\nattest = " +
+                   (kind == Kind::plugin_attested ? "true" : "false") + "\n";
+        }
+        auto p = confine::Provider::create(test::config_from(text), {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins_.path()}});
+        REQUIRE(p);
+        provider_ = std::move(*p);
+    }
+    const confine::Provider& provider() const { return *provider_; }
+    confine::Policy policy() const { return {confine::Mode::workspace_write, workspace_.path(), {}}; }
+    const fs::path& workspace() const { return workspace_.path(); }
+
+private:
+    test::TempDir plugins_, workspace_;
+    std::unique_ptr<confine::Provider> provider_;
+};
+
+std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) env.emplace_back(*e);
+    env.insert(env.end(), extra.begin(), extra.end());
+    return env;
+}
+
+struct Both {
+    confine::Outcome foreground;
+    confine::Finished background;
+};
+
+Both run_both(const Rig& rig, const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {}) {
+    confine::RunOptions options;
+    options.environment = environment_with(extra_env);
+    auto fg = confine::run(rig.provider(), rig.policy(), argv, options);
+    REQUIRE(fg);
+    auto bg = confine::spawn(rig.provider(), rig.policy(), argv, options);
+    REQUIRE(bg);
+    return {*fg, bg->wait()};
+}
+
+void check_agree(const Both& b) {
+    const auto& f = b.foreground;
+    const auto& g = b.background.outcome;
+    CHECK(f.kind == g.kind);
+    CHECK(f.exit_code == g.exit_code);
+    CHECK(f.signal == g.signal);
+    CHECK(f.basis == g.basis);
+    CHECK(f.evidence == g.evidence);
+    CHECK(f.denial_hint == g.denial_hint);
+    CHECK(f.runner == g.runner);
+}
+
+std::vector<std::string> sh(const std::string& script) { return {"/bin/sh", "-c", script}; }
+
+}  // namespace
+
+TEST_CASE("child exits 0, 1, 2, 125, 126, 127 stay task outcomes, foreground and background alike", "[execute]") {
+    for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested, Rig::Kind::runner_command}) {
+        Rig rig(kind);
+        for (int code : {0, 1, 2, 125, 126, 127}) {
+            INFO("rig " << static_cast<int>(kind) << ", exit " << code);
+            auto both = run_both(rig, sh("exit " + std::to_string(code)));
+            check_agree(both);
+            CHECK(both.background.outcome.kind == (code == 0 ? OutcomeKind::completed : OutcomeKind::task_failed));
+            CHECK(both.background.outcome.exit_code == code);
+            CHECK(both.background.stderr_text == notice + "\n");
+            CHECK(both.background.outcome.basis == (kind == Rig::Kind::plugin_attested ? confine::Basis::attestation : confine::Basis::rule));
+        }
+    }
+}
+
+TEST_CASE("a fatal line with exit 1 or 2 is not evidence under the Landlock rule", "[execute]") {
+    for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested}) {
+        Rig rig(kind);
+        for (int code : {1, 2}) {
+            auto both = run_both(rig, sh("echo '" + fatal + "' >&2; exit " + std::to_string(code)));
+            check_agree(both);
+            CHECK(both.background.outcome.kind == OutcomeKind::task_failed);
+            CHECK(both.background.outcome.evidence.empty());
+        }
+    }
+}
+
+TEST_CASE("the launcher's fatal line and 125 make sandbox unavailable, with that line as evidence", "[execute]") {
+    for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested, Rig::Kind::runner_command}) {
+        INFO("rig " << static_cast<int>(kind));
+        Rig rig(kind);
+        test::TempDir scratch;
+        const fs::path marker = scratch / "ran";
+        auto both = run_both(rig, sh("touch " + marker.string()), {"FAKE_LAUNCHER_FAIL=1"});
+        check_agree(both);
+        const auto& o = both.background.outcome;
+        CHECK(o.kind == OutcomeKind::sandbox_unavailable);
+        CHECK(o.evidence == fatal);
+        CHECK(o.exit_code == 125);
+        CHECK(o.basis == (kind == Rig::Kind::plugin_attested ? confine::Basis::attestation : confine::Basis::rule));
+        CHECK(both.background.stderr_text == notice + "\n" + fatal + "\n");
+        CHECK_FALSE(fs::exists(marker));
+    }
+}
+
+TEST_CASE("the notice and a Permission denied from the command make a denial hint", "[execute]") {
+    for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested}) {
+        Rig rig(kind);
+        auto both = run_both(rig, sh("echo 'sh: 1: cannot create /etc/confine-x: Permission denied' >&2; exit 2"));
+        check_agree(both);
+        const auto& o = both.background.outcome;
+        CHECK(o.kind == OutcomeKind::task_failed);
+        REQUIRE(o.denial_hint);
+        CHECK(*o.denial_hint == "sh: 1: cannot create /etc/confine-x: Permission denied");
+    }
+}
+
+TEST_CASE("a command that prints a fatal line and exits 125 itself is a task failure where attestation exists", "[execute][attestation]") {
+    Rig attested(Rig::Kind::plugin_attested);
+    auto both = run_both(attested, sh("echo '" + fatal + "' >&2; exit 125"));
+    check_agree(both);
+    CHECK(both.background.outcome.kind == OutcomeKind::task_failed);
+    CHECK(both.background.outcome.basis == confine::Basis::attestation);
+    CHECK(both.background.outcome.exit_code == 125);
+
+    // Without attestation the in-band rule cannot tell: the forgery is believed.
+    // This is the limit that attestation removes.
+    Rig unattested(Rig::Kind::plugin);
+    auto forged = run_both(unattested, sh("echo '" + fatal + "' >&2; exit 125"));
+    check_agree(forged);
+    CHECK(forged.background.outcome.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(forged.background.outcome.basis == confine::Basis::rule);
+}
+
+TEST_CASE("a launcher that stops before the command is attested as a runner failure whatever it prints", "[execute][attestation]") {
+    test::TempDir dir;
+    const fs::path quiet = dir / "quiet-launcher";
+    test::write_file(quiet, "#!/bin/sh\nexit 1\n", fs::perms(0755));
+    Rig rig(Rig::Kind::plugin_attested, quiet.string());
+    auto both = run_both(rig, sh("true"));
+    check_agree(both);
+    const auto& o = both.background.outcome;
+    CHECK(o.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(o.basis == confine::Basis::attestation);
+    CHECK(o.evidence == "runner 'usable' ended with exit status 1 before starting the command (1 of 2 execs seen)");
+}
+
+TEST_CASE("signals pass through as the command's outcome", "[execute]") {
+    for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested}) {
+        Rig rig(kind);
+        auto both = run_both(rig, sh("kill -TERM $$"));
+        check_agree(both);
+        CHECK(both.background.outcome.kind == OutcomeKind::task_failed);
+        CHECK(both.background.outcome.signal == SIGTERM);
+        CHECK_FALSE(both.background.outcome.exit_code);
+    }
+}
+
+TEST_CASE("a runner that cannot be started is sandbox unavailable, naming it", "[execute]") {
+    test::TempDir dir;
+    test::write_file(dir / "not-executable", "#!/bin/sh\nexec \"$@\"\n", fs::perms(0644));
+    test::write_file(dir / "bad-interpreter", "#!/nonexistent/interpreter\n", fs::perms(0755));
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {(dir / "missing").string(), "No such file or directory"},
+        {(dir / "not-executable").string(), "Permission denied"},
+        {(dir / "bad-interpreter").string(), "No such file or directory"},
+        {"confine-no-such-launcher-on-path", "No such file or directory"},
+    };
+    for (const auto& [launcher, why] : cases) {
+        for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested}) {
+            INFO(launcher);
+            Rig rig(kind, launcher);
+            auto both = run_both(rig, sh("true"));
+            check_agree(both);
+            const auto& o = both.background.outcome;
+            CHECK(o.kind == OutcomeKind::sandbox_unavailable);
+            CHECK(o.basis == confine::Basis::spawn_error);
+            CHECK(o.evidence == "cannot start runner 'usable' (" + launcher + "): " + why);
+        }
+    }
+    Rig asserted(Rig::Kind::runner_command, (dir / "missing").string());
+    auto both = run_both(asserted, sh("true"));
+    CHECK(both.background.outcome.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(both.background.outcome.evidence == "cannot start runner 'runner_command' (" + (dir / "missing").string() + "): No such file or directory");
+}
+
+TEST_CASE("output bytes reach the caller unchanged, more than 1 MiB on both streams", "[execute]") {
+    Rig rig(Rig::Kind::plugin_attested);
+    test::TempDir dir;
+    std::string blob;
+    for (int i = 0; i < (3 << 19); ++i) blob.push_back(static_cast<char>((i * 7 + i / 256) & 0xFF));
+    blob += "no newline at the end";
+    test::write_file(dir / "blob", blob);
+    const std::string f = (dir / "blob").string();
+    auto p = confine::spawn(rig.provider(), rig.policy(), sh("cat " + f + " & cat " + f + " >&2; wait"));
+    REQUIRE(p);
+    const auto& done = p->wait();
+    CHECK(done.outcome.kind == OutcomeKind::completed);
+    CHECK(done.stdout_text.size() == blob.size());
+    CHECK(done.stdout_text == blob);
+    CHECK(done.stderr_text == notice + "\n" + blob);
+}
+
+TEST_CASE("a background run is killed with its whole process group at its time limit", "[execute]") {
+    Rig rig(Rig::Kind::plugin_attested);
+    test::TempDir dir;
+    const fs::path pids = dir / "pids";
+    auto p = confine::spawn(rig.provider(), rig.policy(), sh("sleep 300 & echo $! > " + pids.string() + "; wait"),
+                            {.timeout = std::chrono::milliseconds(300)});
+    REQUIRE(p);
+    const auto& done = p->wait();
+    CHECK(done.outcome.timed_out);
+    CHECK(done.outcome.kind == OutcomeKind::task_failed);
+    CHECK(done.outcome.signal == SIGKILL);
+    int sleeper = 0;
+    std::istringstream(test::read_file(pids)) >> sleeper;
+    REQUIRE(sleeper > 0);
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; ++i) {
+        std::ifstream stat("/proc/" + std::to_string(sleeper) + "/stat");
+        std::string line;
+        gone = !std::getline(stat, line) || line.find(") Z") != std::string::npos;
+        if (!gone) ::usleep(10000);
+    }
+    CHECK(gone);
+}
+
+TEST_CASE("a background process can be signalled and waited for", "[execute]") {
+    Rig rig(Rig::Kind::plugin);
+    auto p = confine::spawn(rig.provider(), rig.policy(), std::vector<std::string>{"sleep", "300"});
+    REQUIRE(p);
+    CHECK_FALSE(p->finished());
+    p->kill(SIGTERM);
+    const auto& done = p->wait();
+    CHECK(done.outcome.signal == SIGTERM);
+    CHECK(p->finished());
+    CHECK(&p->wait() == &done);
+}
+
+TEST_CASE("the environment and working directory given reach the command", "[execute]") {
+    Rig rig(Rig::Kind::plugin_attested);
+    confine::RunOptions options;
+    options.environment = std::vector<std::string>{"PATH=/usr/bin:/bin", "CONFINE_TEST_VALUE=a b"};
+    options.working_directory = rig.workspace();
+    auto p = confine::spawn(rig.provider(), rig.policy(), sh("printf '%s|%s' \"$CONFINE_TEST_VALUE\" \"$(pwd)\""), options);
+    REQUIRE(p);
+    CHECK(p->wait().stdout_text == "a b|" + rig.workspace().string());
+}
+
+TEST_CASE("nothing runs when the policy is bad or no runner can be selected", "[execute]") {
+    Rig rig(Rig::Kind::plugin);
+    test::TempDir dir;
+    const fs::path marker = dir / "ran";
+    auto bad = confine::run(rig.provider(), {confine::Mode::workspace_write, dir / "absent", {}}, sh("touch " + marker.string()));
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().code == confine::ErrorCode::invalid_policy);
+    auto bad_bg = confine::spawn(rig.provider(), {confine::Mode::workspace_write, dir / "absent", {}}, sh("touch " + marker.string()));
+    REQUIRE_FALSE(bad_bg);
+
+    auto none = confine::Provider::create(test::config_from("[platform.linux]\nchain = []\n"), {.platform = "linux"});
+    REQUIRE(none);
+    auto fg = confine::run(**none, rig.policy(), sh("touch " + marker.string()));
+    REQUIRE(fg);
+    CHECK(fg->kind == OutcomeKind::sandbox_unavailable);
+    CHECK(fg->basis == confine::Basis::selection);
+    CHECK(fg->evidence == "the runner chain for platform 'linux' is empty (test.toml)");
+    auto bg = confine::spawn(**none, rig.policy(), sh("touch " + marker.string()));
+    REQUIRE(bg);
+    CHECK(bg->wait().outcome.evidence == fg->evidence);
+    CHECK_FALSE(fs::exists(marker));
+}
