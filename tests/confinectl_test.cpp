@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
+#include <sstream>
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -229,4 +232,200 @@ TEST_CASE("confinectl check-config rejects bad files and settings their plugin r
                              (confine.plugin_dir() / "confine-runner-bwrap.so").string() + ")");
     check_one_error_line(confine.run({"check-config", confine.scratch("none.toml").string()}), confine.scratch("none.toml").string() + ": configuration file not found");
     check_one_error_line(confine.run({"check-config", confine.scratch("bin").string()}), confine.scratch("bin").string() + ": not a regular file");
+}
+
+namespace {
+
+const std::string notice = "landlock-run: partial enforcement (older Landlock ABI)";
+const std::string fatal = "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)";
+
+// confinectl with a configuration whose Linux runner is the fake Landlock-shaped one.
+struct FakeRunnerSetup {
+    Installed confine;
+    test::TempDir plugins, workspace;
+    fs::path config = confine.scratch("run.toml");
+
+    explicit FakeRunnerSetup(bool attest = true, bool launcher = true) {
+        test::install_fake(plugins.path(), "usable");
+        std::string text = "plugin_dirs = [\"" + plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"usable\"]\n[runner.usable]\n";
+        if (launcher) text += "launcher = \"" FAKE_LAUNCHER "\"\nattest = " + std::string(attest ? "true" : "false") + "\n";
+        test::write_file(config, text);
+    }
+    test::Result run(std::vector<std::string> command, std::vector<std::string> env = {}, std::vector<std::string> flags = {}) const {
+        std::vector<std::string> args{"run", "--config", config.string(), "--workspace", workspace.path().string()};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.push_back("--");
+        args.insert(args.end(), command.begin(), command.end());
+        return confine.run(args, env);
+    }
+};
+
+std::size_t own_lines(const std::string& err) {
+    std::size_t n = 0;
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);) n += line.starts_with("confinectl: ");
+    return n;
+}
+
+std::string last_line(const std::string& text) {
+    std::string t = text;
+    if (!t.empty() && t.back() == '\n') t.pop_back();
+    return t.substr(t.rfind('\n') == std::string::npos ? 0 : t.rfind('\n') + 1);
+}
+
+}  // namespace
+
+TEST_CASE("confinectl run passes the command's exit status and bytes through", "[cli][run]") {
+    for (bool attest : {true, false}) {
+        INFO("attest " << attest);
+        FakeRunnerSetup s(attest);
+        for (int code : {0, 1, 7, 125, 126, 127}) {
+            auto r = s.run({"/bin/sh", "-c", "printf 'out\\000put'; printf 'err' >&2; exit " + std::to_string(code)});
+            CHECK(r.exit_code == code);
+            CHECK(r.out == std::string("out\0put", 7));
+            CHECK(r.err == notice + "\nerr");
+        }
+    }
+}
+
+TEST_CASE("confinectl run ends by the signal that ended the command", "[cli][run]") {
+    FakeRunnerSetup s;
+    auto r = s.run({"/bin/sh", "-c", "kill -TERM $$"});
+    CHECK(r.exit_code == -1);
+    CHECK(r.signal == SIGTERM);
+    auto killed = s.run({"/bin/sh", "-c", "kill -KILL $$"});
+    CHECK(killed.signal == SIGKILL);
+}
+
+TEST_CASE("confinectl run reports a runner failure in one line and exits 125, the command not run", "[cli][run]") {
+    for (bool attest : {true, false}) {
+        FakeRunnerSetup s(attest);
+        const fs::path marker = s.workspace / "ran";
+        auto r = s.run({"/usr/bin/touch", marker.string()}, {"FAKE_LAUNCHER_FAIL=1"});
+        CHECK(r.exit_code == 125);
+        CHECK(own_lines(r.err) == 1);
+        CHECK(last_line(r.err) == "confinectl: sandbox unavailable: " + fatal);
+        CHECK_FALSE(fs::exists(marker));
+    }
+}
+
+TEST_CASE("confinectl run fails closed on the default configuration while no runner works", "[cli][run]") {
+    Installed confine;
+    test::TempDir ws;
+    const fs::path marker = ws / "ran";
+    auto r = confine.run({"run", "--workspace", ws.path().string(), "--", "/usr/bin/touch", marker.string()});
+    check_one_error_line(r, "sandbox unavailable: no usable runner for platform 'linux': bwrap: not implemented yet; landlock: not implemented yet");
+    CHECK_FALSE(fs::exists(marker));
+}
+
+TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run]") {
+    FakeRunnerSetup s;
+    const fs::path report = s.confine.scratch("report.json");
+    auto r = s.run({"/bin/sh", "-c", "echo 'x: Permission denied' >&2; exit 3"}, {}, {"--report", report.string()});
+    CHECK(r.exit_code == 3);
+    auto j = json::parse(test::read_file(report));
+    CHECK(j["schema_version"] == 1);
+    CHECK(j["outcome"] == "task_failed");
+    CHECK(j["exit_code"] == 3);
+    CHECK(j["signal"].is_null());
+    CHECK(j["runner"] == "usable");
+    CHECK(j["enforcement"] == "partial");
+    CHECK(j["basis"] == "attestation");
+    CHECK(j["evidence"].is_null());
+    CHECK(j["denial_hint"] == "x: Permission denied");
+    CHECK(j["timed_out"] == false);
+
+    s.run({"/bin/true"}, {"FAKE_LAUNCHER_FAIL=1"}, {"--report", report.string()});
+    auto failed = json::parse(test::read_file(report));
+    CHECK(failed["outcome"] == "sandbox_unavailable");
+    CHECK(failed["evidence"]["line"] == fatal);
+    CHECK(failed["evidence"]["rule"] == "landlock-run: ");
+    CHECK(failed["exit_code"] == 125);
+}
+
+TEST_CASE("confinectl run --report-fd writes there, and the command does not inherit it", "[cli][run]") {
+    FakeRunnerSetup s;
+    const fs::path report = s.confine.scratch("fd-report.json");
+    auto r = test::run({"/bin/sh", "-c", "exec 7>\"$1\"; shift; exec \"$@\"", "sh", report.string(), (s.confine.scratch("bin") / "confinectl").string(),
+                        "run", "--config", s.config.string(), "--workspace", s.workspace.path().string(), "--report-fd", "7", "--",
+                        "/bin/sh", "-c", "if [ -e /proc/$$/fd/7 ]; then echo inherited; else echo not-inherited; fi"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "not-inherited\n");
+    auto j = json::parse(test::read_file(report));
+    CHECK(j["outcome"] == "completed");
+    check_one_error_line(s.run({"/bin/true"}, {}, {"--report-fd", "57"}), "--report-fd 57 is not an open file descriptor");
+    check_one_error_line(s.confine.run({"run", "--report", "/x", "--report-fd", "7", "--", "true"}), "");
+}
+
+TEST_CASE("confinectl run gives the command its standard input", "[cli][run]") {
+    FakeRunnerSetup s;
+    auto r = test::run({"/bin/sh", "-c", "printf 'through stdin' | \"$@\"", "sh", (s.confine.scratch("bin") / "confinectl").string(), "run", "--config",
+                        s.config.string(), "--workspace", s.workspace.path().string(), "--", "/bin/cat"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "through stdin");
+}
+
+TEST_CASE("confinectl run carries more than 1 MiB on both streams", "[cli][run]") {
+    FakeRunnerSetup s;
+    auto r = s.run({"/bin/sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' a & head -c 2000000 /dev/zero | tr '\\0' b >&2; wait"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == std::string(3000000, 'a'));
+    CHECK(r.err == notice + "\n" + std::string(2000000, 'b'));
+}
+
+TEST_CASE("confinectl run refuses a missing or non-directory workspace and bad flags, running nothing", "[cli][run]") {
+    FakeRunnerSetup s;
+    const fs::path marker = s.workspace / "ran";
+    const std::vector<std::string> touch{"--", "/usr/bin/touch", marker.string()};
+    auto with = [&](std::vector<std::string> args) {
+        std::vector<std::string> all{"run", "--config", s.config.string()};
+        all.insert(all.end(), args.begin(), args.end());
+        all.insert(all.end(), touch.begin(), touch.end());
+        return s.confine.run(all);
+    };
+    check_one_error_line(with({"--workspace", s.workspace.path().string() + "/absent"}),
+                         "workspace does not exist: " + s.workspace.path().string() + "/absent");
+    check_one_error_line(with({"--workspace", s.config.string()}), "workspace is not a directory: " + s.config.string());
+    check_one_error_line(with({"--mode", "read-write"}), "--mode: read-write not in {read-only,workspace-write}");
+    check_one_error_line(with({"--mode", "read-only", "--workspace", s.workspace.path().string()}), "--workspace needs --mode workspace-write");
+    check_one_error_line(with({"--mode", "read-only", "--writable", s.workspace.path().string()}), "read-only mode cannot have writable roots");
+    check_one_error_line(with({"--bogus"}), "The following arguments were not expected: ");
+    check_one_error_line(s.confine.run({"run", "--config", s.config.string()}), "run: no command given");
+    CHECK_FALSE(fs::exists(marker));
+}
+
+TEST_CASE("confinectl run uses the current directory as the default workspace", "[cli][run]") {
+    FakeRunnerSetup s(true, false);
+    auto r = test::run({"/bin/sh", "-c", "cd \"$1\" && shift && exec \"$@\"", "sh", s.workspace.path().string(),
+                        (s.confine.scratch("bin") / "confinectl").string(), "wrap", "--json", "--config", s.config.string(), "--", "echo", "hi"});
+    CHECK(r.exit_code == 0);
+    auto j = json::parse(r.out);
+    CHECK(j["argv"] == json::array({"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=workspace-write:" + fs::canonical(s.workspace.path()).string(), "--", "echo", "hi"}));
+}
+
+TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn themselves", "[cli][wrap]") {
+    FakeRunnerSetup s;
+    auto r = s.confine.run({"wrap", "--json", "--config", s.config.string(), "--workspace", s.workspace.path().string(), "--", "ls", "-l"});
+    CHECK(r.exit_code == 0);
+    auto j = json::parse(r.out);
+    CHECK(j["schema_version"] == 1);
+    CHECK(j["runner"] == "usable");
+    CHECK(j["argv"] == json::array({FAKE_LAUNCHER, "--", "ls", "-l"}));
+    CHECK(j["enforcement"] == "partial");
+    CHECK(j["denial_signatures"] == json::array({"permission denied"}));
+    CHECK(j["failure_rule"]["allowed_exit_codes"] == json::array({125}));
+    CHECK(j["failure_rule"]["fatal_signatures"] == json::array({"landlock-run: "}));
+    CHECK(j["failure_rule"]["informational_lines"] == json::array({notice}));
+    CHECK(j["attestation"]["kind"] == "exec");
+    CHECK(j["attestation"]["exec_index"] == 2);
+
+    FakeRunnerSetup plain(true, false);
+    auto ro = plain.confine.run({"wrap", "--json", "--config", plain.config.string(), "--mode", "read-only", "--", "true"});
+    CHECK(json::parse(ro.out)["argv"] == json::array({"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=read-only", "--", "true"}));
+    auto extra = plain.confine.run({"wrap", "--json", "--config", plain.config.string(), "--workspace", plain.workspace.path().string(),
+                                    "--writable", plain.plugins.path().string(), "--", "true"});
+    CHECK(json::parse(extra.out)["argv"][3] == "FAKE_WRITABLE=" + plain.plugins.path().string());
+
+    Installed dflt;
+    check_one_error_line(dflt.run({"wrap", "--json", "--", "true"}), "sandbox unavailable: no usable runner for platform 'linux'");
 }
