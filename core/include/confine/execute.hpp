@@ -3,11 +3,12 @@
 //
 //   auto provider = confine::Provider::create(std::move(config));
 //   confine::Policy policy{confine::Mode::workspace_write, "/home/me/ws", {}};
-//   auto outcome = confine::run(**provider, policy, {"make", "-j2"});
+//   std::vector<std::string> argv{"make", "-j2"};
+//   auto outcome = confine::run(**provider, policy, argv);
 //   if (!outcome) ...                               // bad policy: nothing ran
 //   else if (outcome->kind == confine::OutcomeKind::sandbox_unavailable) ...
 //
-//   auto process = confine::spawn(**provider, policy, {"long-job"}, {.timeout = 30s});
+//   auto process = confine::spawn(**provider, policy, argv, {.timeout = 30s});
 //   process->kill(SIGTERM);  auto done = process->wait();  done.stdout_text ...
 #pragma once
 
