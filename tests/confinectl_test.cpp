@@ -429,3 +429,20 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
     Installed dflt;
     check_one_error_line(dflt.run({"wrap", "--json", "--", "true"}), "sandbox unavailable: no usable runner for platform 'linux'");
 }
+
+TEST_CASE("a terminal stays a terminal where the runner attests", "[cli][run]") {
+    if (!fs::exists("/usr/bin/script")) test::skip_test("needs script(1) from util-linux to make a terminal");
+    for (bool attest : {true, false}) {
+        INFO("attest " << attest);
+        FakeRunnerSetup s(attest);
+        const std::string inner = (s.confine.scratch("bin") / "confinectl").string() + " run --config " + s.config.string() +
+                                  " --workspace " + s.workspace.path().string() +
+                                  " -- /bin/sh -c 'test -t 0 && echo tty0; test -t 1 && echo tty1; test -t 2 && echo tty2; true'";
+        auto r = test::run({"/usr/bin/script", "-qec", inner, "/dev/null"});
+        CHECK(r.exit_code == 0);
+        CHECK_THAT(r.out, Catch::Contains("tty0") && Catch::Contains("tty1"));
+        // Without attestation the failure rule must read stderr, so it goes through a pipe.
+        if (attest) CHECK_THAT(r.out, Catch::Contains("tty2"));
+        else CHECK_THAT(r.out, !Catch::Contains("tty2"));
+    }
+}

@@ -82,7 +82,9 @@ struct Observation {
 Outcome classify(const WrapResult& wrap, const Observation& observed);
 
 struct RunOptions {
-    std::optional<std::chrono::milliseconds> timeout;  // kills the whole process group
+    // Kills the whole process group at the limit; a run with a limit therefore gets
+    // its own process group, out of reach of a terminal's job control.
+    std::optional<std::chrono::milliseconds> timeout;
     std::filesystem::path working_directory;           // empty: the current one
     std::optional<std::vector<std::string>> environment;  // "K=V" entries; nullopt: inherited
     // Called with the runner's process id as soon as it exists (e.g. to forward signals).

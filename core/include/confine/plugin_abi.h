@@ -79,7 +79,9 @@ typedef int32_t confine_status;
 /* The runner process reaches the command by its own execve: the command is its
  * attestation_exec_index-th successful execve, counting the runner's own as 1 (a
  * launcher that sets up confinement and then calls execvp on the command: 2). The
- * host observes the execs through the kernel, where the command cannot forge them. */
+ * host observes the execs through the kernel (ptrace), where the command cannot
+ * forge them, and lets the process go at the command's exec. Not for set-user-ID
+ * runners: a traced exec does not gain privileges. */
 #define CONFINE_ATTESTATION_EXEC 1
 
 /* Log levels for confine_host.log. */
