@@ -291,11 +291,12 @@ std::expected<Config, Error> load_config_file(const std::filesystem::path& file)
         return std::unexpected(Error{ErrorCode::config_untrusted, file.string() + ": refusing configuration: " + *bad});
     std::ifstream in(file, std::ios::binary);
     if (!in) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": cannot open for reading"});
+    // Read in small steps up to the limit: a configuration is a few hundred bytes.
     std::string text;
-    text.resize(max_config_bytes + 1);
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    char chunk[4096];
+    while (text.size() <= max_config_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
+        text.append(chunk, static_cast<std::size_t>(in.gcount()));
     if (in.bad()) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": read error"});
-    text.resize(static_cast<std::size_t>(in.gcount()));
     if (text.size() > max_config_bytes)
         return std::unexpected(Error{ErrorCode::config_invalid, file.string() + ": larger than 1 MiB"});
     return parse_config(text, file.string());
