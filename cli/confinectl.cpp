@@ -337,7 +337,12 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
     options.on_started = [](int pid) { g_child_pid = pid; };
     auto outcome = confine::run(**provider, *policy, command, options);
     g_child_pid = 0;
-    if (!outcome) return fail(outcome.error().message);
+    if (!outcome) {
+        // Like env and timeout: 127 for a command that is not there, 126 for one that cannot run.
+        const auto code = outcome.error().code;
+        fail(outcome.error().message);
+        return code == confine::ErrorCode::command_not_found ? 127 : code == confine::ErrorCode::command_not_executable ? 126 : exit_failure;
+    }
 
     const std::string report = outcome_json(*outcome).dump() + "\n";
     std::optional<std::string> report_error;

@@ -446,3 +446,14 @@ TEST_CASE("a terminal stays a terminal where the runner attests", "[cli][run]") 
         else CHECK_THAT(r.out, !Catch::Contains("tty2"));
     }
 }
+
+TEST_CASE("confinectl run exits 127 for a command that is not there and 126 for one that cannot run", "[cli][run]") {
+    FakeRunnerSetup s;
+    auto missing = s.run({"confine-no-such-command"});
+    CHECK(missing.exit_code == 127);
+    CHECK(missing.err == "confinectl: confine-no-such-command: command not found\n");
+    test::write_file(s.workspace / "script", "#!/bin/sh\n", fs::perms(0644));
+    auto not_exec = s.run({(s.workspace / "script").string()});
+    CHECK(not_exec.exit_code == 126);
+    CHECK(not_exec.err == "confinectl: " + (s.workspace / "script").string() + ": Permission denied\n");
+}

@@ -299,3 +299,29 @@ TEST_CASE("nothing runs when the policy is bad or no runner can be selected", "[
     CHECK(bg->wait().outcome.evidence == fg->evidence);
     CHECK_FALSE(fs::exists(marker));
 }
+
+TEST_CASE("a command that does not exist is the caller's error, never a runner failure", "[execute]") {
+    Rig rig(Rig::Kind::plugin_attested);
+    test::TempDir dir;
+    test::write_file(dir / "script", "#!/bin/sh\ntrue\n", fs::perms(0644));
+    auto expect = [&](const std::vector<std::string>& argv, confine::ErrorCode code, const std::string& message, confine::RunOptions options = {}) {
+        INFO(argv.front());
+        auto fg = confine::run(rig.provider(), rig.policy(), argv, options);
+        REQUIRE_FALSE(fg);
+        CHECK(fg.error().code == code);
+        CHECK(fg.error().message == message);
+        auto bg = confine::spawn(rig.provider(), rig.policy(), argv, options);
+        REQUIRE_FALSE(bg);
+        CHECK(bg.error().code == code);
+    };
+    expect({"confine-no-such-command"}, confine::ErrorCode::command_not_found, "confine-no-such-command: command not found");
+    expect({(dir / "absent").string()}, confine::ErrorCode::command_not_found, (dir / "absent").string() + ": No such file or directory");
+    expect({(dir / "script").string()}, confine::ErrorCode::command_not_executable, (dir / "script").string() + ": Permission denied");
+    confine::RunOptions in_dir;
+    in_dir.working_directory = dir.path();
+    expect({"./script"}, confine::ErrorCode::command_not_executable, "./script: Permission denied", in_dir);
+    confine::RunOptions own_path;
+    own_path.environment = std::vector<std::string>{"PATH=" + dir.path().string()};
+    expect({"script"}, confine::ErrorCode::command_not_executable, "script: Permission denied", own_path);
+    expect({"sh"}, confine::ErrorCode::command_not_found, "sh: command not found", own_path);
+}

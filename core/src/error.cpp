@@ -6,6 +6,8 @@ std::string_view error_code_name(ErrorCode code) noexcept {
     switch (code) {
     case ErrorCode::usage: return "USAGE";
     case ErrorCode::invalid_policy: return "INVALID_POLICY";
+    case ErrorCode::command_not_found: return "COMMAND_NOT_FOUND";
+    case ErrorCode::command_not_executable: return "COMMAND_NOT_EXECUTABLE";
     case ErrorCode::config_not_found: return "CONFIG_NOT_FOUND";
     case ErrorCode::config_unreadable: return "CONFIG_UNREADABLE";
     case ErrorCode::config_syntax: return "CONFIG_SYNTAX";

@@ -11,6 +11,8 @@ namespace confine {
 enum class ErrorCode : int {
     usage = 1,                    // bad flag or argument from the caller
     invalid_policy = 2,           // a policy that cannot be honoured as given
+    command_not_found = 3,        // the command to confine does not exist (not on PATH)
+    command_not_executable = 4,   // the command exists but cannot be executed
     config_not_found = 10,        // --config / CONFINE_CONFIG names no file
     config_unreadable = 11,       // the file exists but cannot be read
     config_syntax = 12,           // not TOML

@@ -91,6 +91,11 @@ struct RunOptions {
     std::function<void(int)> on_started;
 };
 
+// run() and spawn() look the command up first, as a shell would (PATH from the
+// environment it will get, relative paths from its working directory), so that a
+// command that does not exist is the caller's error (COMMAND_NOT_FOUND,
+// COMMAND_NOT_EXECUTABLE) and never mistaken for a runner failure.
+//
 // Runs in the foreground: stdin, stdout and stderr are the caller's. Where the runner
 // cannot attest and stderr is not a terminal, stderr is copied through so that the
 // failure rule can read it; the bytes reach the caller unchanged.
