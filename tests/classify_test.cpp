@@ -135,6 +135,10 @@ TEST_CASE("a runner that cannot be started is a spawn-error runner failure namin
     CHECK(out.kind == OutcomeKind::sandbox_unavailable);
     CHECK(out.basis == confine::Basis::spawn_error);
     CHECK(out.evidence == "cannot start runner 'landlock' (/usr/lib/confine/landlock-run): No such file or directory");
+    o.spawn_errno = EPERM;
+    o.attestation_detail = "cannot trace the runner to attest it";
+    CHECK(confine::classify(landlock_shaped(), o).evidence ==
+          "cannot start runner 'landlock' (/usr/lib/confine/landlock-run): Operation not permitted (cannot trace the runner to attest it)");
 }
 
 TEST_CASE("a run killed at its time limit is a task failure", "[classify]") {

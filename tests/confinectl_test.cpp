@@ -457,3 +457,14 @@ TEST_CASE("confinectl run exits 127 for a command that is not there and 126 for 
     CHECK(not_exec.exit_code == 126);
     CHECK(not_exec.err == "confinectl: " + (s.workspace / "script").string() + ": Permission denied\n");
 }
+
+TEST_CASE("confinectl run fails closed when the runner cannot be traced for attestation", "[cli][run][attestation]") {
+    if (!fs::exists("/usr/bin/strace")) test::skip_test("needs strace to trace confinectl");
+    FakeRunnerSetup s;
+    const fs::path marker = s.workspace / "ran";
+    auto r = test::run({"/usr/bin/strace", "-f", "-o", "/dev/null", (s.confine.scratch("bin") / "confinectl").string(), "run", "--config",
+                        s.config.string(), "--workspace", s.workspace.path().string(), "--", "/usr/bin/touch", marker.string()});
+    CHECK(r.exit_code == 125);
+    CHECK_THAT(r.err, Catch::EndsWith("Operation not permitted (cannot trace the runner to attest it)\n"));
+    CHECK_FALSE(fs::exists(marker));
+}

@@ -90,6 +90,7 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
         out.kind = OutcomeKind::sandbox_unavailable;
         out.basis = Basis::spawn_error;
         out.evidence = "cannot start runner '" + wrap.runner + "' (" + runner_program + "): " + std::strerror(o.spawn_errno);
+        if (!o.attestation_detail.empty()) out.evidence += " (" + o.attestation_detail + ")";
         return out;
     }
     auto task = [&](Basis basis) {
