@@ -106,15 +106,6 @@ std::optional<std::string> resolve_program(const std::string& name, int& error) 
     return std::nullopt;
 }
 
-int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-    (void)pid;
-    errno = ENOSYS;
-    return -1;
-#endif
-}
 
 void record_status(Observation& o, int status) {
     if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);

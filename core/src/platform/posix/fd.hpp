@@ -2,7 +2,10 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <utility>
 
@@ -38,6 +41,17 @@ inline bool make_pipe(Fd& read_end, Fd& write_end) {
     read_end = Fd(fds[0]);
     write_end = Fd(fds[1]);
     return true;
+}
+
+// A descriptor that becomes readable when `pid` exits (before it is reaped), or -1.
+inline int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 }  // namespace confine::detail

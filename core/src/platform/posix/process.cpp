@@ -20,15 +20,6 @@ namespace confine::detail {
 namespace {
 
 
-int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-    (void)pid;
-    errno = ENOSYS;
-    return -1;
-#endif
-}
 
 // Appends what is readable; returns false on EOF or error.
 bool drain(int fd, std::string& into, std::size_t limit) {
