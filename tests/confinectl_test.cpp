@@ -27,6 +27,7 @@ public:
         fs::copy_file(built, root_ / "bin" / "confinectl");
         for (auto n : {"landlock", "bwrap", "seatbelt", "appcontainer"}) test::install_builtin(plugin_dir_, n);
     }
+    void remove_launcher() const { fs::remove(plugin_dir_ / "landlock-run"); }
     test::Result run(std::vector<std::string> args, std::vector<std::string> env = {}) const {
         std::vector<std::string> argv{"/usr/bin/env", "-u", "CONFINE_CONFIG"};
         argv.insert(argv.end(), env.begin(), env.end());
@@ -50,19 +51,34 @@ void check_one_error_line(const test::Result& r, const std::string& starts_with)
 
 }  // namespace
 
-TEST_CASE("confinectl probe on the embedded default fails closed with one line and 125", "[cli]") {
+TEST_CASE("confinectl probe on the embedded default selects landlock where the kernel enforces it", "[cli][landlock]") {
+    test::require_landlock();
     Installed confine;
     auto r = confine.run({"probe"});
-    check_one_error_line(r, "sandbox unavailable: no usable runner for platform 'linux': bwrap: not implemented yet; landlock: not implemented yet");
-    CHECK_THAT(r.out, Catch::Contains("platform: linux\n"));
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
     CHECK_THAT(r.out, Catch::Contains("config: <embedded default>\n"));
     CHECK_THAT(r.out, Catch::Contains("chain: bwrap landlock\n"));
+    CHECK_THAT(r.out, Catch::Contains("  bwrap: unusable: not implemented yet [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
+    CHECK_THAT(r.out, Catch::Contains("  landlock: full [" + (confine.plugin_dir() / "confine-runner-landlock.so").string() + "]\n"));
+    CHECK_THAT(r.out, Catch::Contains("selected: landlock (enforcement full)\n"));
+}
+
+TEST_CASE("confinectl probe fails closed with one line and 125 when no runner is usable", "[cli]") {
+    Installed confine;
+    confine.remove_launcher();
+    auto r = confine.run({"probe"});
+    const std::string launcher = (confine.plugin_dir() / "landlock-run").string();
+    check_one_error_line(r, "sandbox unavailable: no usable runner for platform 'linux': bwrap: not implemented yet; landlock: landlock-run "
+                            "launcher not found at " + launcher + ": No such file or directory");
+    CHECK_THAT(r.out, Catch::Contains("platform: linux\n"));
     CHECK_THAT(r.out, Catch::Contains("  bwrap: unusable: not implemented yet [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
     CHECK_THAT(r.out, Catch::Contains("selected: none\n"));
 }
 
 TEST_CASE("confinectl probe --json reports every runner's verdict", "[cli]") {
     Installed confine;
+    confine.remove_launcher();
     auto r = confine.run({"probe", "--json"});
     CHECK(r.exit_code == 125);
     auto j = json::parse(r.out);
@@ -75,6 +91,7 @@ TEST_CASE("confinectl probe --json reports every runner's verdict", "[cli]") {
     CHECK(j["runners"][0]["runner"] == "bwrap");
     CHECK(j["runners"][0]["verdict"] == "unusable");
     CHECK(j["runners"][0]["reason"] == "not implemented yet");
+    CHECK(j["runners"][1]["probed"] == true);
     CHECK(j["error"]["code"] == "SANDBOX_UNAVAILABLE");
     CHECK(test::line_count(r.err) == 1);
 }
@@ -101,9 +118,9 @@ TEST_CASE("confinectl probe exits 0 when a runner is usable", "[cli]") {
 TEST_CASE("confinectl probe checks a runner that is alone in its chain", "[cli]") {
     Installed confine;
     const fs::path cfg = confine.scratch("c.toml");
-    test::write_file(cfg, "[platform.linux]\nchain = [\"landlock\"]\n");
+    test::write_file(cfg, "[platform.linux]\nchain = [\"bwrap\"]\n");
     auto r = confine.run({"probe", "--config", cfg.string()});
-    check_one_error_line(r, "sandbox unavailable: runner 'landlock', the only one in the chain, is unusable: not implemented yet");
+    check_one_error_line(r, "sandbox unavailable: runner 'bwrap', the only one in the chain, is unusable: not implemented yet");
 }
 
 TEST_CASE("confinectl probe reports an asserted runner command without probing it", "[cli]") {
@@ -136,8 +153,8 @@ TEST_CASE("confinectl never reads a confine.toml from the current directory", "[
     test::write_file(workspace / "confine.toml", "[platform.linux]\nrunner_command = [\"/usr/bin/env\"]\nrunner_failure_signatures = [\"x\"]\n");
     auto r = test::run({"/bin/sh", "-c", "cd \"$1\" && exec env -u CONFINE_CONFIG \"$2\" probe", "sh", workspace.path().string(),
                         (confine.scratch("bin") / "confinectl").string()});
-    CHECK(r.exit_code == 125);
     CHECK_THAT(r.out, Catch::Contains("config: <embedded default>\n"));
+    CHECK_THAT(r.out, Catch::Contains("chain: bwrap landlock\n"));
     CHECK_THAT(r.out, !Catch::Contains("runner_command"));
 }
 
@@ -309,12 +326,13 @@ TEST_CASE("confinectl run reports a runner failure in one line and exits 125, th
     }
 }
 
-TEST_CASE("confinectl run fails closed on the default configuration while no runner works", "[cli][run]") {
+TEST_CASE("confinectl run fails closed on the default configuration when no runner works", "[cli][run]") {
     Installed confine;
+    confine.remove_launcher();
     test::TempDir ws;
     const fs::path marker = ws / "ran";
     auto r = confine.run({"run", "--workspace", ws.path().string(), "--", "/usr/bin/touch", marker.string()});
-    check_one_error_line(r, "sandbox unavailable: no usable runner for platform 'linux': bwrap: not implemented yet; landlock: not implemented yet");
+    check_one_error_line(r, "sandbox unavailable: no usable runner for platform 'linux': bwrap: not implemented yet; landlock: landlock-run launcher not found at ");
     CHECK_FALSE(fs::exists(marker));
 }
 
@@ -427,6 +445,7 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
     CHECK(json::parse(extra.out)["argv"][3] == "FAKE_WRITABLE=" + plain.plugins.path().string());
 
     Installed dflt;
+    dflt.remove_launcher();
     check_one_error_line(dflt.run({"wrap", "--json", "--", "true"}), "sandbox unavailable: no usable runner for platform 'linux'");
 }
 

@@ -288,13 +288,15 @@ TEST_CASE("a bad policy is refused before any runner sees it", "[selection]") {
     CHECK(log.count("load usable") == 0);
 }
 
-TEST_CASE("the default Linux chain fails closed while its runners are not implemented", "[selection][builtin]") {
+TEST_CASE("the default Linux chain fails closed when neither runner can work here", "[selection][builtin]") {
     test::TempDir dir;
-    for (auto n : {"bwrap", "landlock"}) test::install_builtin(dir.path(), n);
+    test::install_builtin(dir.path(), "bwrap");
+    test::install_builtin(dir.path(), "landlock", false);
     auto provider = provider_for(dir, std::string(confine::embedded_default_config()));
     const auto& s = provider->selection();
     CHECK_FALSE(s.usable());
-    CHECK(s.failure->message == "no usable runner for platform 'linux': bwrap: not implemented yet; landlock: not implemented yet");
+    CHECK(s.failure->message == "no usable runner for platform 'linux': bwrap: not implemented yet; landlock: landlock-run launcher not found at " +
+                                    (dir / "landlock-run").string() + ": No such file or directory");
     auto wrapped = provider->wrap({confine::Mode::workspace_write, dir.path(), {}}, true_argv);
     REQUIRE_FALSE(wrapped);
     CHECK(wrapped.error().code == ErrorCode::sandbox_unavailable);

@@ -1,6 +1,7 @@
 #include "support.hpp"
 
 #include "process.hpp"
+#include "ruleset.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -38,8 +39,15 @@ fs::path install_fake(const fs::path& dir, const std::string& name) {
     return copy_plugin(fs::path(FAKE_PLUGIN_DIR) / ("confine-runner-" + name + ".so"), dir);
 }
 
-fs::path install_builtin(const fs::path& dir, const std::string& runner) {
+fs::path install_builtin(const fs::path& dir, const std::string& runner, bool with_launcher) {
+    if (runner == "landlock" && with_launcher) copy_plugin(fs::path(BUILTIN_PLUGIN_DIR) / "landlock-run", dir);
     return copy_plugin(fs::path(BUILTIN_PLUGIN_DIR) / ("confine-runner-" + runner + ".so"), dir);
+}
+
+bool landlock_enforced() { return confine::landlock::abi_version() >= 1; }
+
+void require_landlock() {
+    if (!landlock_enforced()) skip_test("this kernel does not enforce Landlock");
 }
 
 void write_file(const fs::path& file, const std::string& text, fs::perms mode) {

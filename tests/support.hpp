@@ -27,7 +27,12 @@ private:
 
 // Copies a fake plugin (tests/fake_plugins) or a built-in one into `dir`, mode 0755.
 fs::path install_fake(const fs::path& dir, const std::string& file_runner_name);
-fs::path install_builtin(const fs::path& dir, const std::string& runner);
+// The landlock plugin comes with its launcher unless `with_launcher` is false.
+fs::path install_builtin(const fs::path& dir, const std::string& runner, bool with_launcher = true);
+
+// Whether this kernel enforces Landlock; require_landlock() skips the test otherwise.
+bool landlock_enforced();
+void require_landlock();
 
 void write_file(const fs::path& file, const std::string& text, fs::perms mode = fs::perms(0644));
 std::string read_file(const fs::path& file);

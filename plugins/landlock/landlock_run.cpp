@@ -1,0 +1,100 @@
+// landlock-run: runs a command confined by Landlock. The command-line contract is
+// shared/contracts/landlock-run.md (version 1); other programs depend on it exactly.
+//
+//   landlock-run [--ro <path>]... [--rw <path>]... -- <argv>...
+//   landlock-run --probe
+//
+// It sits in front of every confined command, so it reads no configuration, uses no
+// environment variable, allocates nothing, and goes straight to execvp.
+#include "ruleset.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+namespace ll = confine::landlock;
+constexpr int launcher_failure = 125;
+
+[[noreturn]] void fatal(const char* what, const char* detail = nullptr, const char* detail2 = nullptr) {
+    // One line, written at once.
+    char line[4096];
+    std::snprintf(line, sizeof line, "landlock-run: %s%s%s%s\n", what, detail ? detail : "", detail && detail2 ? ": " : "",
+                  detail2 ? detail2 : "");
+    ssize_t ignored = ::write(2, line, std::strlen(line));
+    (void)ignored;
+    std::_Exit(launcher_failure);
+}
+
+int kernel_abi() {
+#ifdef CONFINE_LANDLOCK_TEST_ABI_CAP
+    // Test-only build: pretend to be an older kernel. The shipped launcher has no such input.
+    const char* cap = std::getenv("CONFINE_TEST_LANDLOCK_ABI_CAP");
+    return ll::abi_version(cap ? std::atoi(cap) : 0);
+#else
+    return ll::abi_version();
+#endif
+}
+
+const char not_enforced[] = "landlock is not enforced by this kernel (ABI unsupported or disabled)";
+
+int probe() {
+    const int abi = kernel_abi();
+    if (abi < 1) fatal(not_enforced);
+    // Functional: build a ruleset and confine this very process with it.
+    int fd = ll::create_ruleset(ll::handled_access(abi));
+    if (fd < 0) fatal("landlock ruleset error: ", std::strerror(-fd));
+    if (int rc = ll::restrict_self(fd); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));
+    std::puts(ll::fully_enforced(abi) ? "landlock: fully enforced" : "landlock: partially enforced (older ABI)");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc == 2 && std::strcmp(argv[1], "--probe") == 0) return probe();
+
+    // Check the whole grammar before touching the kernel.
+    int command = -1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--") == 0) {
+            command = i + 1;
+            break;
+        }
+        if (std::strcmp(argv[i], "--probe") == 0) fatal("usage error: --probe takes no other arguments");
+        if (std::strcmp(argv[i], "--ro") == 0 || std::strcmp(argv[i], "--rw") == 0) {
+            if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0) {
+                char what[64];
+                std::snprintf(what, sizeof what, "usage error: %s requires a path", argv[i]);
+                fatal(what);
+            }
+            ++i;
+            continue;
+        }
+        fatal("usage error: unknown argument: ", argv[i]);
+    }
+    if (command < 0 || command >= argc) fatal("usage error: missing `-- <argv>...` command");
+
+    const int abi = kernel_abi();
+    if (abi < 1) fatal(not_enforced);
+    const std::uint64_t handled = ll::handled_access(abi);
+    const int ruleset = ll::create_ruleset(handled);
+    if (ruleset < 0) fatal("landlock ruleset error: ", std::strerror(-ruleset));
+    for (int i = 1; i + 1 < command; i += 2) {
+        const auto grant = std::strcmp(argv[i], "--rw") == 0 ? ll::Grant::read_write : ll::Grant::read_only;
+        int path_fd = ::open(argv[i + 1], O_PATH | O_CLOEXEC);
+        if (path_fd < 0) fatal("cannot open rule path: ", argv[i + 1], std::strerror(errno));
+        if (int rc = ll::add_rule(ruleset, path_fd, grant, handled); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));
+        ::close(path_fd);
+    }
+    if (int rc = ll::restrict_self(ruleset); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));
+    ::close(ruleset);
+    if (!ll::fully_enforced(abi)) {
+        static const char notice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
+        ssize_t ignored = ::write(2, notice, sizeof notice - 1);
+        (void)ignored;
+    }
+    ::execvp(argv[command], argv + command);
+    fatal("exec failed: ", std::strerror(errno));
+}

@@ -1,0 +1,106 @@
+// Landlock, spoken directly to the kernel: the one table that maps a kernel's ABI to
+// what can be governed, and the few steps that build and apply a ruleset. Shared by
+// the landlock-run launcher and the plugin. Allocates nothing and throws nothing, so
+// it may run between fork and exec.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+// Vendored from <linux/landlock.h>: the system headers may predate the ABIs we handle.
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+
+namespace confine::landlock {
+
+inline constexpr std::uint32_t create_ruleset_version = 1u << 0;
+inline constexpr int rule_path_beneath = 1;
+
+namespace access {
+inline constexpr std::uint64_t execute = 1ull << 0;
+inline constexpr std::uint64_t write_file = 1ull << 1;
+inline constexpr std::uint64_t read_file = 1ull << 2;
+inline constexpr std::uint64_t read_dir = 1ull << 3;
+inline constexpr std::uint64_t truncate = 1ull << 14;   // ABI 3
+inline constexpr std::uint64_t ioctl_dev = 1ull << 15;  // ABI 5
+}  // namespace access
+
+struct RulesetAttr {
+    std::uint64_t handled_access_fs;
+};
+
+struct [[gnu::packed]] PathBeneathAttr {
+    std::uint64_t allowed_access;
+    std::int32_t parent_fd;
+};
+
+// The kernel's Landlock ABI version, or a value < 1 when it does not enforce Landlock.
+// `cap` (> 0) pretends the kernel is no newer than that: for tests only.
+inline int abi_version(int cap = 0) noexcept {
+    long v = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, create_ruleset_version);
+    if (v < 1) return 0;
+    return cap > 0 && v > cap ? cap : static_cast<int>(v);
+}
+
+// The filesystem accesses governed for a kernel ABI (contract: ABI 1..5 and no more).
+inline std::uint64_t handled_access(int abi) noexcept {
+    if (abi >= 5) return 0xFFFF;
+    if (abi >= 3) return 0x7FFF;  // ABI 4 added only network rights
+    if (abi == 2) return 0x3FFF;
+    if (abi == 1) return 0x1FFF;
+    return 0;
+}
+
+// Everything below ABI 5 leaves some filesystem access ungoverned.
+inline bool fully_enforced(int abi) noexcept { return abi >= 5; }
+
+enum class Grant { read_only, read_write };
+
+// What a grant allows beneath a path. A path that is not a directory keeps only the
+// accesses that make sense on a file (this is how `--rw /dev/null` works).
+inline std::uint64_t allowed_access(Grant grant, std::uint64_t handled, bool is_directory) noexcept {
+    std::uint64_t allowed = grant == Grant::read_only ? (access::execute | access::read_file | access::read_dir) : handled;
+    if (!is_directory)
+        allowed &= access::execute | access::write_file | access::read_file | access::truncate | access::ioctl_dev;
+    return allowed & handled;
+}
+
+// A new ruleset descriptor, or -errno.
+inline int create_ruleset(std::uint64_t handled) noexcept {
+    RulesetAttr attr{handled};
+    long fd = ::syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0u);
+    return fd < 0 ? -errno : static_cast<int>(fd);
+}
+
+// Adds `grant` beneath the already opened `path_fd` (an O_PATH descriptor; its type
+// is read from the descriptor itself). 0 or -errno.
+inline int add_rule(int ruleset_fd, int path_fd, Grant grant, std::uint64_t handled) noexcept {
+    struct stat st {};
+    if (::fstat(path_fd, &st) != 0) return -errno;
+    PathBeneathAttr rule{allowed_access(grant, handled, S_ISDIR(st.st_mode)), path_fd};
+    if (rule.allowed_access == 0) return 0;
+    return ::syscall(__NR_landlock_add_rule, ruleset_fd, rule_path_beneath, &rule, 0u) == 0 ? 0 : -errno;
+}
+
+// The irreversible step: from here on this process and everything it executes is
+// confined by the ruleset. no_new_privs first, as the kernel requires of the
+// unprivileged, and so that no set-user-ID program can shed the ruleset. 0 or -errno.
+inline int restrict_self(int ruleset_fd) noexcept {
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -errno;
+    return ::syscall(__NR_landlock_restrict_self, ruleset_fd, 0u) == 0 ? 0 : -errno;
+}
+
+}  // namespace confine::landlock
