@@ -11,37 +11,7 @@ using nlohmann::json;
 
 namespace {
 
-// confinectl and the built-in plugins copied into a private tree laid out like the
-// build tree (and the install), so the tests do not depend on where the sources live.
-class Installed {
-public:
-    Installed() {
-        const fs::path built(CONFINECTL);
-        const fs::path relative = fs::path(BUILTIN_PLUGIN_DIR).lexically_relative(built.parent_path());
-        fs::create_directories(root_ / "bin");
-        plugin_dir_ = (root_.path() / "bin" / relative).lexically_normal();
-        fs::create_directories(plugin_dir_);
-        for (const fs::path& d : {root_.path(), root_ / "bin", plugin_dir_})
-            fs::permissions(d, fs::perms(0755));
-        for (fs::path p = plugin_dir_; p != root_.path(); p = p.parent_path()) fs::permissions(p, fs::perms(0755));
-        fs::copy_file(built, root_ / "bin" / "confinectl");
-        for (auto n : {"landlock", "bwrap", "seatbelt", "appcontainer"}) test::install_builtin(plugin_dir_, n);
-    }
-    void remove_launcher() const { fs::remove(plugin_dir_ / "landlock-run"); }
-    test::Result run(std::vector<std::string> args, std::vector<std::string> env = {}) const {
-        std::vector<std::string> argv{"/usr/bin/env", "-u", "CONFINE_CONFIG"};
-        argv.insert(argv.end(), env.begin(), env.end());
-        argv.push_back((root_ / "bin" / "confinectl").string());
-        argv.insert(argv.end(), args.begin(), args.end());
-        return test::run(argv);
-    }
-    const fs::path& plugin_dir() const { return plugin_dir_; }
-    fs::path scratch(const std::string& name) const { return root_ / name; }
-
-private:
-    test::TempDir root_;
-    fs::path plugin_dir_;
-};
+using test::Installed;
 
 void check_one_error_line(const test::Result& r, const std::string& starts_with) {
     CHECK(r.exit_code == 125);
@@ -152,7 +122,7 @@ TEST_CASE("confinectl never reads a confine.toml from the current directory", "[
     test::TempDir workspace;
     test::write_file(workspace / "confine.toml", "[platform.linux]\nrunner_command = [\"/usr/bin/env\"]\nrunner_failure_signatures = [\"x\"]\n");
     auto r = test::run({"/bin/sh", "-c", "cd \"$1\" && exec env -u CONFINE_CONFIG \"$2\" probe", "sh", workspace.path().string(),
-                        (confine.scratch("bin") / "confinectl").string()});
+                        confine.confinectl().string()});
     CHECK_THAT(r.out, Catch::Contains("config: <embedded default>\n"));
     CHECK_THAT(r.out, Catch::Contains("chain: bwrap landlock\n"));
     CHECK_THAT(r.out, !Catch::Contains("runner_command"));
@@ -364,7 +334,7 @@ TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run]") {
 TEST_CASE("confinectl run --report-fd writes there, and the command does not inherit it", "[cli][run]") {
     FakeRunnerSetup s;
     const fs::path report = s.confine.scratch("fd-report.json");
-    auto r = test::run({"/bin/sh", "-c", "exec 7>\"$1\"; shift; exec \"$@\"", "sh", report.string(), (s.confine.scratch("bin") / "confinectl").string(),
+    auto r = test::run({"/bin/sh", "-c", "exec 7>\"$1\"; shift; exec \"$@\"", "sh", report.string(), s.confine.confinectl().string(),
                         "run", "--config", s.config.string(), "--workspace", s.workspace.path().string(), "--report-fd", "7", "--",
                         "/bin/sh", "-c", "if [ -e /proc/$$/fd/7 ]; then echo inherited; else echo not-inherited; fi"});
     CHECK(r.exit_code == 0);
@@ -377,7 +347,7 @@ TEST_CASE("confinectl run --report-fd writes there, and the command does not inh
 
 TEST_CASE("confinectl run gives the command its standard input", "[cli][run]") {
     FakeRunnerSetup s;
-    auto r = test::run({"/bin/sh", "-c", "printf 'through stdin' | \"$@\"", "sh", (s.confine.scratch("bin") / "confinectl").string(), "run", "--config",
+    auto r = test::run({"/bin/sh", "-c", "printf 'through stdin' | \"$@\"", "sh", s.confine.confinectl().string(), "run", "--config",
                         s.config.string(), "--workspace", s.workspace.path().string(), "--", "/bin/cat"});
     CHECK(r.exit_code == 0);
     CHECK(r.out == "through stdin");
@@ -415,7 +385,7 @@ TEST_CASE("confinectl run refuses a missing or non-directory workspace and bad f
 TEST_CASE("confinectl run uses the current directory as the default workspace", "[cli][run]") {
     FakeRunnerSetup s(true, false);
     auto r = test::run({"/bin/sh", "-c", "cd \"$1\" && shift && exec \"$@\"", "sh", s.workspace.path().string(),
-                        (s.confine.scratch("bin") / "confinectl").string(), "wrap", "--json", "--config", s.config.string(), "--", "echo", "hi"});
+                        s.confine.confinectl().string(), "wrap", "--json", "--config", s.config.string(), "--", "echo", "hi"});
     CHECK(r.exit_code == 0);
     auto j = json::parse(r.out);
     CHECK(j["argv"] == json::array({"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=workspace-write:" + fs::canonical(s.workspace.path()).string(), "--", "echo", "hi"}));
@@ -454,7 +424,7 @@ TEST_CASE("a terminal stays a terminal where the runner attests", "[cli][run]") 
     for (bool attest : {true, false}) {
         INFO("attest " << attest);
         FakeRunnerSetup s(attest);
-        const std::string inner = (s.confine.scratch("bin") / "confinectl").string() + " run --config " + s.config.string() +
+        const std::string inner = s.confine.confinectl().string() + " run --config " + s.config.string() +
                                   " --workspace " + s.workspace.path().string() +
                                   " -- /bin/sh -c 'test -t 0 && echo tty0; test -t 1 && echo tty1; test -t 2 && echo tty2; true'";
         auto r = test::run({"/usr/bin/script", "-qec", inner, "/dev/null"});
@@ -481,7 +451,7 @@ TEST_CASE("confinectl run fails closed when the runner cannot be traced for atte
     if (!fs::exists("/usr/bin/strace")) test::skip_test("needs strace to trace confinectl");
     FakeRunnerSetup s;
     const fs::path marker = s.workspace / "ran";
-    auto r = test::run({"/usr/bin/strace", "-f", "-o", "/dev/null", (s.confine.scratch("bin") / "confinectl").string(), "run", "--config",
+    auto r = test::run({"/usr/bin/strace", "-f", "-o", "/dev/null", s.confine.confinectl().string(), "run", "--config",
                         s.config.string(), "--workspace", s.workspace.path().string(), "--", "/usr/bin/touch", marker.string()});
     CHECK(r.exit_code == 125);
     CHECK_THAT(r.err, Catch::EndsWith("Operation not permitted (cannot trace the runner to attest it)\n"));

@@ -14,8 +14,10 @@
 
 namespace test {
 
-TempDir::TempDir() {
-    std::string templ = (fs::temp_directory_path() / "confine-test-XXXXXX").string();
+TempDir::TempDir() : TempDir(fs::temp_directory_path()) {}
+
+TempDir::TempDir(const fs::path& under) {
+    std::string templ = (under / "confine-test-XXXXXX").string();
     if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
     path_ = templ;
     fs::permissions(path_, fs::perms(0755));
@@ -96,6 +98,29 @@ Result run(const std::vector<std::string>& argv) {
     if (!r.spawned) FAIL("cannot start " << argv.front() << ": errno " << r.spawn_errno);
     if (r.timed_out) FAIL(argv.front() << " did not finish within 60 s");
     return Result{r.exited ? r.exit_code : -1, r.signal, r.out, r.err};
+}
+
+Installed::Installed() {
+    const fs::path built(CONFINECTL);
+    const fs::path relative = fs::path(BUILTIN_PLUGIN_DIR).lexically_relative(built.parent_path());
+    fs::create_directories(root_ / "bin");
+    plugin_dir_ = (root_.path() / "bin" / relative).lexically_normal();
+    fs::create_directories(plugin_dir_);
+    for (fs::path p = plugin_dir_; p != root_.path(); p = p.parent_path()) fs::permissions(p, fs::perms(0755));
+    fs::permissions(root_ / "bin", fs::perms(0755));
+    fs::copy_file(built, confinectl());
+    for (auto n : {"landlock", "bwrap", "seatbelt", "appcontainer"}) install_builtin(plugin_dir_, n);
+}
+
+void Installed::remove_launcher() const { fs::remove(plugin_dir_ / "landlock-run"); }
+
+Result Installed::run(std::vector<std::string> args, std::vector<std::string> env, std::vector<std::string> prefix) const {
+    std::vector<std::string> argv = prefix;
+    argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG"});
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.push_back(confinectl().string());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return test::run(argv);
 }
 
 void skip_test(const std::string& reason) {

@@ -15,6 +15,7 @@ namespace fs = std::filesystem;
 class TempDir {
 public:
     TempDir();
+    explicit TempDir(const fs::path& under);  // a directory other than the system temp one
     ~TempDir();
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
@@ -50,17 +51,37 @@ private:
     fs::path file_;
 };
 
-// Parses configuration text that the test knows to be valid.
-confine::Config config_from(const std::string& text);
-
 struct Result {
     int exit_code = -1;  // -1 when killed by a signal
     int signal = 0;
     std::string out;
     std::string err;
 };
+
+// Parses configuration text that the test knows to be valid.
+confine::Config config_from(const std::string& text);
+
 // Runs a program and waits for it (60 s at most).
 Result run(const std::vector<std::string>& argv);
+
+// confinectl and the built-in plugins (with landlock-run) copied into a private tree
+// laid out like the build tree and the install, so that the tests depend neither on
+// where the sources live nor on who may write there.
+class Installed {
+public:
+    Installed();
+    void remove_launcher() const;
+    fs::path confinectl() const { return root_ / "bin" / "confinectl"; }
+    // Runs confinectl with `args`, CONFINE_CONFIG unset and `env` ("K=V") added.
+    // `prefix` goes in front (e.g. setpriv to drop privileges).
+    Result run(std::vector<std::string> args, std::vector<std::string> env = {}, std::vector<std::string> prefix = {}) const;
+    const fs::path& plugin_dir() const { return plugin_dir_; }
+    fs::path scratch(const std::string& name) const { return root_ / name; }
+
+private:
+    TempDir root_;
+    fs::path plugin_dir_;
+};
 
 // Ends the current test as skipped (exit status 77, which CTest reports as a skip),
 // or fails it when CONFINE_TEST_NO_SKIP is set: CI's way to refuse a silent skip.

@@ -1,0 +1,274 @@
+// The Landlock runner against the real kernel: the launcher's contract, the runner
+// through confinectl as root and as an unprivileged user, a kernel without Landlock
+// (seccomp makes the system calls fail with ENOSYS), and older ABIs (a test-only
+// launcher build that caps the ABI it negotiates).
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string notice = "landlock-run: partial enforcement (older Landlock ABI)";
+const std::string not_enforced = "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)";
+const std::string launcher = std::string(BUILTIN_PLUGIN_DIR) + "/landlock-run";
+constexpr int nobody = 65534;
+
+// A tree to confine in: a workspace, and around it what must stay untouched.
+struct Tree {
+    // Not under /tmp: workspace-write grants /tmp.
+    test::TempDir root{"/var/tmp"};
+    fs::path ws = root / "ws", sibling = root / "sibling", home = root / "home", outside_dir = root / "outside-dir",
+             outside_file = root / "outside.txt";
+
+    explicit Tree(bool for_nobody) {
+        for (const auto& d : {ws, sibling, home, outside_dir}) fs::create_directories(d);
+        test::write_file(outside_file, "original");
+        fs::create_directory_symlink(outside_dir, ws / "link");
+        if (for_nobody) {
+            // So that only Landlock, not file permissions, can say no to the unprivileged user.
+            for (const auto& entry : fs::recursive_directory_iterator(root.path()))
+                REQUIRE(::lchown(entry.path().c_str(), nobody, nobody) == 0);
+            REQUIRE(::chown(root.path().c_str(), nobody, nobody) == 0);
+        }
+    }
+};
+
+std::vector<std::string> as_user(bool unprivileged) {
+    if (!unprivileged) return {};
+    return {"/usr/bin/setpriv", "--reuid=" + std::to_string(nobody), "--regid=" + std::to_string(nobody), "--clear-groups", "--"};
+}
+
+struct Confined {
+    test::Installed confine;
+    fs::path config = confine.scratch("landlock.toml");
+    explicit Confined(const std::string& extra = "") {
+        test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n" + extra);
+    }
+    test::Result run(const Tree& tree, const std::string& script, bool unprivileged, std::vector<std::string> flags = {},
+                     std::vector<std::string> env = {}) const {
+        std::vector<std::string> args{"run", "--config", config.string(), "--workspace", tree.ws.string()};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--", "/bin/sh", "-c", script});
+        return confine.run(args, env, as_user(unprivileged));
+    }
+};
+
+void check_confinement(bool unprivileged) {
+    test::require_landlock();
+    if (unprivileged && ::geteuid() != 0) test::skip_test("needs root to switch to an unprivileged user");
+    if (unprivileged && !fs::exists("/usr/bin/setpriv")) test::skip_test("needs setpriv from util-linux");
+    Tree t(unprivileged);
+    Confined c;
+    const std::string root = t.root.path().string(), ws = t.ws.string();
+
+    // A granted write holds its bytes; a denied write leaves no file.
+    auto granted = c.run(t, "printf 'granted bytes' > " + ws + "/granted", unprivileged);
+    CHECK(granted.exit_code == 0);
+    CHECK(test::read_file(t.ws / "granted") == "granted bytes");
+    struct stat st {};
+    REQUIRE(::stat((t.ws / "granted").c_str(), &st) == 0);
+    CHECK(st.st_uid == (unprivileged ? static_cast<uid_t>(nobody) : ::geteuid()));  // it really ran as that user
+    auto denied = c.run(t, "echo x > " + root + "/denied", unprivileged);
+    CHECK(denied.exit_code != 0);
+    CHECK_THAT(denied.err, Catch::Contains("Permission denied"));
+    CHECK_FALSE(fs::exists(t.root / "denied"));
+
+    // A nested child is confined too.
+    c.run(t, "sh -c 'echo x > " + root + "/nested'", unprivileged);
+    CHECK_FALSE(fs::exists(t.root / "nested"));
+
+    // /dev/null is writable; /dev/shm is not.
+    CHECK(c.run(t, "echo x > /dev/null", unprivileged).exit_code == 0);
+    if (fs::is_directory("/dev/shm")) {
+        const std::string shm = "/dev/shm/confine-test-" + std::to_string(::getpid());
+        CHECK(c.run(t, "echo x > " + shm, unprivileged).exit_code != 0);
+        CHECK_FALSE(fs::exists(shm));
+    }
+
+    // Read-only mode cannot write the workspace, but reads anything.
+    auto ro = c.confine.run({"run", "--config", c.config.string(), "--mode", "read-only", "--", "/bin/sh", "-c",
+                             "cat " + t.outside_file.string() + "; echo x > " + ws + "/ro"},
+                            {}, as_user(unprivileged));
+    CHECK(ro.out == "original");
+    CHECK_FALSE(fs::exists(t.ws / "ro"));
+
+    // workspace-write: the workspace and /tmp, not $HOME nor a sibling directory.
+    CHECK(c.run(t, "f=$(mktemp /tmp/confine-ll-XXXXXX) && echo y > \"$f\" && rm \"$f\"", unprivileged).exit_code == 0);
+    c.run(t, "echo x > " + t.home.string() + "/x", unprivileged, {}, {"HOME=" + t.home.string()});
+    CHECK_FALSE(fs::exists(t.home / "x"));
+    c.run(t, "echo x > " + t.sibling.string() + "/x", unprivileged);
+    CHECK_FALSE(fs::exists(t.sibling / "x"));
+
+    // A symlink inside the workspace that points outside gives no write outside.
+    c.run(t, "echo x > " + ws + "/link/escaped", unprivileged);
+    CHECK_FALSE(fs::exists(t.outside_dir / "escaped"));
+
+    // Renaming or hard-linking a file from outside into the workspace is denied; so is
+    // truncating a file outside.
+    CHECK(c.run(t, "mv " + t.outside_file.string() + " " + ws + "/moved", unprivileged).exit_code != 0);
+    CHECK(c.run(t, "ln " + t.outside_file.string() + " " + ws + "/linked", unprivileged).exit_code != 0);
+    CHECK(c.run(t, "truncate -s 0 " + t.outside_file.string(), unprivileged).exit_code != 0);
+    c.run(t, ": > " + t.outside_file.string(), unprivileged);
+    CHECK(test::read_file(t.outside_file) == "original");
+    CHECK_FALSE(fs::exists(t.ws / "moved"));
+    CHECK_FALSE(fs::exists(t.ws / "linked"));
+
+    // Exit statuses pass through, 125 included (attested: the command's own).
+    CHECK(c.run(t, "exit 7", unprivileged).exit_code == 7);
+    const fs::path report = t.root / "report.json";
+    auto own125 = c.run(t, "echo 'landlock-run: exec failed: forged' >&2; exit 125", unprivileged, {"--report", report.string()});
+    CHECK(own125.exit_code == 125);
+    auto j = json::parse(test::read_file(report));
+    CHECK(j["outcome"] == "task_failed");
+    CHECK(j["basis"] == "attestation");
+    CHECK(j["runner"] == "landlock");
+    CHECK(j["enforcement"] == "full");
+}
+
+}  // namespace
+
+TEST_CASE("landlock-run --probe reports full enforcement on this kernel", "[landlock][e2e]") {
+    test::require_landlock();
+    auto r = test::run({launcher, "--probe"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "landlock: fully enforced\n");
+    CHECK(r.err.empty());
+}
+
+TEST_CASE("landlock-run prints the contract's fatal lines and exits 125, running nothing", "[landlock]") {
+    test::TempDir dir;
+    const std::string marker = (dir / "ran").string();
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+        {{}, "landlock-run: usage error: missing `-- <argv>...` command\n"},
+        {{"--ro", "/"}, "landlock-run: usage error: missing `-- <argv>...` command\n"},
+        {{"--"}, "landlock-run: usage error: missing `-- <argv>...` command\n"},
+        {{"--bogus", "--", "/usr/bin/touch", marker}, "landlock-run: usage error: unknown argument: --bogus\n"},
+        {{"--ro"}, "landlock-run: usage error: --ro requires a path\n"},
+        {{"--rw", "--", "/usr/bin/touch", marker}, "landlock-run: usage error: --rw requires a path\n"},
+        {{"--probe", "--ro", "/"}, "landlock-run: usage error: --probe takes no other arguments\n"},
+        {{"--ro", "/", "--probe"}, "landlock-run: usage error: --probe takes no other arguments\n"},
+    };
+    for (const auto& [args, line] : cases) {
+        std::vector<std::string> argv{launcher};
+        argv.insert(argv.end(), args.begin(), args.end());
+        auto r = test::run(argv);
+        INFO(line);
+        CHECK(r.exit_code == 125);
+        CHECK(r.err == line);
+        CHECK(r.out.empty());
+    }
+    CHECK_FALSE(fs::exists(marker));
+}
+
+TEST_CASE("an unopenable grant root gives 125 and the command never runs", "[landlock][e2e]") {
+    test::require_landlock();
+    test::TempDir dir;
+    const std::string marker = (dir / "ran").string();
+    auto r = test::run({launcher, "--ro", "/", "--rw", "/nonexistent/confine", "--", "/usr/bin/touch", marker});
+    CHECK(r.exit_code == 125);
+    CHECK(r.err == "landlock-run: cannot open rule path: /nonexistent/confine: No such file or directory\n");
+    CHECK_FALSE(fs::exists(marker));
+    auto exec = test::run({launcher, "--ro", "/", "--", "/nonexistent/command"});
+    CHECK(exec.exit_code == 125);
+    CHECK(exec.err == "landlock-run: exec failed: No such file or directory\n");
+}
+
+TEST_CASE("landlock-run passes exit statuses through, 7 and 125 included", "[landlock][e2e]") {
+    test::require_landlock();
+    CHECK(test::run({launcher, "--ro", "/", "--", "/bin/sh", "-c", "exit 7"}).exit_code == 7);
+    auto r = test::run({launcher, "--ro", "/", "--", "/bin/sh", "-c", "exit 125"});
+    CHECK(r.exit_code == 125);
+    CHECK(r.err.empty());
+}
+
+TEST_CASE("landlock confines writes to the policy's roots, as root", "[landlock][e2e]") { check_confinement(false); }
+
+TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user", "[landlock][e2e]") { check_confinement(true); }
+
+TEST_CASE("a kernel without Landlock fails closed at every level", "[landlock][nolandlock]") {
+    test::TempDir dir;
+    const std::string marker = (dir / "ran").string();
+    auto probe = test::run({NO_LANDLOCK, launcher, "--probe"});
+    CHECK(probe.exit_code == 125);
+    CHECK(probe.err == not_enforced + "\n");
+    CHECK(probe.out.empty());
+    auto run = test::run({NO_LANDLOCK, launcher, "--ro", "/", "--", "/usr/bin/touch", marker});
+    CHECK(run.exit_code == 125);
+    CHECK(run.err == not_enforced + "\n");
+
+    Confined c;
+    auto cli = c.confine.run({"run", "--config", c.config.string(), "--workspace", dir.path().string(), "--", "/usr/bin/touch", marker}, {},
+                             {NO_LANDLOCK});
+    CHECK(cli.exit_code == 125);
+    CHECK(test::line_count(cli.err) == 1);
+    CHECK_THAT(cli.err, Catch::StartsWith("confinectl: sandbox unavailable: ") && Catch::Contains("landlock is not enforced by this kernel"));
+    auto cli_probe = c.confine.run({"probe", "--config", c.config.string()}, {}, {NO_LANDLOCK});
+    CHECK(cli_probe.exit_code == 125);
+    CHECK(cli_probe.err == "confinectl: sandbox unavailable: runner 'landlock', the only one in the chain, is unusable: " + not_enforced + "\n");
+    auto dflt = c.confine.run({"probe"}, {}, {NO_LANDLOCK});
+    CHECK(dflt.exit_code == 125);
+    CHECK_THAT(dflt.err, Catch::EndsWith("bwrap: not implemented yet; landlock: " + not_enforced + "\n"));
+    CHECK_FALSE(fs::exists(marker));
+}
+
+TEST_CASE("a landlock launcher without its execute bit is reported as exactly that", "[landlock]") {
+    test::Installed confine;
+    fs::permissions(confine.plugin_dir() / "landlock-run", fs::perms(0644));
+    auto r = confine.run({"probe"});
+    CHECK(r.exit_code == 125);
+    CHECK_THAT(r.err, Catch::EndsWith("landlock: landlock-run launcher at " + (confine.plugin_dir() / "landlock-run").string() +
+                                      " is not executable\n"));
+}
+
+TEST_CASE("older Landlock ABIs report partial enforcement, print the notice, and still confine", "[landlock][e2e][abi]") {
+    test::require_landlock();
+    for (int abi = 1; abi <= 4; ++abi) {
+        INFO("ABI " << abi);
+        const std::string cap = "CONFINE_TEST_LANDLOCK_ABI_CAP=" + std::to_string(abi);
+        auto probe = test::run({"/usr/bin/env", cap, LANDLOCK_RUN_ABI_CAP, "--probe"});
+        CHECK(probe.exit_code == 0);
+        CHECK(probe.out == "landlock: partially enforced (older ABI)\n");
+        Tree t(false);
+        auto r = test::run({"/usr/bin/env", cap, LANDLOCK_RUN_ABI_CAP, "--ro", "/", "--rw", "/dev/null", "--rw", t.ws.string(), "--",
+                            "/bin/sh", "-c", "echo in > " + t.ws.string() + "/in; echo out > " + t.root.path().string() + "/out; exit 3"});
+        CHECK(r.exit_code == 3);
+        CHECK_THAT(r.err, Catch::StartsWith(notice + "\n"));
+        CHECK(test::read_file(t.ws / "in") == "in\n");
+        CHECK_FALSE(fs::exists(t.root / "out"));
+    }
+    auto full = test::run({"/usr/bin/env", "CONFINE_TEST_LANDLOCK_ABI_CAP=5", LANDLOCK_RUN_ABI_CAP, "--probe"});
+    CHECK(full.out == "landlock: fully enforced\n");
+}
+
+TEST_CASE("partial enforcement through confinectl leaves task outcomes alone", "[landlock][e2e][abi]") {
+    test::require_landlock();
+    Confined c(std::string("[runner.landlock]\nlauncher = \"") + LANDLOCK_RUN_ABI_CAP + "\"\n");
+    Tree t(false);
+    const std::vector<std::string> cap{"CONFINE_TEST_LANDLOCK_ABI_CAP=3"};
+    const fs::path report = t.root / "report.json";
+    for (const char* script : {"false", "grep -q no-such-text /dev/null", "echo 'grep: Unmatched ( or \\\\(' >&2; exit 2", "exit 125"}) {
+        INFO(script);
+        auto r = c.run(t, script, false, {"--report", report.string()}, cap);
+        CHECK(r.exit_code != 0);
+        CHECK_THAT(r.err, Catch::StartsWith(notice + "\n"));
+        CHECK_THAT(r.err, !Catch::Contains("confinectl:"));
+        auto j = json::parse(test::read_file(report));
+        CHECK(j["outcome"] == "task_failed");
+        CHECK(j["evidence"].is_null());
+    }
+    auto ok = c.run(t, "echo hi > " + t.ws.string() + "/hi", false, {}, cap);
+    CHECK(ok.exit_code == 0);
+    CHECK(test::read_file(t.ws / "hi") == "hi\n");
+    auto probe = c.confine.run({"probe", "--config", c.config.string()}, cap);
+    CHECK(probe.exit_code == 0);
+    CHECK_THAT(probe.out, Catch::Contains("selected: landlock (enforcement partial)"));
+}
