@@ -171,7 +171,7 @@ TEST_CASE("confinectl plugins lists the built-in runners and where they are", "[
     REQUIRE(j["plugins"].size() == 4);
     for (const auto& p : j["plugins"]) {
         CHECK(p["status"] == "ok");
-        CHECK(p["abi"] == "1.1");
+        CHECK(p["abi"] == "1.2");
     }
     CHECK(j["plugin_dirs"] == json::array({confine.plugin_dir().string()}));
 }

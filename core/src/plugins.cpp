@@ -47,6 +47,7 @@ constexpr std::string_view plugin_prefix = "confine-runner-";
 constexpr std::uint32_t descriptor_size_by_minor[] = {
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.0
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.1: the wrap result grew
+    static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.2: the wrap result grew again
 };
 static_assert(std::size(descriptor_size_by_minor) == CONFINE_ABI_MINOR + 1);
 
@@ -427,7 +428,11 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
         return fail(ErrorCode::plugin_call_failed, "wrap failed: " + (message.empty() ? status_text(st) : message));
     }
     if (!r) return fail(ErrorCode::plugin_bad_result, "wrap returned no result");
-    std::unique_ptr<confine_wrap_result, void (*)(confine_wrap_result*)> owned(r, impl_->descriptor->free_wrap_result);
+    // Shared: an in-process confinement's state lives in the result, and the result
+    // (and the plugin's code) must outlive every use of it.
+    std::shared_ptr<confine_wrap_result> owned(r, [plugin = impl_->plugin, release = impl_->descriptor->free_wrap_result](confine_wrap_result* p) {
+        release(p);
+    });
 
     if (r->struct_size < CONFINE_WRAP_RESULT_SIZE_1_0 || r->failure_rule.struct_size < sizeof(confine_failure_rule))
         return fail(ErrorCode::plugin_bad_result, "malformed wrap result (struct sizes)");
@@ -455,12 +460,15 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     out.failure_rule.fatal_signatures = std::move(*fatal);
     out.failure_rule.informational_lines = std::move(*info);
     out.failure_rule.allowed_exit_codes.assign(codes.allowed_exit_codes, codes.allowed_exit_codes + codes.allowed_exit_codes_count);
-    if (r->struct_size >= sizeof(confine_wrap_result) && r->attestation == CONFINE_ATTESTATION_EXEC) {
+    out.command_index = out.argv.size() - argv.size();
+    if (r->struct_size >= sizeof(confine_wrap_result) && r->in_process_apply)
+        out.in_process = InProcessConfinement{r->in_process_apply, r->in_process_state, owned};
+    if (r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_1 && r->attestation == CONFINE_ATTESTATION_EXEC) {
         if (r->attestation_exec_index < 1 || r->attestation_exec_index > 16)
             return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation exec index " +
                                                           std::to_string(r->attestation_exec_index) + ")");
         out.attestation = {Attestation::Kind::exec, r->attestation_exec_index};
-    } else if (r->struct_size >= sizeof(confine_wrap_result) && r->attestation != CONFINE_ATTESTATION_NONE) {
+    } else if (r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_1 && r->attestation != CONFINE_ATTESTATION_NONE) {
         return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation " + std::to_string(r->attestation) + ")");
     }
     return out;

@@ -223,6 +223,7 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
         for (const auto& w : policy.writable) bind(w);
     }
     r.argv.emplace_back("--");
+    r.command_index = r.argv.size();
     r.argv.insert(r.argv.end(), argv.begin(), argv.end());
     r.enforcement = Enforcement::full;
     // The mechanism behind the command is unknown: both Linux dialects.

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 1
+#define CONFINE_ABI_MINOR 2
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -191,10 +191,20 @@ typedef struct confine_wrap_result {
     /* ABI 1.1: read only when struct_size covers them; absent means NONE. */
     int32_t attestation;             /* CONFINE_ATTESTATION_* */
     uint32_t attestation_exec_index; /* for CONFINE_ATTESTATION_EXEC */
+    /* ABI 1.2: confinement the host may apply to a process of its own (a child between
+     * fork and exec, or itself before exec) instead of running `argv`'s runner: it then
+     * executes the command after "--" directly. NULL when the runner has none. The call
+     * must enforce exactly what the runner argv enforces, be async-signal-safe and
+     * allocate nothing. It returns 0 once the calling process is confined; otherwise it
+     * writes one line (no newline, NUL-terminated, at most error_size bytes) saying why.
+     * The state belongs to the result and goes with free_wrap_result. */
+    int32_t (*in_process_apply)(void* state, char* error, size_t error_size);
+    void* in_process_state;
 } confine_wrap_result;
 
-/* Size of a confine_wrap_result from an ABI 1.0 plugin. */
+/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 plugin. */
 #define CONFINE_WRAP_RESULT_SIZE_1_0 (offsetof(confine_wrap_result, attestation))
+#define CONFINE_WRAP_RESULT_SIZE_1_1 (offsetof(confine_wrap_result, in_process_apply))
 
 /* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
  * calls any plugin code. */

@@ -89,12 +89,21 @@ struct Attestation {
     static Attestation exec(std::uint32_t index) { return {Kind::exec, index}; }
 };
 
+// Confinement the host can apply to its own process instead of running the runner's
+// argv (see confine_wrap_result.in_process_apply for the rules `apply` must keep).
+struct InProcess {
+    std::int32_t (*apply)(void* state, char* error, std::size_t error_size) = nullptr;
+    void* state = nullptr;
+    void (*release)(void* state) = nullptr;  // called when the host frees the result
+};
+
 struct WrapResult {
     std::vector<std::string> argv;
     Enforcement enforcement = Enforcement::full;
     std::vector<std::string> denial_signatures;
     FailureRule failure_rule;
     Attestation attestation;
+    InProcess in_process;
 };
 
 // One `[runner.<name>]` value.
@@ -250,6 +259,13 @@ struct OwnedVerdict : confine_verdict {
 struct OwnedWrapResult : confine_wrap_result {
     StringListHolder argv_holder, denial_holder, fatal_holder, info_holder;
     std::vector<std::int32_t> exit_codes;
+    InProcess in_process;
+    OwnedWrapResult() = default;
+    OwnedWrapResult(const OwnedWrapResult&) = delete;
+    OwnedWrapResult& operator=(const OwnedWrapResult&) = delete;
+    ~OwnedWrapResult() {
+        if (in_process.release) in_process.release(in_process.state);
+    }
 };
 
 inline Settings settings_from(const confine_runner_config* config) {
@@ -363,6 +379,9 @@ struct Entry {
             c.attestation = result->attestation.kind == Attestation::Kind::exec ? CONFINE_ATTESTATION_EXEC
                                                                                  : CONFINE_ATTESTATION_NONE;
             c.attestation_exec_index = result->attestation.exec_index;
+            owned->in_process = result->in_process;
+            c.in_process_apply = result->in_process.apply;
+            c.in_process_state = result->in_process.state;
             *out = owned.release();
             return CONFINE_OK;
         });

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +45,16 @@ struct Attestation {
     std::uint32_t exec_index = 0;  // exec: the command is the runner process's Nth execve
 };
 
+// Confinement the executor can apply to a process of its own (the child between fork
+// and exec, or the caller itself) instead of running the runner's argv. `apply` is
+// async-signal-safe and allocates nothing; 0 means the calling process is confined,
+// otherwise `error` holds one line saying why.
+struct InProcessConfinement {
+    std::int32_t (*apply)(void* state, char* error, std::size_t error_size) = nullptr;
+    void* state = nullptr;
+    std::shared_ptr<void> keep_alive;  // the plugin's result and the plugin itself
+};
+
 struct WrapResult {
     std::string runner;              // the runner that wrapped, or "runner_command"
     std::vector<std::string> argv;   // runner argv + "--" + the caller's argv
@@ -49,6 +62,8 @@ struct WrapResult {
     std::vector<std::string> denial_signatures;
     FailureRule failure_rule;
     Attestation attestation;
+    std::optional<InProcessConfinement> in_process;
+    std::size_t command_index = 0;  // where the caller's argv starts in `argv`
 };
 
 std::string_view to_string(Mode mode) noexcept;         // "read-only", "workspace-write"
