@@ -335,6 +335,9 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
     install_forwarding();
     confine::RunOptions options;
     options.on_started = [](int pid) { g_child_pid = pid; };
+    // Without a report to write afterwards, nothing needs to stay behind the command:
+    // a runner that confines in-process turns confinectl into the command itself.
+    options.exec_in_place = report_file.empty() && !report_fd;
     auto outcome = confine::run(**provider, *policy, command, options);
     g_child_pid = 0;
     if (!outcome) {

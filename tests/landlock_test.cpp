@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 namespace fs = std::filesystem;
@@ -47,27 +48,42 @@ std::vector<std::string> as_user(bool unprivileged) {
     return {"/usr/bin/setpriv", "--reuid=" + std::to_string(nobody), "--regid=" + std::to_string(nobody), "--clear-groups", "--"};
 }
 
+// The three ways a command gets confined by Landlock: through the landlock-run launcher,
+// by a forked child that applies the ruleset before its exec (taken when a report must be
+// written afterwards), and by confinectl applying it to itself and exec'ing in place.
+enum class Path { launcher, forked_in_process, in_place };
+
+std::string path_name(Path p) {
+    return p == Path::launcher ? "launcher" : p == Path::forked_in_process ? "forked in-process" : "in place";
+}
+
 struct Confined {
     test::Installed confine;
     fs::path config = confine.scratch("landlock.toml");
-    explicit Confined(const std::string& extra = "") {
-        test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n" + extra);
+    Path path = Path::in_place;
+    explicit Confined(const std::string& extra = "", Path p = Path::in_place) : path(p) {
+        std::string text = "[platform.linux]\nchain = [\"landlock\"]\n" + extra;
+        if (p == Path::launcher) text += "[runner.landlock]\nin_process = false\n";
+        test::write_file(config, text);
     }
     test::Result run(const Tree& tree, const std::string& script, bool unprivileged, std::vector<std::string> flags = {},
                      std::vector<std::string> env = {}) const {
         std::vector<std::string> args{"run", "--config", config.string(), "--workspace", tree.ws.string()};
+        const bool has_report = std::find(flags.begin(), flags.end(), "--report") != flags.end();
+        if (path == Path::forked_in_process && !has_report) args.insert(args.end(), {"--report", (tree.root / "forced.json").string()});
         args.insert(args.end(), flags.begin(), flags.end());
         args.insert(args.end(), {"--", "/bin/sh", "-c", script});
         return confine.run(args, env, as_user(unprivileged));
     }
 };
 
-void check_confinement(bool unprivileged) {
+void check_confinement(bool unprivileged, Path path) {
     test::require_landlock();
     if (unprivileged && ::geteuid() != 0) test::skip_test("needs root to switch to an unprivileged user");
     if (unprivileged && !fs::exists("/usr/bin/setpriv")) test::skip_test("needs setpriv from util-linux");
     Tree t(unprivileged);
-    Confined c;
+    Confined c("", path);
+    INFO("path: " << path_name(path));
     const std::string root = t.root.path().string(), ws = t.ws.string();
 
     // A granted write holds its bytes; a denied write leaves no file.
@@ -95,9 +111,10 @@ void check_confinement(bool unprivileged) {
     }
 
     // Read-only mode cannot write the workspace, but reads anything.
-    auto ro = c.confine.run({"run", "--config", c.config.string(), "--mode", "read-only", "--", "/bin/sh", "-c",
-                             "cat " + t.outside_file.string() + "; echo x > " + ws + "/ro"},
-                            {}, as_user(unprivileged));
+    std::vector<std::string> ro_args{"run", "--config", c.config.string(), "--mode", "read-only"};
+    if (path == Path::forked_in_process) ro_args.insert(ro_args.end(), {"--report", (t.root / "ro.json").string()});
+    ro_args.insert(ro_args.end(), {"--", "/bin/sh", "-c", "cat " + t.outside_file.string() + "; echo x > " + ws + "/ro"});
+    auto ro = c.confine.run(ro_args, {}, as_user(unprivileged));
     CHECK(ro.out == "original");
     CHECK_FALSE(fs::exists(t.ws / "ro"));
 
@@ -124,14 +141,21 @@ void check_confinement(bool unprivileged) {
 
     // Exit statuses pass through, 125 included (attested: the command's own).
     CHECK(c.run(t, "exit 7", unprivileged).exit_code == 7);
-    const fs::path report = t.root / "report.json";
-    auto own125 = c.run(t, "echo 'landlock-run: exec failed: forged' >&2; exit 125", unprivileged, {"--report", report.string()});
-    CHECK(own125.exit_code == 125);
-    auto j = json::parse(test::read_file(report));
-    CHECK(j["outcome"] == "task_failed");
-    CHECK(j["basis"] == "attestation");
-    CHECK(j["runner"] == "landlock");
-    CHECK(j["enforcement"] == "full");
+    const std::string forged = "echo 'landlock-run: exec failed: forged' >&2; exit 125";
+    if (path == Path::in_place) {
+        auto own125 = c.run(t, forged, unprivileged);
+        CHECK(own125.exit_code == 125);
+        CHECK(own125.err == "landlock-run: exec failed: forged\n");  // nothing of confinectl's
+    } else {
+        const fs::path report = t.root / "report.json";
+        auto own125 = c.run(t, forged, unprivileged, {"--report", report.string()});
+        CHECK(own125.exit_code == 125);
+        auto j = json::parse(test::read_file(report));
+        CHECK(j["outcome"] == "task_failed");
+        CHECK(j["basis"] == "attestation");
+        CHECK(j["runner"] == "landlock");
+        CHECK(j["enforcement"] == "full");
+    }
 }
 
 }  // namespace
@@ -190,9 +214,40 @@ TEST_CASE("landlock-run passes exit statuses through, 7 and 125 included", "[lan
     CHECK(r.err.empty());
 }
 
-TEST_CASE("landlock confines writes to the policy's roots, as root", "[landlock][e2e]") { check_confinement(false); }
+TEST_CASE("landlock confines writes to the policy's roots, as root, through the launcher", "[landlock][e2e]") {
+    check_confinement(false, Path::launcher);
+}
+TEST_CASE("landlock confines writes to the policy's roots, as root, in a forked child", "[landlock][e2e]") {
+    check_confinement(false, Path::forked_in_process);
+}
+TEST_CASE("landlock confines writes to the policy's roots, as root, in place", "[landlock][e2e]") {
+    check_confinement(false, Path::in_place);
+}
+TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, through the launcher", "[landlock][e2e]") {
+    check_confinement(true, Path::launcher);
+}
+TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, in a forked child", "[landlock][e2e]") {
+    check_confinement(true, Path::forked_in_process);
+}
+TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, in place", "[landlock][e2e]") {
+    check_confinement(true, Path::in_place);
+}
 
-TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user", "[landlock][e2e]") { check_confinement(true); }
+TEST_CASE("each Landlock path is the one it claims to be", "[landlock][e2e]") {
+    test::require_landlock();
+    Tree t(false);
+    // What the command's parent is tells the paths apart: landlock-run execs into the
+    // command (its parent is confinectl), a forked child has confinectl as its parent
+    // too, and in place there is no confinectl left: the parent is whoever ran it.
+    const std::string script = "cat /proc/$PPID/comm; tr '\\0' ' ' < /proc/$PPID/cmdline";
+    auto launcher_run = Confined("", Path::launcher).run(t, script, false);
+    CHECK_THAT(launcher_run.out, Catch::StartsWith("confinectl\n"));
+    auto forked = Confined("", Path::forked_in_process).run(t, script, false);
+    CHECK_THAT(forked.out, Catch::StartsWith("confinectl\n"));
+    auto in_place = Confined("", Path::in_place).run(t, script, false);
+    CHECK_THAT(in_place.out, !Catch::StartsWith("confinectl\n"));
+    CHECK(in_place.exit_code == 0);
+}
 
 TEST_CASE("a kernel without Landlock fails closed at every level", "[landlock][nolandlock]") {
     test::TempDir dir;
@@ -251,7 +306,8 @@ TEST_CASE("older Landlock ABIs report partial enforcement, print the notice, and
 
 TEST_CASE("partial enforcement through confinectl leaves task outcomes alone", "[landlock][e2e][abi]") {
     test::require_landlock();
-    Confined c(std::string("[runner.landlock]\nlauncher = \"") + LANDLOCK_RUN_ABI_CAP + "\"\n");
+    // The launcher path: only the test-only launcher build can pretend to be an older kernel.
+    Confined c(std::string("[runner.landlock]\nin_process = false\nlauncher = \"") + LANDLOCK_RUN_ABI_CAP + "\"\n");
     Tree t(false);
     const std::vector<std::string> cap{"CONFINE_TEST_LANDLOCK_ABI_CAP=3"};
     const fs::path report = t.root / "report.json";

@@ -114,6 +114,8 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
         if (m) {
             out.evidence = m->line;
             out.matched_rule = m->signature;
+        } else if (!o.runner_message.empty()) {
+            out.evidence = o.runner_message;
         } else {
             out.evidence = "runner '" + wrap.runner + "' ended with " + status_text(o) + " before starting the command" +
                            (o.attestation_detail.empty() ? "" : " (" + o.attestation_detail + ")");

@@ -25,14 +25,21 @@ Outcome unavailable(const Provider& provider, const Error& error) {
 
 detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, bool background) {
     detail::ExecSpec spec;
-    spec.argv = wrapped.argv;
+    if (wrapped.in_process) {
+        // The fast path: the child confines itself and executes the command directly.
+        spec.argv.assign(wrapped.argv.begin() + static_cast<std::ptrdiff_t>(wrapped.command_index), wrapped.argv.end());
+        spec.in_process = &*wrapped.in_process;
+    } else {
+        spec.argv = wrapped.argv;
+        spec.attestation = wrapped.attestation;
+    }
     spec.environment = options.environment;
     spec.working_directory = options.working_directory;
     spec.background = background;
     // The failure rule needs stderr when nothing attests; a terminal stays a terminal
     // where attestation makes that possible.
-    spec.copy_stderr = !background && (wrapped.attestation.kind == Attestation::Kind::none || !::isatty(2));
-    spec.attestation = wrapped.attestation;
+    const bool attests = wrapped.in_process || wrapped.attestation.kind != Attestation::Kind::none;
+    spec.copy_stderr = !background && (!attests || !::isatty(2));
     spec.timeout = options.timeout;
     spec.on_started = options.on_started;
     return spec;
@@ -83,6 +90,10 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
         return unavailable(provider, wrapped.error());
+    }
+    if (options.exec_in_place && wrapped->in_process) {
+        detail::ExecSpec spec = spec_for(*wrapped, options, false);
+        return classify(*wrapped, detail::exec_in_place(spec));  // only if it failed
     }
     detail::RunControl control;
     detail::Executed executed = detail::execute(spec_for(*wrapped, options, false), control);

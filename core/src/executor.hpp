@@ -16,7 +16,12 @@
 namespace confine::detail {
 
 struct ExecSpec {
-    std::vector<std::string> argv;  // the wrapped argv; argv[0] absolute or found on PATH
+    // The wrapped argv, or with `in_process` the command alone; argv[0] absolute or
+    // found on PATH.
+    std::vector<std::string> argv;
+    // Applied by the child just before it executes the command: the attestation is
+    // then the child's own error pipe, closed by the successful exec.
+    const InProcessConfinement* in_process = nullptr;
     std::optional<std::vector<std::string>> environment;
     std::filesystem::path working_directory;
     bool background = false;     // own process group, stdin on /dev/null, stdout+stderr captured
@@ -53,5 +58,9 @@ struct Executed {
 };
 
 Executed execute(const ExecSpec& spec, RunControl& control);
+
+// Confines the calling process with spec.in_process and replaces it with the command.
+// Returns only when that failed, with what was observed (nothing has run).
+Observation exec_in_place(const ExecSpec& spec);
 
 }  // namespace confine::detail

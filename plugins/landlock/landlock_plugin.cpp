@@ -15,20 +15,62 @@ namespace ll = confine::landlock;
 
 namespace {
 
-const char* const notice = "landlock-run: partial enforcement (older Landlock ABI)";
+const char notice[] = "landlock-run: partial enforcement (older Landlock ABI)";
+
+// The in-process fast path: a ruleset built in the host, applied by the process that
+// is about to exec the command (no launcher, one exec less). Same grants, same code.
+struct Prepared {
+    int ruleset_fd = -1;
+    bool partial = false;
+};
+
+void copy_line(char* out, std::size_t size, const char* a, const char* b) {
+    if (!out || size == 0) return;
+    std::size_t n = 0;
+    for (const char* p : {a, b})
+        for (; p && *p && n + 1 < size; ++p) out[n++] = *p;
+    out[n] = '\0';
+}
+
+// Runs between fork and exec, or just before an exec in place: system calls only.
+std::int32_t apply_prepared(void* state, char* error, std::size_t error_size) {
+    auto* prepared = static_cast<Prepared*>(state);
+    if (int rc = ll::restrict_self(prepared->ruleset_fd); rc < 0) {
+        copy_line(error, error_size, "landlock ruleset error: ", ::strerrordesc_np(-rc));
+        return 1;
+    }
+    if (prepared->partial) {
+        static const char line[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
+        ssize_t ignored = ::write(2, line, sizeof line - 1);
+        (void)ignored;
+    }
+    return 0;
+}
+
+void release_prepared(void* state) {
+    auto* prepared = static_cast<Prepared*>(state);
+    if (prepared->ruleset_fd >= 0) ::close(prepared->ruleset_fd);
+    delete prepared;
+}
 
 class LandlockRunner final : public sdk::Runner {
 public:
     explicit LandlockRunner(std::string launcher) : launcher_(std::move(launcher)) {}
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
-        if (auto bad = config.settings.reject_unknown({"launcher"})) return std::unexpected(*bad);
+        if (auto bad = config.settings.reject_unknown({"launcher", "in_process"})) return std::unexpected(*bad);
+        bool in_process = true;
+        if (const sdk::Setting* s = config.settings.find("in_process")) {
+            if (s->kind != CONFINE_SETTING_BOOLEAN) return std::unexpected(sdk::invalid_argument("setting 'in_process' must be a boolean"));
+            in_process = s->boolean_value;
+        }
         auto launcher = config.settings.string_or("launcher", config.plugin_dir + "/landlock-run");
         if (!launcher) return std::unexpected(launcher.error());
         if (launcher->empty() || launcher->front() != '/')
             return std::unexpected(sdk::invalid_argument("setting 'launcher' must be an absolute path, got '" + *launcher + "'"));
         auto runner = std::make_unique<LandlockRunner>(*launcher);
         runner->host_ = host;
+        runner->in_process_ = in_process;
         return runner;
     }
 
@@ -63,12 +105,16 @@ public:
         // before anything is started.
         const int abi = ll::abi_version();
         if (abi < 1) return std::unexpected(sdk::unsupported("landlock is not enforced by this kernel (ABI unsupported or disabled)"));
-        sdk::WrapResult r;
-        r.argv = {launcher_, "--ro", "/", "--rw", "/dev/null"};
+        // Grants per mode (DESIGN §4): /dev/null is the file alone, so /dev/shm stays denied.
+        std::vector<std::pair<ll::Grant, std::string>> grants{{ll::Grant::read_only, "/"}, {ll::Grant::read_write, "/dev/null"}};
         if (policy.mode == sdk::Mode::workspace_write) {
-            r.argv.insert(r.argv.end(), {"--rw", "/tmp", "--rw", policy.workspace});
-            for (const auto& w : policy.writable) r.argv.insert(r.argv.end(), {"--rw", w});
+            grants.emplace_back(ll::Grant::read_write, "/tmp");
+            grants.emplace_back(ll::Grant::read_write, policy.workspace);
+            for (const auto& w : policy.writable) grants.emplace_back(ll::Grant::read_write, w);
         }
+        sdk::WrapResult r;
+        r.argv = {launcher_};
+        for (const auto& [grant, path] : grants) r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", path});
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = partial_ || !ll::fully_enforced(abi) ? sdk::Enforcement::partial : sdk::Enforcement::full;
@@ -77,15 +123,49 @@ public:
         r.failure_rule.fatal_signatures = {"landlock-run: "};
         r.failure_rule.informational_lines = {notice};
         r.attestation = sdk::Attestation::exec(2);  // the launcher's own exec, then the command's
+        if (in_process_) {
+            auto prepared = prepare(abi, grants);
+            if (!prepared) return std::unexpected(prepared.error());
+            r.in_process = {&apply_prepared, prepared->release(), &release_prepared};
+        }
         return r;
     }
 
 private:
     static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+    // Builds the ruleset the launcher would build, here, ready to be applied.
+    static std::expected<std::unique_ptr<Prepared>, sdk::Error> prepare(int abi, const std::vector<std::pair<ll::Grant, std::string>>& grants) {
+        auto prepared = std::make_unique<Prepared>();
+        prepared->partial = !ll::fully_enforced(abi);
+        const std::uint64_t handled = ll::handled_access(abi);
+        prepared->ruleset_fd = ll::create_ruleset(handled);
+        if (prepared->ruleset_fd < 0) {
+            int err = -prepared->ruleset_fd;
+            prepared->ruleset_fd = -1;
+            return std::unexpected(sdk::Error{std::string("landlock ruleset error: ") + std::strerror(err)});
+        }
+        for (const auto& [grant, path] : grants) {
+            int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+            if (fd < 0) {
+                int err = errno;
+                release_prepared(prepared.release());
+                return std::unexpected(sdk::Error{"cannot open rule path: " + path + ": " + std::strerror(err)});
+            }
+            int rc = ll::add_rule(prepared->ruleset_fd, fd, grant, handled);
+            ::close(fd);
+            if (rc < 0) {
+                release_prepared(prepared.release());
+                return std::unexpected(sdk::Error{std::string("landlock ruleset error: ") + std::strerror(-rc)});
+            }
+        }
+        return prepared;
+    }
+
     std::string launcher_;
     sdk::Host host_{nullptr};
     bool partial_ = false;
+    bool in_process_ = true;
 };
 
 }  // namespace

@@ -74,6 +74,7 @@ struct Observation {
     enum class Attested { unavailable, reached_command, runner_stopped };
     Attested attested = Attested::unavailable;
     std::string attestation_detail;  // why unavailable, or how the runner stopped
+    std::string runner_message;      // what an in-process runner said when it failed
     bool stderr_seen = false;        // whether stderr_text holds the run's stderr
     std::string stderr_text;
 };
@@ -89,6 +90,10 @@ struct RunOptions {
     std::optional<std::vector<std::string>> environment;  // "K=V" entries; nullopt: inherited
     // Called with the runner's process id as soon as it exists (e.g. to forward signals).
     std::function<void(int)> on_started;
+    // Foreground only: when the selected runner can confine in-process, confine the
+    // calling process itself and replace it with the command — no fork, no parent
+    // left. run() then returns only if that failed, with an Outcome saying why.
+    bool exec_in_place = false;
 };
 
 // run() and spawn() look the command up first, as a shell would (PATH from the

@@ -56,10 +56,11 @@ void RunControl::signal(int sig) {
 namespace {
 
 // Why a child reported failure on its error pipe, before or instead of its exec.
-enum class ChildStage : int { chdir = 1, trace = 2, exec = 3 };
+enum class ChildStage : int { chdir = 1, trace = 2, exec = 3, confine = 4 };
 struct ChildReport {
     int stage;
     int error;
+    char message[256];  // from an in-process confinement that failed
 };
 
 // Writes everything or gives up; used in the child, so: syscalls only.
@@ -266,17 +267,25 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         }
         ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
         if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
-            ChildReport r{static_cast<int>(ChildStage::chdir), errno};
+            ChildReport r{static_cast<int>(ChildStage::chdir), errno, {}};
             write_all(report_w.get(), &r, sizeof r);
             ::_exit(127);
         }
         if (trace && ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
-            ChildReport r{static_cast<int>(ChildStage::trace), errno};
+            ChildReport r{static_cast<int>(ChildStage::trace), errno, {}};
             write_all(report_w.get(), &r, sizeof r);
             ::_exit(125);
         }
+        if (spec.in_process) {
+            ChildReport r{static_cast<int>(ChildStage::confine), 0, {}};
+            if (spec.in_process->apply(spec.in_process->state, r.message, sizeof r.message) != 0) {
+                r.message[sizeof r.message - 1] = '\0';
+                write_all(report_w.get(), &r, sizeof r);
+                ::_exit(125);
+            }
+        }
         ::execve(program->c_str(), argv.data(), child_env);
-        ChildReport r{static_cast<int>(ChildStage::exec), errno};
+        ChildReport r{static_cast<int>(ChildStage::exec), errno, {}};
         write_all(report_w.get(), &r, sizeof r);
         ::_exit(127);
     }
@@ -309,12 +318,26 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         int st = 0;
         while (::waitpid(pid, &st, __WALL) < 0 && errno == EINTR) {}
         control.exited();
+        const bool confined = spec.in_process && (report.stage == static_cast<int>(ChildStage::confine) ||
+                                                  report.stage == static_cast<int>(ChildStage::exec));
+        if (confined) {
+            // The in-process runner stopped before the command: its own report says why.
+            record_status(o, st);
+            o.attested = Observation::Attested::runner_stopped;
+            report.message[sizeof report.message - 1] = '\0';
+            o.runner_message = report.stage == static_cast<int>(ChildStage::exec)
+                                   ? std::string("exec failed: ") + std::strerror(report.error)
+                                   : std::string(report.message);
+            return result;
+        }
         o.spawned = false;
         o.spawn_errno = report.error;
         if (report.stage == static_cast<int>(ChildStage::trace)) o.attestation_detail = "cannot trace the runner to attest it";
         if (report.stage == static_cast<int>(ChildStage::chdir)) o.attestation_detail = "cannot enter the working directory " + cwd;
         return result;
     }
+    // With an in-process runner, the error pipe closed by the exec is the attestation.
+    if (spec.in_process) o.attested = Observation::Attested::reached_command;
 
     bool running = true;
     if (trace) running = follow_execs(pid, std::max<std::uint32_t>(spec.attestation.exec_index, 1), o);
@@ -382,6 +405,41 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     if (status) record_status(o, *status);
     o.timed_out = watchdog.fired();
     return result;
+}
+
+Observation exec_in_place(const ExecSpec& spec) {
+    Observation o;
+    int resolve_error = 0;
+    auto program = spec.argv.empty() ? std::nullopt : resolve_program(spec.argv.front(), resolve_error);
+    if (!program || !spec.in_process) {
+        o.spawned = false;
+        o.spawn_errno = program ? EINVAL : resolve_error;
+        return o;
+    }
+    std::vector<char*> argv, envp;
+    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    if (spec.environment) {
+        for (const auto& e : *spec.environment) envp.push_back(const_cast<char*>(e.c_str()));
+        envp.push_back(nullptr);
+    }
+    if (!spec.working_directory.empty() && ::chdir(spec.working_directory.c_str()) != 0) {
+        o.spawned = false;
+        o.spawn_errno = errno;
+        o.attestation_detail = "cannot enter the working directory " + spec.working_directory.string();
+        return o;
+    }
+    char message[256] = {};
+    if (spec.in_process->apply(spec.in_process->state, message, sizeof message) != 0) {
+        message[sizeof message - 1] = '\0';
+        o.attested = Observation::Attested::runner_stopped;
+        o.runner_message = message;
+        return o;
+    }
+    ::execve(program->c_str(), argv.data(), spec.environment ? envp.data() : environ);
+    o.attested = Observation::Attested::runner_stopped;
+    o.runner_message = std::string("exec failed: ") + std::strerror(errno);
+    return o;
 }
 
 }  // namespace confine::detail
