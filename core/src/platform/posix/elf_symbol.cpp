@@ -85,12 +85,14 @@ read_elf_symbol(const std::filesystem::path& path, const std::string& name, std:
         std::vector<Sym> symbols(count);
         if (!f.read(symtab.sh_offset, symbols.data(), count * sizeof(Sym)))
             return std::unexpected(std::string("malformed ELF dynamic symbol table"));
-        std::vector<char> candidate(name.size() + 1);
+        // The names, in one read: a plugin's string table is small.
+        if (strtab.sh_size > (16u << 20)) return std::unexpected(std::string("malformed ELF string table"));
+        std::vector<char> names(strtab.sh_size);
+        if (!f.read(strtab.sh_offset, names.data(), names.size())) return std::unexpected(std::string("malformed ELF string table"));
         for (const Sym& s : symbols) {
-            if (s.st_shndx == SHN_UNDEF || s.st_shndx >= sections.size() || s.st_name >= strtab.sh_size) continue;
-            if (!f.read(strtab.sh_offset + s.st_name, candidate.data(), std::min<std::uint64_t>(candidate.size(), strtab.sh_size - s.st_name)))
-                continue;
-            if (std::memcmp(candidate.data(), name.c_str(), name.size() + 1) != 0) continue;
+            if (s.st_shndx == SHN_UNDEF || s.st_shndx >= sections.size() || s.st_name >= names.size()) continue;
+            if (names.size() - s.st_name < name.size() + 1) continue;
+            if (std::memcmp(names.data() + s.st_name, name.c_str(), name.size() + 1) != 0) continue;
             if (s.st_size < size) return std::unexpected("symbol " + name + " is smaller than expected");
             const Shdr& home = sections[s.st_shndx];
             if (home.sh_type == SHT_NOBITS || s.st_value < home.sh_addr || s.st_value - home.sh_addr + size > home.sh_size)
