@@ -1,9 +1,10 @@
-# confine_add_runner_plugin(<runner> SOURCES <src>... [OUTPUT_DIRECTORY <dir>] [NO_INSTALL])
+# confine_add_runner_plugin(<runner> SOURCES <src>... [OUTPUT_DIRECTORY <dir>] [NO_INSTALL]
+#                           [EXPORT_RUNTIME])
 #
 # Declares a runner plugin: a loadable module named confine-runner-<runner>.so
 # (.dylib, .dll) with hidden visibility, built against the SDK only.
 function(confine_add_runner_plugin runner)
-  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY;TARGET" "SOURCES;DEFINITIONS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL;EXPORT_RUNTIME" "OUTPUT_DIRECTORY;TARGET" "SOURCES;DEFINITIONS" ${ARGN})
   if(NOT ARG_TARGET)
     set(ARG_TARGET "confine-runner-${runner}")
   endif()
@@ -28,7 +29,10 @@ function(confine_add_runner_plugin runner)
     # The boundary is C, so a plugin can carry its own C++ runtime and load fast.
     # --exclude-libs keeps the runtime's own symbols out of the dynamic symbol table:
     # the plugin exports its two symbols and nothing else, and loads faster.
-    target_link_options(${ARG_TARGET} PRIVATE -static-libstdc++ -static-libgcc -Wl,--no-undefined -Wl,--exclude-libs,ALL)
+    target_link_options(${ARG_TARGET} PRIVATE -static-libstdc++ -static-libgcc -Wl,--no-undefined)
+    if(NOT ARG_EXPORT_RUNTIME)
+      target_link_options(${ARG_TARGET} PRIVATE -Wl,--exclude-libs,ALL)
+    endif()
   endif()
   if(NOT ARG_NO_INSTALL)
     install(TARGETS ${ARG_TARGET} LIBRARY DESTINATION "${CONFINE_PLUGIN_INSTALL_DIR}")
