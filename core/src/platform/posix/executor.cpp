@@ -149,6 +149,24 @@ private:
     bool fired_ = false;
 };
 
+// execve's argument and environment arrays for a spec, pointing into its strings.
+class ExecArrays {
+public:
+    explicit ExecArrays(const ExecSpec& spec) {
+        for (const auto& a : spec.argv) argv_.push_back(const_cast<char*>(a.c_str()));
+        argv_.push_back(nullptr);
+        if (spec.environment) {
+            for (const auto& e : *spec.environment) envp_.push_back(const_cast<char*>(e.c_str()));
+            envp_.push_back(nullptr);
+        }
+    }
+    char* const* argv() const { return argv_.data(); }
+    char* const* envp() const { return envp_.empty() ? environ : envp_.data(); }
+
+private:
+    std::vector<char*> argv_, envp_;
+};
+
 // Follows the traced runner from its own exec to the command's exec, then lets go.
 // Returns true when the process is still running (reached or detached); false when
 // it ended, with its status recorded.
@@ -213,14 +231,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     }
 
     // Everything the child needs is built here: between fork and exec it allocates nothing.
-    std::vector<char*> argv, envp;
-    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    if (spec.environment) {
-        for (const auto& e : *spec.environment) envp.push_back(const_cast<char*>(e.c_str()));
-        envp.push_back(nullptr);
-    }
-    char* const* child_env = spec.environment ? envp.data() : environ;
+    const ExecArrays arrays(spec);
     const std::string cwd = spec.working_directory.string();
     const bool trace = spec.attestation.kind == Attestation::Kind::exec;
     // A time limit kills a whole process group, so a run with one gets its own group.
@@ -284,7 +295,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
                 ::_exit(125);
             }
         }
-        ::execve(program->c_str(), argv.data(), child_env);
+        ::execve(program->c_str(), arrays.argv(), arrays.envp());
         ChildReport r{static_cast<int>(ChildStage::exec), errno, {}};
         write_all(report_w.get(), &r, sizeof r);
         ::_exit(127);
@@ -416,13 +427,7 @@ Observation exec_in_place(const ExecSpec& spec) {
         o.spawn_errno = program ? EINVAL : resolve_error;
         return o;
     }
-    std::vector<char*> argv, envp;
-    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    if (spec.environment) {
-        for (const auto& e : *spec.environment) envp.push_back(const_cast<char*>(e.c_str()));
-        envp.push_back(nullptr);
-    }
+    const ExecArrays arrays(spec);
     if (!spec.working_directory.empty() && ::chdir(spec.working_directory.c_str()) != 0) {
         o.spawned = false;
         o.spawn_errno = errno;
@@ -436,7 +441,7 @@ Observation exec_in_place(const ExecSpec& spec) {
         o.runner_message = message;
         return o;
     }
-    ::execve(program->c_str(), argv.data(), spec.environment ? envp.data() : environ);
+    ::execve(program->c_str(), arrays.argv(), arrays.envp());
     o.attested = Observation::Attested::runner_stopped;
     o.runner_message = std::string("exec failed: ") + std::strerror(errno);
     return o;
