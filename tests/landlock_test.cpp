@@ -4,6 +4,9 @@
 // launcher build that caps the ABI it negotiates).
 #include "support.hpp"
 
+#include <confine/execute.hpp>
+#include <confine/provider.hpp>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -327,4 +330,27 @@ TEST_CASE("partial enforcement through confinectl leaves task outcomes alone", "
     auto probe = c.confine.run({"probe", "--config", c.config.string()}, cap);
     CHECK(probe.exit_code == 0);
     CHECK_THAT(probe.out, Catch::Contains("selected: landlock (enforcement partial)"));
+}
+
+TEST_CASE("both Landlock paths look the command up with the run's own PATH", "[landlock][e2e]") {
+    test::require_landlock();
+    test::TempDir plugins;
+    test::install_builtin(plugins.path(), "landlock");
+    Tree t(false);
+    test::write_file(t.ws / "confine-own-tool", "#!/bin/sh\necho from the workspace tool\n", fs::perms(0755));
+    for (const char* in_process : {"true", "false"}) {
+        INFO("in_process = " << in_process);
+        auto provider = confine::Provider::create(
+            test::config_from(std::string("[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nin_process = ") + in_process + "\n"),
+            {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins.path()}});
+        REQUIRE(provider);
+        confine::RunOptions options;
+        options.environment = std::vector<std::string>{"PATH=" + t.ws.string() + ":/usr/bin:/bin"};
+        auto p = confine::spawn(**provider, {confine::Mode::workspace_write, t.ws, {}}, std::vector<std::string>{"confine-own-tool"}, options);
+        REQUIRE(p);
+        const auto& done = p->wait();
+        CHECK(done.outcome.kind == confine::OutcomeKind::completed);
+        CHECK(done.outcome.basis == confine::Basis::attestation);
+        CHECK(done.stdout_text == "from the workspace tool\n");
+    }
 }

@@ -5,9 +5,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
-#include <cstdlib>
-#include <filesystem>
 #include <thread>
 
 namespace confine {
@@ -47,37 +46,12 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
 
 // The command as the runner will look it up, checked before anything runs.
 std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options) {
-    namespace fs = std::filesystem;
     if (argv.empty() || argv.front().empty()) return std::nullopt;  // the policy check names it
     const std::string& name = argv.front();
-    auto executable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); };
-    if (name.find('/') != std::string::npos) {
-        fs::path p(name);
-        if (p.is_relative() && !options.working_directory.empty()) p = options.working_directory / p;
-        std::error_code ec;
-        if (!fs::exists(p, ec)) return Error{ErrorCode::command_not_found, name + ": No such file or directory"};
-        if (!executable(p)) return Error{ErrorCode::command_not_executable, name + ": Permission denied"};
-        return std::nullopt;
-    }
-    std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/local/bin:/usr/bin:/bin";
-    if (options.environment)
-        for (const auto& e : *options.environment)
-            if (e.starts_with("PATH=")) path = e.substr(5);
-    bool seen = false;
-    for (std::size_t start = 0;;) {
-        std::size_t end = path.find(':', start);
-        fs::path dir = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        if (dir.empty()) dir = ".";
-        if (dir.is_relative() && !options.working_directory.empty()) dir = options.working_directory / dir;
-        std::error_code ec;
-        if (fs::exists(dir / name, ec)) {
-            if (executable(dir / name)) return std::nullopt;
-            seen = true;
-        }
-        if (end == std::string::npos) break;
-        start = end + 1;
-    }
-    if (seen) return Error{ErrorCode::command_not_executable, name + ": Permission denied"};
+    int error = 0;
+    if (detail::find_program(name, options.environment, options.working_directory, error)) return std::nullopt;
+    if (error == EACCES) return Error{ErrorCode::command_not_executable, name + ": Permission denied"};
+    if (name.find('/') != std::string::npos) return Error{ErrorCode::command_not_found, name + ": No such file or directory"};
     return Error{ErrorCode::command_not_found, name + ": command not found"};
 }
 

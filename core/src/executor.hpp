@@ -57,6 +57,13 @@ struct Executed {
     std::string stdout_text;
 };
 
+// Where `name` is, as execvp would find it: a name with a slash as is, a bare name on
+// the PATH of `environment` (nullopt: this process's). Relative paths are judged from
+// `working_directory` (empty: the current one). When nowhere, `error` is ENOENT, or
+// EACCES if something was there but cannot be executed.
+std::optional<std::string> find_program(const std::string& name, const std::optional<std::vector<std::string>>& environment,
+                                        const std::filesystem::path& working_directory, int& error);
+
 Executed execute(const ExecSpec& spec, RunControl& control);
 
 // Confines the calling process with spec.in_process and replaces it with the command.

@@ -53,6 +53,40 @@ void RunControl::signal(int sig) {
     ::kill(own_group_ ? -pid_ : pid_, sig);
 }
 
+std::optional<std::string> find_program(const std::string& name, const std::optional<std::vector<std::string>>& environment,
+                                        const std::filesystem::path& working_directory, int& error) {
+    namespace fs = std::filesystem;
+    // Judged where the exec will happen: relative paths from the working directory.
+    auto usable = [&](const std::string& candidate) {
+        fs::path p(candidate);
+        if (p.is_relative() && !working_directory.empty()) p = working_directory / p;
+        std::error_code ec;
+        if (!fs::exists(p, ec)) return false;
+        if (fs::is_directory(p, ec) || ::access(p.c_str(), X_OK) != 0) {
+            error = EACCES;
+            return false;
+        }
+        return true;
+    };
+    error = ENOENT;
+    if (name.empty()) return std::nullopt;
+    if (name.find('/') != std::string::npos) return usable(name) ? std::optional<std::string>(name) : std::nullopt;
+    const char* own = std::getenv("PATH");
+    std::string dirs = own ? own : "/usr/local/bin:/usr/bin:/bin";
+    if (environment)
+        for (const auto& e : *environment)
+            if (e.starts_with("PATH=")) dirs = e.substr(5);
+    for (std::size_t start = 0;;) {
+        std::size_t end = dirs.find(':', start);
+        std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+        if (usable(candidate)) return candidate;
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
 namespace {
 
 // Why a child reported failure on its error pipe, before or instead of its exec.
@@ -88,24 +122,6 @@ bool write_all_checked(int fd, const char* p, std::size_t size) {
 
 
 
-// argv[0] as execve needs it: a path with a slash as is, a bare name found on PATH.
-std::optional<std::string> resolve_program(const std::string& name, int& error) {
-    if (name.find('/') != std::string::npos) return name;
-    const char* path = std::getenv("PATH");
-    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    error = ENOENT;
-    std::size_t start = 0;
-    for (;;) {
-        std::size_t end = dirs.find(':', start);
-        std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-        if (errno == EACCES) error = EACCES;
-        if (end == std::string::npos) break;
-        start = end + 1;
-    }
-    return std::nullopt;
-}
 
 
 void record_status(Observation& o, int status) {
@@ -222,8 +238,11 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         o.spawn_errno = EINVAL;
         return result;
     }
+    // The command itself (in-process path) is looked up as the launcher would, with its
+    // own environment's PATH; a runner program with this process's.
     int resolve_error = 0;
-    auto program = resolve_program(spec.argv.front(), resolve_error);
+    auto program = find_program(spec.argv.front(), spec.in_process ? spec.environment : std::nullopt,
+                                spec.in_process ? spec.working_directory : std::filesystem::path(), resolve_error);
     if (!program) {
         o.spawned = false;
         o.spawn_errno = resolve_error;
@@ -421,7 +440,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
 Observation exec_in_place(const ExecSpec& spec) {
     Observation o;
     int resolve_error = 0;
-    auto program = spec.argv.empty() ? std::nullopt : resolve_program(spec.argv.front(), resolve_error);
+    auto program = spec.argv.empty() ? std::nullopt : find_program(spec.argv.front(), spec.environment, spec.working_directory, resolve_error);
     if (!program || !spec.in_process) {
         o.spawned = false;
         o.spawn_errno = program ? EINVAL : resolve_error;
