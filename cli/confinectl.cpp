@@ -54,8 +54,17 @@ std::optional<confine::Config> load(const std::string& explicit_path, int& statu
     return std::move(*config);
 }
 
+// Verdicts are kept per user between invocations; `probe` always asks afresh.
+confine::ProviderOptions provider_options(bool refresh_verdicts) {
+    confine::ProviderOptions options;
+    if (auto file = confine::default_verdict_cache_file())
+        options.verdict_cache = confine::VerdictCacheOptions{*file, std::chrono::seconds(3600), refresh_verdicts};
+    return options;
+}
+
 json verdict_json(const confine::Candidate& c) {
-    json j{{"runner", c.runner}, {"probed", c.probed}, {"plugin", c.plugin_file.empty() ? json(nullptr) : json(c.plugin_file.string())}};
+    json j{{"runner", c.runner}, {"probed", c.probed}, {"cached", c.from_cache},
+           {"plugin", c.plugin_file.empty() ? json(nullptr) : json(c.plugin_file.string())}};
     if (c.verdict) {
         j["verdict"] = std::string(confine::to_string(c.verdict->kind));
         j["reason"] = c.verdict->reason;
@@ -71,7 +80,7 @@ int cmd_probe(const std::string& config_path, bool as_json) {
     auto config = load(config_path, status);
     if (!config) return status;
     const std::string source = config->source;
-    auto provider = confine::Provider::create(std::move(*config));
+    auto provider = confine::Provider::create(std::move(*config), provider_options(true));
     if (!provider) return fail(provider.error().message);
     const confine::Selection s = (*provider)->diagnose();
 
@@ -329,7 +338,7 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
     int status = 0;
     auto config = load(config_path, status);
     if (!config) return status;
-    auto provider = confine::Provider::create(std::move(*config));
+    auto provider = confine::Provider::create(std::move(*config), provider_options(false));
     if (!provider) return fail(provider.error().message);
 
     install_forwarding();
@@ -365,7 +374,7 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
     int status = 0;
     auto config = load(config_path, status);
     if (!config) return status;
-    auto provider = confine::Provider::create(std::move(*config));
+    auto provider = confine::Provider::create(std::move(*config), provider_options(false));
     if (!provider) return fail(provider.error().message);
     auto wrapped = (*provider)->wrap(*policy, command);
     if (!wrapped) {

@@ -457,3 +457,23 @@ TEST_CASE("confinectl run fails closed when the runner cannot be traced for atte
     CHECK_THAT(r.err, Catch::EndsWith("Operation not permitted (cannot trace the runner to attest it)\n"));
     CHECK_FALSE(fs::exists(marker));
 }
+
+TEST_CASE("confinectl keeps usable verdicts per user, and probe asks afresh", "[cli][cache]") {
+    FakeRunnerSetup s;
+    // A chain of two, so that selection probes.
+    test::install_fake(s.plugins.path(), "unusable");
+    test::write_file(s.config, "plugin_dirs = [\"" + s.plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"unusable\", \"usable\"]\n"
+                               "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = true\n");
+    test::TempDir cache_home;
+    const std::vector<std::string> env{"XDG_CACHE_HOME=" + cache_home.path().string()};
+    const fs::path cache = cache_home / "confine" / "verdicts";
+    CHECK(s.run({"/bin/true"}, env).exit_code == 0);
+    REQUIRE(fs::exists(cache));
+    const std::string first = test::read_file(cache);
+    CHECK(first.starts_with("confine-verdicts 1\n"));
+    CHECK(test::line_count(first) == 2);  // the header and the usable runner
+    auto probe = s.confine.run({"probe", "--json", "--config", s.config.string()}, env);
+    CHECK(probe.exit_code == 0);
+    auto j = json::parse(probe.out);
+    CHECK(j["runners"][1]["probed"] == true);
+}

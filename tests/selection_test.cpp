@@ -328,3 +328,113 @@ TEST_CASE("plugin directories from configuration come before the built-in one", 
     REQUIRE((*defaulted)->plugin_dirs().size() == 1);
     CHECK((*defaulted)->plugin_dirs()[0].filename() == "plugins");
 }
+
+namespace {
+
+std::unique_ptr<confine::Provider> cached_provider(const test::TempDir& dir, const std::string& config_text, const fs::path& cache_file,
+                                                   std::chrono::seconds max_age = std::chrono::seconds(3600), bool refresh = false) {
+    auto p = confine::Provider::create(test::config_from(config_text),
+                                       {.platform = "linux",
+                                        .builtin_plugin_dirs = std::vector<fs::path>{dir.path()},
+                                        .verdict_cache = confine::VerdictCacheOptions{cache_file, max_age, refresh}});
+    REQUIRE(p);
+    return std::move(*p);
+}
+
+}  // namespace
+
+TEST_CASE("usable verdicts are kept across providers; unusable runners are asked again", "[selection][cache]") {
+    test::TempDir dir, home;
+    test::FakeLog log;
+    for (auto n : {"unusable", "partial"}) test::install_fake(dir.path(), n);
+    const fs::path cache = home / "confine" / "verdicts";
+    const std::string text = chain({"unusable", "partial"});
+    {
+        const auto& s = cached_provider(dir, text, cache)->selection();
+        REQUIRE(s.usable());
+        CHECK_FALSE(s.candidates[1].from_cache);
+    }
+    CHECK(log.count("probe partial") == 1);
+    REQUIRE(fs::exists(cache));
+    CHECK((fs::status(cache).permissions() & fs::perms::all) == fs::perms(0600));
+    CHECK((fs::status(cache.parent_path()).permissions() & fs::perms::all) == fs::perms(0700));
+    CHECK(test::read_file(cache).starts_with("confine-verdicts 1\n"));
+
+    auto again = cached_provider(dir, text, cache);
+    const auto& s = again->selection();
+    REQUIRE(s.usable());
+    CHECK(*s.runner == "partial");
+    CHECK(s.enforcement == confine::Enforcement::partial);
+    CHECK(s.candidates[1].from_cache);
+    CHECK_FALSE(s.candidates[1].probed);
+    CHECK(s.candidates[0].probed);  // unusable: asked again
+    CHECK(log.count("probe partial") == 1);
+    CHECK(log.count("probe unusable") == 2);
+    // Still loaded and created: the selected runner has to wrap.
+    CHECK(again->loaded_plugins() == std::vector<std::string>{"unusable", "partial"});
+}
+
+TEST_CASE("a cached verdict is not used once its plugin file, settings or time limit change", "[selection][cache]") {
+    test::TempDir dir, home;
+    test::FakeLog log;
+    test::install_fake(dir.path(), "unusable");
+    test::install_fake(dir.path(), "usable");
+    const fs::path cache = home / "verdicts";
+    const std::string text = chain({"unusable", "usable"});
+    cached_provider(dir, text, cache)->selection();
+    CHECK(log.count("probe usable") == 1);
+    cached_provider(dir, text, cache)->selection();
+    CHECK(log.count("probe usable") == 1);
+
+    cached_provider(dir, text + "[runner.usable]\nlabel = \"changed\"\n", cache)->selection();
+    CHECK(log.count("probe usable") == 2);
+    cached_provider(dir, "probe_timeout_ms = 999\n" + text, cache)->selection();
+    CHECK(log.count("probe usable") == 3);
+    test::install_fake(dir.path(), "usable");  // a new file in its place
+    cached_provider(dir, text, cache)->selection();
+    CHECK(log.count("probe usable") == 4);
+    cached_provider(dir, text, cache, std::chrono::seconds(0))->selection();  // expired
+    CHECK(log.count("probe usable") == 5);
+    cached_provider(dir, text, cache, std::chrono::seconds(3600), true)->selection();  // refresh
+    CHECK(log.count("probe usable") == 6);
+    cached_provider(dir, text, cache)->selection();
+    CHECK(log.count("probe usable") == 6);
+}
+
+TEST_CASE("a verdict cache others could write, or one that is not ours, is ignored", "[selection][cache]") {
+    test::TempDir dir, home;
+    test::FakeLog log;
+    test::install_fake(dir.path(), "unusable");
+    test::install_fake(dir.path(), "usable");
+    const fs::path cache = home / "verdicts";
+    const std::string text = chain({"unusable", "usable"});
+    cached_provider(dir, text, cache)->selection();
+    CHECK(log.count("probe usable") == 1);
+    fs::permissions(cache, fs::perms(0622));
+    cached_provider(dir, text, cache)->selection();
+    CHECK(log.count("probe usable") == 2);
+    fs::permissions(cache, fs::perms(0600));
+    fs::permissions(home.path(), fs::perms(0777));
+    cached_provider(dir, text, cache)->selection();
+    CHECK(log.count("probe usable") == 3);
+    fs::permissions(home.path(), fs::perms(0755));
+
+    test::write_file(cache, "garbage\tfull\t0\tx\n", fs::perms(0600));
+    cached_provider(dir, text, cache)->selection();
+    CHECK(log.count("probe usable") == 4);
+    CHECK(test::read_file(cache).starts_with("confine-verdicts 1\n"));
+    cached_provider(dir, text, cache)->selection();
+    CHECK(log.count("probe usable") == 4);
+}
+
+TEST_CASE("a timed-out or unusable probe is never kept", "[selection][cache]") {
+    test::TempDir dir, home;
+    test::FakeLog log;
+    for (auto n : {"hang", "unusable"}) test::install_fake(dir.path(), n);
+    const fs::path cache = home / "verdicts";
+    const std::string text = "probe_timeout_ms = 100\n" + chain({"hang", "unusable"}) + "[runner.hang]\ncommand = [\"/bin/sleep\", \"300\"]\n";
+    CHECK_FALSE(cached_provider(dir, text, cache)->selection().usable());
+    CHECK_FALSE(cached_provider(dir, text, cache)->selection().usable());
+    CHECK(log.count("probe hang") == 2);
+    CHECK(log.count("probe unusable") == 2);
+}

@@ -116,7 +116,8 @@ void Installed::remove_launcher() const { fs::remove(plugin_dir_ / "landlock-run
 
 Result Installed::run(std::vector<std::string> args, std::vector<std::string> env, std::vector<std::string> prefix) const {
     std::vector<std::string> argv = prefix;
-    argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG"});
+    // Verdicts this tree's confinectl keeps stay in this tree.
+    argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + scratch("cache").string()});
     argv.insert(argv.end(), env.begin(), env.end());
     argv.push_back(confinectl().string());
     argv.insert(argv.end(), args.begin(), args.end());

@@ -1,6 +1,9 @@
 #include <confine/provider.hpp>
 
 #include "log.hpp"
+#include "verdict_cache.hpp"
+
+#include <cstdlib>
 
 #include <mutex>
 
@@ -51,12 +54,18 @@ struct Provider::Impl {
     mutable std::mutex loaded_mutex;
     mutable std::vector<std::string> loaded;
 
+    std::optional<VerdictCacheOptions> cache_options;
+
     // Locates, loads and creates one runner; an error says why it cannot be had.
     std::expected<std::unique_ptr<Runner>, Error> open_runner(const std::string& name, fs::path& file) const {
         auto located = PluginSearch(plugin_dirs).locate(name);
         if (!located) return std::unexpected(located.error());
         file = *located;
-        auto plugin = load_plugin(*located, name);
+        return create_runner(name, file);
+    }
+
+    std::expected<std::unique_ptr<Runner>, Error> create_runner(const std::string& name, const fs::path& file) const {
+        auto plugin = load_plugin(file, name);
         if (!plugin) return std::unexpected(plugin.error());
         {
             std::lock_guard lock(loaded_mutex);
@@ -100,7 +109,7 @@ struct Provider::Impl {
         if (s.chain.size() == 1) {
             // Nothing to arbitrate: selected without probing. If it cannot be loaded,
             // there is nothing to run with either.
-            Candidate c{s.chain.front(), {}, false, std::nullopt};
+            Candidate c{s.chain.front(), {}, false, false, std::nullopt};
             auto runner = open_runner(c.runner, c.plugin_file);
             if (!runner) {
                 c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
@@ -114,26 +123,47 @@ struct Provider::Impl {
             selected = std::move(*runner);
             return;
         }
+        std::optional<detail::VerdictCache> cache;
+        if (cache_options) cache.emplace(cache_options->file, cache_options->max_age);
         std::string reasons;
         for (const std::string& name : s.chain) {
-            Candidate c{name, {}, false, std::nullopt};
-            auto runner = open_runner(name, c.plugin_file);
-            if (!runner) {
-                c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
+            Candidate c{name, {}, false, false, std::nullopt};
+            std::expected<std::unique_ptr<Runner>, Error> runner = std::unexpected(Error{ErrorCode::plugin_not_found, ""});
+            auto located = PluginSearch(plugin_dirs).locate(name);
+            if (!located) {
+                c.verdict = Verdict{Verdict::Kind::unusable, located.error().message};
             } else {
-                c.probed = true;
-                c.verdict = (*runner)->probe(config.probe_timeout_ms);
-                detail::logger().debug("probe {}: {} {}", name, to_string(c.verdict->kind), c.verdict->reason);
+                c.plugin_file = *located;
+                const auto settings = config.runners.find(name);
+                const std::string key = cache ? detail::VerdictCache::key(name, c.plugin_file, settings == config.runners.end() ? nullptr : &settings->second,
+                                                                          config.probe_timeout_ms)
+                                              : std::string();
+                std::optional<Verdict> cached = cache && !cache_options->refresh ? cache->find(key) : std::nullopt;
+                if (runner = create_runner(name, c.plugin_file); !runner) {
+                    c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
+                } else if (cached) {
+                    c.verdict = cached;
+                    c.from_cache = true;
+                } else {
+                    c.probed = true;
+                    c.verdict = (*runner)->probe(config.probe_timeout_ms);
+                    detail::logger().debug("probe {}: {} {}", name, to_string(c.verdict->kind), c.verdict->reason);
+                    // Only usable verdicts are kept: one that turns stale fails closed when the
+                    // runner runs, while a runner found unusable is simply asked again next time.
+                    if (cache && c.verdict->usable()) cache->store(key, *c.verdict);
+                }
             }
             s.candidates.push_back(c);
             if (c.verdict->usable()) {
                 s.runner = name;
                 s.enforcement = enforcement_of(*c.verdict);
                 selected = std::move(*runner);
+                if (cache) cache->save();
                 return;  // later runners are neither loaded nor probed
             }
             reasons += (reasons.empty() ? "" : "; ") + name + ": " + c.verdict->reason;
         }
+        if (cache) cache->save();
         unavailable(s, "no usable runner for platform '" + platform + "': " + reasons);
     }
 };
@@ -151,7 +181,16 @@ std::expected<std::unique_ptr<Provider>, Error> Provider::create(Config config, 
         impl->plugin_dirs.push_back(builtin);
     }
     impl->config = std::move(config);
+    impl->cache_options = std::move(options.verdict_cache);
     return std::unique_ptr<Provider>(new Provider(std::move(impl)));
+}
+
+std::optional<fs::path> default_verdict_cache_file() {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    if (xdg && *xdg == '/') return fs::path(xdg) / "confine" / "verdicts";
+    const char* home = std::getenv("HOME");
+    if (home && *home == '/') return fs::path(home) / ".cache" / "confine" / "verdicts";
+    return std::nullopt;
 }
 
 const Selection& Provider::selection() const {

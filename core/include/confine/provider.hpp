@@ -17,6 +17,7 @@
 #include <confine/plugins.hpp>
 #include <confine/runner.hpp>
 
+#include <chrono>
 #include <expected>
 #include <filesystem>
 #include <memory>
@@ -33,10 +34,27 @@ std::string_view current_platform() noexcept;
 // The name a Selection gives the asserted runner command.
 inline constexpr std::string_view asserted_runner_name = "runner_command";
 
+// Usable probe verdicts kept across providers (and processes), per user, so that a
+// chain's probes are not paid on every invocation. A verdict is reused only while the
+// runner, its plugin file, its settings, the probe's time limit, the kernel and the
+// user are unchanged, and for at most `max_age`. A stale verdict can only fail closed:
+// the runner then fails when it runs. Unusable runners are always probed again.
+struct VerdictCacheOptions {
+    std::filesystem::path file;
+    std::chrono::seconds max_age{3600};
+    bool refresh = false;  // probe anyway, and keep what the probes say
+};
+
+// $XDG_CACHE_HOME/confine/verdicts, else $HOME/.cache/confine/verdicts; nullopt when
+// neither variable is set.
+std::optional<std::filesystem::path> default_verdict_cache_file();
+
 struct ProviderOptions {
     std::optional<std::string> platform;  // default: current_platform()
     // Searched after the configuration's plugin_dirs. Default: builtin_plugin_dir().
     std::optional<std::vector<std::filesystem::path>> builtin_plugin_dirs;
+    // Unset: every provider probes its chain afresh.
+    std::optional<VerdictCacheOptions> verdict_cache;
 };
 
 // One runner of the chain, as selection saw it.
@@ -44,7 +62,8 @@ struct Candidate {
     std::string runner;
     std::filesystem::path plugin_file;  // empty when no file could be located
     bool probed = false;
-    std::optional<Verdict> verdict;     // set when probed, or unusable because it could not be loaded
+    bool from_cache = false;            // the verdict came from the verdict cache, not a probe
+    std::optional<Verdict> verdict;     // set when probed or cached, or unusable because it could not be loaded
 };
 
 struct Selection {

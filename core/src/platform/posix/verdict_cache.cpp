@@ -1,0 +1,161 @@
+#include "verdict_cache.hpp"
+
+#include "log.hpp"
+#include "trust.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace confine::detail {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr std::string_view header = "confine-verdicts 1";
+constexpr std::size_t max_file_bytes = 256 * 1024;
+constexpr std::size_t max_entries = 256;
+
+std::int64_t now_seconds() {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string fnv1a_hex(const std::string& text) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+std::string one_line(std::string s) {
+    for (char& c : s)
+        if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+    return s;
+}
+
+std::optional<Verdict::Kind> kind_from(const std::string& s) {
+    if (s == "full") return Verdict::Kind::full;
+    if (s == "partial") return Verdict::Kind::partial;
+    if (s == "unusable") return Verdict::Kind::unusable;  // never written; read only to be dropped
+    return std::nullopt;
+}
+
+// The caller's own, and closed to others: a cache another user could write is ignored.
+bool owned_and_closed(const fs::path& p) {
+    if (auto bad = untrusted_reason(p, TrustScope::file_only)) {
+        logger().debug("verdict cache not used: {}", *bad);
+        return false;
+    }
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0 || st.st_uid != ::geteuid()) {
+        logger().debug("verdict cache not used: {} is not owned by the current user", p.string());
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+VerdictCache::VerdictCache(fs::path file, std::chrono::seconds max_age) : file_(std::move(file)), max_age_(max_age) {
+    std::error_code ec;
+    const fs::path dir = file_.parent_path();
+    if (!fs::exists(dir, ec)) {
+        fs::create_directories(dir.parent_path(), ec);
+        if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return;
+    }
+    if (!owned_and_closed(dir) || (fs::exists(file_, ec) && !owned_and_closed(file_))) return;
+    writable_ = true;
+    std::ifstream in(file_, std::ios::binary);
+    if (!in) return;
+    std::string text(max_file_bytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_file_bytes) return;
+    std::istringstream lines(text);
+    std::string line;
+    if (!std::getline(lines, line) || line != header) return;  // not ours, or another version: start over
+    while (std::getline(lines, line)) {
+        std::istringstream fields(line);
+        std::string key, kind, at, reason;
+        if (!std::getline(fields, key, '\t') || !std::getline(fields, kind, '\t') || !std::getline(fields, at, '\t')) continue;
+        std::getline(fields, reason);
+        auto k = kind_from(kind);
+        if (!k || *k == Verdict::Kind::unusable || key.size() != 16) continue;
+        char* end = nullptr;
+        long long seconds = std::strtoll(at.c_str(), &end, 10);
+        if (!end || *end) continue;
+        entries_[key] = Entry{Verdict{*k, reason}, seconds};
+    }
+}
+
+std::string VerdictCache::key(const std::string& runner, const fs::path& plugin_file, const RunnerTable* settings,
+                              std::uint32_t probe_timeout_ms) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(plugin_file, ec);
+    struct stat st {};
+    if (ec || ::stat(real.c_str(), &st) != 0) return {};
+    struct utsname kernel {};
+    ::uname(&kernel);
+    std::ostringstream k;
+    k << "runner=" << runner << "\nplugin=" << real.string() << ':' << st.st_dev << ':' << st.st_ino << ':' << st.st_size << ':'
+      << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec << "\nkernel=" << kernel.release << ' ' << kernel.version
+      << "\nuser=" << ::geteuid() << "\ntimeout=" << probe_timeout_ms << '\n';
+    if (settings)
+        for (const auto& s : settings->settings) {
+            k << "setting=" << s.key << '=' << static_cast<int>(s.kind) << ':' << s.string_value << ':' << s.integer_value << ':'
+              << s.boolean_value;
+            for (const auto& v : s.array_value) k << '\x1f' << v;
+            k << '\n';
+        }
+    return fnv1a_hex(k.str());
+}
+
+std::optional<Verdict> VerdictCache::find(const std::string& key) const {
+    auto it = key.empty() ? entries_.end() : entries_.find(key);
+    if (it == entries_.end()) return std::nullopt;
+    const std::int64_t age = now_seconds() - it->second.at;
+    if (age < 0 || age >= max_age_.count()) return std::nullopt;
+    return it->second.verdict;
+}
+
+void VerdictCache::store(const std::string& key, const Verdict& verdict) {
+    if (key.empty() || !writable_ || !verdict.usable()) return;
+    entries_[key] = Entry{verdict, now_seconds()};
+    dirty_ = true;
+}
+
+void VerdictCache::save() const {
+    if (!dirty_ || !writable_) return;
+    std::vector<std::pair<std::string, Entry>> newest(entries_.begin(), entries_.end());
+    std::sort(newest.begin(), newest.end(), [](const auto& a, const auto& b) { return a.second.at > b.second.at; });
+    if (newest.size() > max_entries) newest.resize(max_entries);
+    std::string text = std::string(header) + "\n";
+    for (const auto& [key, e] : newest)
+        text += key + "\t" + std::string(to_string(e.verdict.kind)) + "\t" + std::to_string(e.at) + "\t" + one_line(e.verdict.reason) + "\n";
+    std::string temp = file_.string() + ".XXXXXX";
+    int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+    if (fd < 0) return;
+    bool ok = ::fchmod(fd, 0600) == 0;
+    for (std::size_t off = 0; ok && off < text.size();) {
+        ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        ok = n > 0;
+        if (ok) off += static_cast<std::size_t>(n);
+    }
+    ok = ::close(fd) == 0 && ok;
+    if (!ok || ::rename(temp.c_str(), file_.c_str()) != 0) ::unlink(temp.c_str());
+}
+
+}  // namespace confine::detail
