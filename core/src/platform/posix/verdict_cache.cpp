@@ -79,9 +79,10 @@ VerdictCache::VerdictCache(fs::path file, std::chrono::seconds max_age) : file_(
     writable_ = true;
     std::ifstream in(file_, std::ios::binary);
     if (!in) return;
-    std::string text(max_file_bytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
+    std::string text;
+    char chunk[4096];
+    while (text.size() <= max_file_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
+        text.append(chunk, static_cast<std::size_t>(in.gcount()));
     if (text.size() > max_file_bytes) return;
     std::istringstream lines(text);
     std::string line;
@@ -109,8 +110,9 @@ std::string VerdictCache::key(const std::string& runner, const fs::path& plugin_
     struct utsname kernel {};
     ::uname(&kernel);
     std::ostringstream k;
+    const auto modified = fs::last_write_time(real, ec).time_since_epoch().count();
     k << "runner=" << runner << "\nplugin=" << real.string() << ':' << st.st_dev << ':' << st.st_ino << ':' << st.st_size << ':'
-      << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec << "\nkernel=" << kernel.release << ' ' << kernel.version
+      << modified << "\nkernel=" << kernel.release << ' ' << kernel.version
       << "\nuser=" << ::geteuid() << "\ntimeout=" << probe_timeout_ms << '\n';
     if (settings)
         for (const auto& s : settings->settings) {
