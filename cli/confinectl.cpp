@@ -43,23 +43,30 @@ int fail(const std::string& message) {
     return exit_failure;
 }
 
-std::optional<confine::Config> load(const std::string& explicit_path, int& status) {
-    confine::ConfigLookup lookup;
-    if (!explicit_path.empty()) lookup.explicit_path = explicit_path;
-    auto config = confine::load_config(lookup);
-    if (!config) {
-        status = fail(config.error().message);
-        return std::nullopt;
-    }
-    return std::move(*config);
-}
-
 // Verdicts are kept per user between invocations; `probe` always asks afresh.
 confine::ProviderOptions provider_options(bool refresh_verdicts) {
     confine::ProviderOptions options;
     if (auto file = confine::default_verdict_cache_file())
         options.verdict_cache = confine::VerdictCacheOptions{*file, std::chrono::seconds(3600), refresh_verdicts};
     return options;
+}
+
+// The configuration in effect (--config, CONFINE_CONFIG, the system file, the default)
+// and a provider over it; on failure, one line said and null returned.
+std::unique_ptr<confine::Provider> open_provider(const std::string& explicit_path, confine::ProviderOptions options = {}) {
+    confine::ConfigLookup lookup;
+    if (!explicit_path.empty()) lookup.explicit_path = explicit_path;
+    auto config = confine::load_config(lookup);
+    if (!config) {
+        fail(config.error().message);
+        return nullptr;
+    }
+    auto provider = confine::Provider::create(std::move(*config), std::move(options));
+    if (!provider) {
+        fail(provider.error().message);
+        return nullptr;
+    }
+    return std::move(*provider);
 }
 
 json verdict_json(const confine::Candidate& c) {
@@ -76,13 +83,10 @@ json verdict_json(const confine::Candidate& c) {
 }
 
 int cmd_probe(const std::string& config_path, bool as_json) {
-    int status = 0;
-    auto config = load(config_path, status);
-    if (!config) return status;
-    const std::string source = config->source;
-    auto provider = confine::Provider::create(std::move(*config), provider_options(true));
-    if (!provider) return fail(provider.error().message);
-    const confine::Selection s = (*provider)->diagnose();
+    auto provider = open_provider(config_path, provider_options(true));
+    if (!provider) return exit_failure;
+    const std::string source = provider->config().source;
+    const confine::Selection s = provider->diagnose();
 
     if (as_json) {
         json j{{"schema_version", schema_version},
@@ -131,12 +135,9 @@ int cmd_probe(const std::string& config_path, bool as_json) {
 }
 
 int cmd_plugins(const std::string& config_path, bool as_json) {
-    int status = 0;
-    auto config = load(config_path, status);
-    if (!config) return status;
-    auto provider = confine::Provider::create(std::move(*config));
-    if (!provider) return fail(provider.error().message);
-    const auto& dirs = (*provider)->plugin_dirs();
+    auto provider = open_provider(config_path);
+    if (!provider) return exit_failure;
+    const auto& dirs = provider->plugin_dirs();
     const auto entries = confine::PluginSearch(dirs).scan();
     std::size_t refused = 0;
     json list = json::array();
@@ -335,11 +336,8 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
         if (dir.empty()) dir = ".";
         if (::access(dir.c_str(), W_OK) != 0) return fail("--report " + report_file + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
     }
-    int status = 0;
-    auto config = load(config_path, status);
-    if (!config) return status;
-    auto provider = confine::Provider::create(std::move(*config), provider_options(false));
-    if (!provider) return fail(provider.error().message);
+    auto provider = open_provider(config_path, provider_options(false));
+    if (!provider) return exit_failure;
 
     install_forwarding();
     confine::RunOptions options;
@@ -347,7 +345,7 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
     // Without a report to write afterwards, nothing needs to stay behind the command:
     // a runner that confines in-process turns confinectl into the command itself.
     options.exec_in_place = report_file.empty() && !report_fd;
-    auto outcome = confine::run(**provider, *policy, command, options);
+    auto outcome = confine::run(*provider, *policy, command, options);
     g_child_pid = 0;
     if (!outcome) {
         // Like env and timeout: 127 for a command that is not there, 126 for one that cannot run.
@@ -371,12 +369,9 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
     if (command.empty()) return fail("wrap: no command given (confinectl wrap --json [options] -- command [args...])");
     auto policy = flags.policy();
     if (!policy) return fail(policy.error());
-    int status = 0;
-    auto config = load(config_path, status);
-    if (!config) return status;
-    auto provider = confine::Provider::create(std::move(*config), provider_options(false));
-    if (!provider) return fail(provider.error().message);
-    auto wrapped = (*provider)->wrap(*policy, command);
+    auto provider = open_provider(config_path, provider_options(false));
+    if (!provider) return exit_failure;
+    auto wrapped = provider->wrap(*policy, command);
     if (!wrapped) {
         if (wrapped.error().code == confine::ErrorCode::sandbox_unavailable) return fail("sandbox unavailable: " + wrapped.error().message);
         return fail(wrapped.error().message);

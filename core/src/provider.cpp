@@ -61,10 +61,6 @@ struct Provider::Impl {
         auto located = PluginSearch(plugin_dirs).locate(name);
         if (!located) return std::unexpected(located.error());
         file = *located;
-        return create_runner(name, file);
-    }
-
-    std::expected<std::unique_ptr<Runner>, Error> create_runner(const std::string& name, const fs::path& file) const {
         auto plugin = load_plugin(file, name);
         if (!plugin) return std::unexpected(plugin.error());
         {
@@ -128,20 +124,16 @@ struct Provider::Impl {
         std::string reasons;
         for (const std::string& name : s.chain) {
             Candidate c{name, {}, false, false, std::nullopt};
-            std::expected<std::unique_ptr<Runner>, Error> runner = std::unexpected(Error{ErrorCode::plugin_not_found, ""});
-            auto located = PluginSearch(plugin_dirs).locate(name);
-            if (!located) {
-                c.verdict = Verdict{Verdict::Kind::unusable, located.error().message};
+            auto runner = open_runner(name, c.plugin_file);
+            if (!runner) {
+                c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
             } else {
-                c.plugin_file = *located;
                 const auto settings = config.runners.find(name);
                 const std::string key = cache ? detail::VerdictCache::key(name, c.plugin_file, settings == config.runners.end() ? nullptr : &settings->second,
                                                                           config.probe_timeout_ms)
                                               : std::string();
                 std::optional<Verdict> cached = cache && !cache_options->refresh ? cache->find(key) : std::nullopt;
-                if (runner = create_runner(name, c.plugin_file); !runner) {
-                    c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
-                } else if (cached) {
+                if (cached) {
                     c.verdict = cached;
                     c.from_cache = true;
                 } else {
