@@ -9,8 +9,9 @@
 #include <confine/plugins.hpp>
 #include <confine/provider.hpp>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+
+#include "arguments.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -23,8 +24,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <optional>
 #include <string>
 
@@ -35,6 +34,30 @@ constexpr int schema_version = 1;
 using nlohmann::json;
 
 // confinectl's own diagnostics: one line, prefixed, on stderr.
+// Standard output, written when a command has finished composing it (no iostreams:
+// their initialisation alone costs each confined command measurable time).
+class Output {
+public:
+    Output& operator<<(std::string_view text) {
+        text_ += text;
+        return *this;
+    }
+    Output& operator<<(char c) {
+        text_ += c;
+        return *this;
+    }
+    ~Output() { flush(); }
+    void flush() {
+        if (text_.empty()) return;
+        std::fwrite(text_.data(), 1, text_.size(), stdout);
+        std::fflush(stdout);
+        text_.clear();
+    }
+
+private:
+    std::string text_;
+};
+
 int fail(const std::string& message) {
     std::string line = message;
     for (char& c : line)
@@ -83,6 +106,7 @@ json verdict_json(const confine::Candidate& c) {
 }
 
 int cmd_probe(const std::string& config_path, bool as_json) {
+    Output out;
     auto provider = open_provider(config_path, provider_options(true));
     if (!provider) return exit_failure;
     const std::string source = provider->config().source;
@@ -101,40 +125,41 @@ int cmd_probe(const std::string& config_path, bool as_json) {
         j["selected"] = s.runner ? json(*s.runner) : json(nullptr);
         j["enforcement"] = s.enforcement ? json(std::string(confine::to_string(*s.enforcement))) : json(nullptr);
         j["error"] = s.failure ? json{{"code", confine::error_code_name(s.failure->code)}, {"message", s.failure->message}} : json(nullptr);
-        std::cout << j.dump(2) << '\n';
+        out << j.dump(2) << '\n';
     } else {
-        std::cout << "platform: " << s.platform << '\n' << "config: " << source << '\n';
+        out << "platform: " << s.platform << '\n' << "config: " << source << '\n';
         if (s.asserted) {
-            std::cout << "runner_command:";
-            for (const auto& a : s.runner_command) std::cout << ' ' << a;
-            std::cout << " (asserted by the operator, not probed)\n";
+            out << "runner_command:";
+            for (const auto& a : s.runner_command) out << ' ' << a;
+            out << " (asserted by the operator, not probed)\n";
         } else {
-            std::cout << "chain:";
-            for (const auto& r : s.chain) std::cout << ' ' << r;
-            std::cout << (s.chain.empty() ? " (none)\n" : "\n");
+            out << "chain:";
+            for (const auto& r : s.chain) out << ' ' << r;
+            out << (s.chain.empty() ? " (none)\n" : "\n");
         }
         for (const auto& c : s.candidates) {
-            std::cout << "  " << c.runner << ": ";
-            if (c.verdict) std::cout << confine::to_string(c.verdict->kind);
-            else std::cout << "selected without probing";
-            if (c.verdict && !c.verdict->reason.empty()) std::cout << ": " << c.verdict->reason;
-            if (!c.plugin_file.empty()) std::cout << " [" << c.plugin_file.string() << ']';
-            std::cout << '\n';
+            out << "  " << c.runner << ": ";
+            if (c.verdict) out << confine::to_string(c.verdict->kind);
+            else out << "selected without probing";
+            if (c.verdict && !c.verdict->reason.empty()) out << ": " << c.verdict->reason;
+            if (!c.plugin_file.empty()) out << " [" << c.plugin_file.string() << ']';
+            out << '\n';
         }
         if (s.runner) {
-            std::cout << "selected: " << *s.runner;
-            if (s.enforcement) std::cout << " (enforcement " << confine::to_string(*s.enforcement) << ')';
-            std::cout << '\n';
+            out << "selected: " << *s.runner;
+            if (s.enforcement) out << " (enforcement " << confine::to_string(*s.enforcement) << ')';
+            out << '\n';
         } else {
-            std::cout << "selected: none\n";
+            out << "selected: none\n";
         }
     }
-    std::cout.flush();
+    out.flush();
     if (!s.usable()) return fail("sandbox unavailable: " + s.failure->message);
     return 0;
 }
 
 int cmd_plugins(const std::string& config_path, bool as_json) {
+    Output out;
     auto provider = open_provider(config_path);
     if (!provider) return exit_failure;
     const auto& dirs = provider->plugin_dirs();
@@ -149,14 +174,14 @@ int cmd_plugins(const std::string& config_path, bool as_json) {
             j["abi"] = std::to_string(e.loaded->abi_major) + "." + std::to_string(e.loaded->abi_minor);
             j["summary"] = e.loaded->summary;
             if (!as_json)
-                std::cout << e.runner_name << "  " << e.loaded->version << "  ABI " << j["abi"].get<std::string>() << "  "
+                out << e.runner_name << "  " << e.loaded->version << "  ABI " << j["abi"].get<std::string>() << "  "
                           << e.file.string() << "  " << e.loaded->summary << '\n';
         } else {
             ++refused;
             j["status"] = "refused";
             j["error"] = {{"code", confine::error_code_name(e.loaded.error().code)}, {"message", e.loaded.error().message}};
             if (!as_json)
-                std::cout << e.runner_name << "  REFUSED  " << confine::error_code_name(e.loaded.error().code) << ": "
+                out << e.runner_name << "  REFUSED  " << confine::error_code_name(e.loaded.error().code) << ": "
                           << e.loaded.error().message << '\n';
         }
         list.push_back(std::move(j));
@@ -164,21 +189,22 @@ int cmd_plugins(const std::string& config_path, bool as_json) {
     if (as_json) {
         json dir_list = json::array();
         for (const auto& d : dirs) dir_list.push_back(d.string());
-        std::cout << json{{"schema_version", schema_version}, {"plugin_dirs", dir_list}, {"plugins", list}}.dump(2) << '\n';
+        out << json{{"schema_version", schema_version}, {"plugin_dirs", dir_list}, {"plugins", list}}.dump(2) << '\n';
     } else if (entries.empty()) {
-        std::cout << "no plugins found\n";
+        out << "no plugins found\n";
     }
     if (!as_json) {
-        std::cout << "searched:";
-        for (const auto& d : dirs) std::cout << ' ' << d.string();
-        std::cout << '\n';
+        out << "searched:";
+        for (const auto& d : dirs) out << ' ' << d.string();
+        out << '\n';
     }
-    std::cout.flush();
+    out.flush();
     if (refused) return fail(std::to_string(refused) + " plugin file(s) refused");
     return 0;
 }
 
 int cmd_check_config(const std::string& file) {
+    Output out;
     std::expected<confine::Config, confine::Error> config =
         file.empty() ? confine::load_config() : confine::load_config_file(file);
     if (!config) return fail(config.error().message);
@@ -192,7 +218,7 @@ int cmd_check_config(const std::string& file) {
         auto located = search.locate(name);
         if (!located) {
             if (located.error().code != confine::ErrorCode::plugin_not_found) return fail(located.error().message);
-            std::cout << "note: " << confine::to_string(table.where) << ": runner." << name
+            out << "note: " << confine::to_string(table.where) << ": runner." << name
                       << ": no plugin here to check its settings against\n";
             continue;
         }
@@ -201,7 +227,7 @@ int cmd_check_config(const std::string& file) {
         auto runner = (*plugin)->create_runner(&table);
         if (!runner) return fail(runner.error().message);
     }
-    std::cout << source << ": valid\n";
+    out << source << ": valid\n";
     return 0;
 }
 
@@ -212,17 +238,18 @@ struct PolicyFlags {
     std::string workspace;
     std::vector<std::string> writable;
 
-    void add_to(CLI::App* cmd) {
-        cmd->add_option("--mode", mode, "read-only or workspace-write (default)")
-            ->check(CLI::IsMember({"read-only", "workspace-write"}));
-        cmd->add_option("--workspace", workspace, "Writable workspace directory (default: the current directory)")->type_name("DIR");
-        cmd->add_option("--writable", writable, "An extra writable directory (repeatable)")->type_name("PATH");
+    void read(const confine::cli::Parsed& p) {
+        mode = p.value("--mode").value_or(mode);
+        workspace = p.value("--workspace").value_or("");
+        writable = p.all("--writable");
     }
 
     // The policy, or a one-line reason why the flags make none.
     std::expected<confine::Policy, std::string> policy() const {
         namespace fs = std::filesystem;
         confine::Policy p;
+        if (mode != "read-only" && mode != "workspace-write")
+            return std::unexpected("--mode: " + mode + " is not one of read-only, workspace-write");
         p.mode = mode == "read-only" ? confine::Mode::read_only : confine::Mode::workspace_write;
         std::error_code ec;
         if (p.mode == confine::Mode::read_only) {
@@ -366,6 +393,7 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
 }
 
 int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command) {
+    Output out;
     if (command.empty()) return fail("wrap: no command given (confinectl wrap --json [options] -- command [args...])");
     auto policy = flags.policy();
     if (!policy) return fail(policy.error());
@@ -389,75 +417,87 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
              {"fatal_signatures", w.failure_rule.fatal_signatures},
              {"informational_lines", w.failure_rule.informational_lines}}},
            {"attestation", attestation}};
-    std::cout << j.dump(2) << '\n';
+    out << j.dump(2) << '\n';
     return 0;
+}
+
+
+const std::vector<confine::cli::OptionSpec> policy_options{
+    {"--mode", "MODE", false, "read-only or workspace-write (default)"},
+    {"--workspace", "DIR", false, "Writable workspace directory (default: the current directory)"},
+    {"--writable", "PATH", true, "An extra writable directory"},
+};
+
+std::vector<confine::cli::CommandSpec> command_specs() {
+    using confine::cli::OptionSpec;
+    using confine::cli::Operands;
+    const OptionSpec config{"--config", "FILE", false, "Configuration file"};
+    std::vector<OptionSpec> wrap_options{config, {"--json", "", false, "JSON output (the only format)"}};
+    wrap_options.insert(wrap_options.end(), policy_options.begin(), policy_options.end());
+    std::vector<OptionSpec> run_options{config};
+    run_options.insert(run_options.end(), policy_options.begin(), policy_options.end());
+    run_options.push_back({"--report", "FILE", false, "Write a JSON report of the outcome to FILE"});
+    run_options.push_back({"--report-fd", "N", false, "Write the JSON report to descriptor N (not inherited by the command)"});
+    return {
+        {"probe", "Show the platform's runner chain, each probed runner's verdict, and the selection", "", Operands::none,
+         {config, {"--json", "", false, "Machine-readable output"}}},
+        {"plugins", "List the plugins found, where, their ABI, and why any was refused", "", Operands::none,
+         {config, {"--json", "", false, "Machine-readable output"}}},
+        {"check-config", "Validate a configuration file (default: the one confine would use)", "[FILE]", Operands::optional, {}},
+        {"run", "Run a command confined", "[--] COMMAND [ARG...]", Operands::command, std::move(run_options)},
+        {"wrap", "Print, as JSON, how a command would be wrapped, for hosts that spawn it themselves", "[--] COMMAND [ARG...]",
+         Operands::command, std::move(wrap_options)},
+    };
+}
+
+// --report-fd's value: a descriptor number, or a reason why not.
+std::expected<int, std::string> descriptor_number(const std::string& text) {
+    int fd = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9' || fd > 100000000) return std::unexpected("--report-fd: '" + text + "' is not a descriptor number");
+        fd = fd * 10 + (c - '0');
+    }
+    return fd;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     confine::set_log_program_name("confinectl");
-    CLI::App app{"Runs commands confined by the platform's sandbox, failing closed.", "confinectl"};
-    app.set_version_flag("--version", CONFINE_VERSION);
-    app.require_subcommand(1);
-    bool verbose = false;
-    app.add_flag("-v,--verbose", verbose, "Log what confine does, to stderr");
-
-    std::string config_path;
-    bool json_output = false;
-    auto* probe = app.add_subcommand("probe", "Show the platform's runner chain, each probed runner's verdict, and the selection");
-    probe->add_option("--config", config_path, "Configuration file")->type_name("FILE");
-    probe->add_flag("--json", json_output, "Machine-readable output");
-    auto* plugins = app.add_subcommand("plugins", "List the plugins found, where, their ABI, and why any was refused");
-    plugins->add_option("--config", config_path, "Configuration file")->type_name("FILE");
-    plugins->add_flag("--json", json_output, "Machine-readable output");
-    std::string check_file;
-    auto* check = app.add_subcommand("check-config", "Validate a configuration file (default: the one confine would use)");
-    check->add_option("FILE", check_file, "Configuration file")->type_name("FILE");
-
-    PolicyFlags wrap_policy;
-    std::vector<std::string> wrap_command;
-    auto* wrap = app.add_subcommand("wrap", "Print, as JSON, how a command would be wrapped, for hosts that spawn it themselves");
-    wrap->add_option("--config", config_path, "Configuration file")->type_name("FILE");
-    wrap->add_flag("--json", json_output, "JSON output (the only format)");
-    wrap_policy.add_to(wrap);
-    wrap->add_option("command", wrap_command, "The command and its arguments, after --");
-
-    PolicyFlags run_policy;
-    std::vector<std::string> run_command;
-    std::string report_file;
-    std::optional<int> report_fd;
-    auto* run = app.add_subcommand("run", "Run a command confined: confinectl run [options] -- command [args...]");
-    run->add_option("--config", config_path, "Configuration file")->type_name("FILE");
-    run_policy.add_to(run);
-    auto* report_file_opt = run->add_option("--report", report_file, "Write a JSON report of the outcome to FILE")->type_name("FILE");
-    run->add_option("--report-fd", report_fd, "Write the JSON report to descriptor N (not inherited by the command)")
-        ->type_name("N")
-        ->excludes(report_file_opt);
-    run->add_option("command", run_command, "The command and its arguments, after --");
-
-    // Name an unknown command plainly (CLI11 would only say that one is required).
-    auto known = [&](const std::string& name) {
-        return !app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == name; }).empty();
-    };
-    if (argc > 1 && argv[1][0] != '-' && !known(argv[1]))
-        return fail(std::string("unknown command '") + argv[1] + "' (see confinectl --help)");
-
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-        return fail(std::string(e.what()) + " (see confinectl --help)");
+    const auto commands = command_specs();
+    auto parsed = confine::cli::parse(std::span<const char* const>(argv + 1, static_cast<std::size_t>(argc > 0 ? argc - 1 : 0)), commands);
+    if (!parsed) return fail(parsed.error());
+    const auto& p = *parsed;
+    if (p.action == confine::cli::Parsed::Action::version) {
+        Output() << "confinectl " << CONFINE_VERSION << '\n';
+        return 0;
     }
-    confine::set_log_level(verbose ? confine::LogLevel::debug : confine::LogLevel::warn);
+    if (p.action == confine::cli::Parsed::Action::help) {
+        Output() << (p.command ? confine::cli::command_help("confinectl", *p.command)
+                               : confine::cli::global_help("confinectl", "Runs commands confined by the platform's sandbox, failing closed.", commands));
+        return 0;
+    }
+    confine::set_log_level(p.verbose ? confine::LogLevel::debug : confine::LogLevel::warn);
+    const std::string name(p.command->name);
+    const std::string config_path = p.value("--config").value_or("");
+    const bool as_json = p.has("--json");
     try {
-        if (probe->parsed()) return cmd_probe(config_path, json_output);
-        if (plugins->parsed()) return cmd_plugins(config_path, json_output);
-        if (check->parsed()) return cmd_check_config(check_file);
-        if (run->parsed()) return cmd_run(config_path, run_policy, run_command, report_file, report_fd);
-        if (wrap->parsed()) return cmd_wrap(config_path, wrap_policy, wrap_command);
+        if (name == "probe") return cmd_probe(config_path, as_json);
+        if (name == "plugins") return cmd_plugins(config_path, as_json);
+        if (name == "check-config") return cmd_check_config(p.operands.empty() ? std::string() : p.operands.front());
+        PolicyFlags policy;
+        policy.read(p);
+        if (name == "wrap") return cmd_wrap(config_path, policy, p.operands);
+        std::optional<int> report_fd;
+        if (auto text = p.value("--report-fd")) {
+            auto fd = descriptor_number(*text);
+            if (!fd) return fail(fd.error());
+            report_fd = *fd;
+        }
+        const std::string report_file = p.value("--report").value_or("");
+        if (report_fd && !report_file.empty()) return fail("run: --report and --report-fd cannot be used together");
+        return cmd_run(config_path, policy, p.operands, report_file, report_fd);
     } catch (const std::exception& e) {
         return fail(std::string("internal error: ") + e.what());
     }
-    return fail("no command given (see confinectl --help)");
 }

@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <fstream>
+#include <cstdio>
+#include <memory>
 #include <set>
-#include <sstream>
 
 namespace confine {
 
@@ -88,9 +88,19 @@ private:
     std::string source_;
 
     static std::string type_name(const toml::node& n) {
-        std::ostringstream os;
-        os << n.type();
-        return os.str();
+        switch (n.type()) {
+        case toml::node_type::none: return "none";
+        case toml::node_type::table: return "table";
+        case toml::node_type::array: return "array";
+        case toml::node_type::string: return "string";
+        case toml::node_type::integer: return "integer";
+        case toml::node_type::floating_point: return "floating-point";
+        case toml::node_type::boolean: return "boolean";
+        case toml::node_type::date: return "date";
+        case toml::node_type::time: return "time";
+        case toml::node_type::date_time: return "date-time";
+        }
+        return "value";
     }
 
     std::optional<Error> read_timeout(const toml::node& node, Config& cfg) {
@@ -289,14 +299,14 @@ std::expected<Config, Error> load_config_file(const std::filesystem::path& file)
         return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": not a regular file"});
     if (auto bad = detail::untrusted_reason(file, detail::TrustScope::file_only))
         return std::unexpected(Error{ErrorCode::config_untrusted, file.string() + ": refusing configuration: " + *bad});
-    std::ifstream in(file, std::ios::binary);
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file.string().c_str(), "rb"), &std::fclose);
     if (!in) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": cannot open for reading"});
     // Read in small steps up to the limit: a configuration is a few hundred bytes.
     std::string text;
     char chunk[4096];
-    while (text.size() <= max_config_bytes && in.read(chunk, sizeof chunk).gcount() > 0)
-        text.append(chunk, static_cast<std::size_t>(in.gcount()));
-    if (in.bad()) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": read error"});
+    std::size_t n = 0;
+    while (text.size() <= max_config_bytes && (n = std::fread(chunk, 1, sizeof chunk, in.get())) > 0) text.append(chunk, n);
+    if (std::ferror(in.get())) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": read error"});
     if (text.size() > max_config_bytes)
         return std::unexpected(Error{ErrorCode::config_invalid, file.string() + ": larger than 1 MiB"});
     return parse_config(text, file.string());
