@@ -7,15 +7,23 @@
 #include <expected>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace confine::detail {
 
-// nullopt when the file has no defined dynamic symbol `name`; an error when the
-// file is not an ELF shared object of this machine's class and byte order, or the
-// symbol is smaller than `size` or lies outside the file.
-std::expected<std::optional<std::vector<std::byte>>, std::string>
-read_elf_symbol(const std::filesystem::path& file, const std::string& name, std::size_t size);
+struct ElfSymbolRequest {
+    std::string_view name;
+    std::size_t size;  // the bytes wanted from the symbol's start
+};
+
+// One answer per request, in order (the file is opened once): nullopt when the file
+// has no defined dynamic symbol of that name. An error when the file is not an ELF
+// shared object of this machine's class and byte order, or a symbol is smaller than
+// wanted or lies outside the file.
+std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
+read_elf_symbols(const std::filesystem::path& file, std::span<const ElfSymbolRequest> wanted);
 
 }  // namespace confine::detail

@@ -4,6 +4,7 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -11,19 +12,32 @@ namespace confine {
 namespace detail {
 namespace {
 
-std::shared_ptr<spdlog::logger> make_logger() {
-    auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-    auto log = std::make_shared<spdlog::logger>("confine", std::move(sink));
-    log->set_pattern("confine: %v");
-    log->set_level(spdlog::level::warn);
-    return log;
+std::atomic<int> g_level{spdlog::level::warn};
+
+struct State {
+    std::mutex mutex;
+    std::string program = "confine";
+    std::shared_ptr<spdlog::logger> logger;
+};
+
+State& state() {
+    static State s;
+    return s;
 }
 
 }  // namespace
 
+bool log_enabled(spdlog::level::level_enum level) { return level >= g_level.load(std::memory_order_relaxed); }
+
 spdlog::logger& logger() {
-    static std::shared_ptr<spdlog::logger> instance = make_logger();
-    return *instance;
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (!s.logger) {
+        s.logger = std::make_shared<spdlog::logger>("confine", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+        s.logger->set_pattern(s.program + ": %v");
+        s.logger->set_level(spdlog::level::trace);  // log_enabled decides
+    }
+    return *s.logger;
 }
 
 }  // namespace detail
@@ -32,11 +46,14 @@ void set_log_level(LogLevel level) {
     static constexpr spdlog::level::level_enum map[] = {spdlog::level::debug, spdlog::level::info,
                                                         spdlog::level::warn, spdlog::level::err,
                                                         spdlog::level::off};
-    detail::logger().set_level(map[static_cast<int>(level)]);
+    detail::g_level = map[static_cast<int>(level)];
 }
 
 void set_log_program_name(std::string_view name) {
-    detail::logger().set_pattern(std::string(name) + ": %v");
+    detail::State& s = detail::state();
+    std::lock_guard lock(s.mutex);
+    s.program = std::string(name);
+    if (s.logger) s.logger->set_pattern(s.program + ": %v");
 }
 
 }  // namespace confine

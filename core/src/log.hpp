@@ -2,10 +2,28 @@
 
 #include <spdlog/logger.h>
 
-#include <memory>
+#include <utility>
 
 namespace confine::detail {
 
+// Whether a message of this level would be written. Cheap: the logger itself is only
+// built when something is written, so a quiet run never pays for it.
+bool log_enabled(spdlog::level::level_enum level);
 spdlog::logger& logger();
+
+template <class... Args>
+void log(spdlog::level::level_enum level, spdlog::format_string_t<Args...> format, Args&&... args) {
+    if (log_enabled(level)) logger().log(level, format, std::forward<Args>(args)...);
+}
+
+template <class... Args>
+void log_debug(spdlog::format_string_t<Args...> format, Args&&... args) {
+    log(spdlog::level::debug, format, std::forward<Args>(args)...);
+}
+
+template <class... Args>
+void log_warn(spdlog::format_string_t<Args...> format, Args&&... args) {
+    log(spdlog::level::warn, format, std::forward<Args>(args)...);
+}
 
 }  // namespace confine::detail

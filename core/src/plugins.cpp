@@ -102,7 +102,7 @@ void host_log(void* context, std::int32_t level, const char* message) noexcept {
                                              : level == CONFINE_LOG_INFO ? spdlog::level::info
                                              : level == CONFINE_LOG_WARN ? spdlog::level::warn
                                                                          : spdlog::level::err;
-        detail::logger().log(lv, "{}: {}", ctx ? ctx->runner : std::string("?"), message ? message : "");
+        detail::log(lv, "{}: {}", ctx ? ctx->runner : std::string("?"), message ? message : "");
     } catch (...) {
     }
 }
@@ -130,7 +130,7 @@ confine_status host_run_probe(void* context, const char* const* argv, std::size_
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
             limit = std::clamp(left, std::chrono::milliseconds(0), limit);
         }
-        detail::logger().debug("{}: probe runs {} (limit {} ms)", ctx->runner, args.front(), limit.count());
+        detail::log_debug("{}: probe runs {} (limit {} ms)", ctx->runner, args.front(), limit.count());
         detail::BoundedRun run = detail::run_bounded(args, limit, probe_capture_bytes);
         if (run.timed_out) ctx->probe_timed_out = true;
         *out = confine_probe_run{};
@@ -391,7 +391,7 @@ Verdict Runner::probe(std::uint32_t timeout_ms) {
     }
     std::unique_lock lock(shared->mutex);
     if (!shared->done_cv.wait_until(lock, deadline + probe_grace, [&] { return shared->done; })) {
-        detail::logger().warn("{}: probe still running after {} ms; abandoned", name(), timeout_ms);
+        detail::log_warn("{}: probe still running after {} ms; abandoned", name(), timeout_ms);
         return timed_out;
     }
     if (impl_->host->probe_timed_out) return timed_out;
@@ -523,15 +523,17 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
     // Read the ABI record from the file itself: a plugin of another ABI is refused
     // before the dynamic loader runs any of its code (static constructors included).
     {
-        auto abi_bytes = detail::read_elf_symbol(file, CONFINE_PLUGIN_ABI_SYMBOL, sizeof(confine_plugin_abi_info));
-        if (!abi_bytes) return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file, "cannot load: " + abi_bytes.error()));
-        auto desc_bytes = detail::read_elf_symbol(file, CONFINE_PLUGIN_DESCRIPTOR_SYMBOL, sizeof(std::uint32_t));
-        if (!desc_bytes) return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file, "cannot load: " + desc_bytes.error()));
-        if (!*abi_bytes || !*desc_bytes) return std::unexpected(missing_exports(file, abi_bytes->has_value(), desc_bytes->has_value()));
+        const detail::ElfSymbolRequest wanted[] = {{CONFINE_PLUGIN_ABI_SYMBOL, sizeof(confine_plugin_abi_info)},
+                                                   {CONFINE_PLUGIN_DESCRIPTOR_SYMBOL, sizeof(std::uint32_t)}};
+        auto symbols = detail::read_elf_symbols(file, wanted);
+        if (!symbols) return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file, "cannot load: " + symbols.error()));
+        const auto& abi_bytes = (*symbols)[0];
+        const auto& desc_bytes = (*symbols)[1];
+        if (!abi_bytes || !desc_bytes) return std::unexpected(missing_exports(file, abi_bytes.has_value(), desc_bytes.has_value()));
         confine_plugin_abi_info abi{};
         std::uint32_t desc_size = 0;
-        std::memcpy(&abi, (*abi_bytes)->data(), sizeof abi);
-        std::memcpy(&desc_size, (*desc_bytes)->data(), sizeof desc_size);
+        std::memcpy(&abi, abi_bytes->data(), sizeof abi);
+        std::memcpy(&desc_size, desc_bytes->data(), sizeof desc_size);
         if (auto bad = check_abi(file, abi, desc_size)) return std::unexpected(*bad);
     }
 #endif
@@ -563,7 +565,7 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
     impl->info.summary = desc.summary ? desc.summary : "";
     impl->info.abi_major = abi.major;
     impl->info.abi_minor = abi.minor;
-    detail::logger().debug("loaded plugin {} (runner {}, ABI {}.{})", file.string(), impl->info.runner_name, abi.major, abi.minor);
+    detail::log_debug("loaded plugin {} (runner {}, ABI {}.{})", file.string(), impl->info.runner_name, abi.major, abi.minor);
     return std::make_shared<Plugin>(std::move(impl));
 }
 
@@ -573,6 +575,7 @@ namespace {
 
 // The directories, each once (two spellings of one directory count once).
 std::vector<fs::path> unique_dirs(const std::vector<fs::path>& dirs) {
+    if (dirs.size() < 2) return dirs;
     std::vector<fs::path> out, seen;
     for (const auto& d : dirs) {
         std::error_code ec;

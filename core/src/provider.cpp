@@ -139,7 +139,7 @@ struct Provider::Impl {
                 } else {
                     c.probed = true;
                     c.verdict = (*runner)->probe(config.probe_timeout_ms);
-                    detail::logger().debug("probe {}: {} {}", name, to_string(c.verdict->kind), c.verdict->reason);
+                    detail::log_debug("probe {}: {} {}", name, to_string(c.verdict->kind), c.verdict->reason);
                     // Only usable verdicts are kept: one that turns stale fails closed when the
                     // runner runs, while a runner found unusable is simply asked again next time.
                     if (cache && c.verdict->usable()) cache->store(key, *c.verdict);

@@ -60,8 +60,9 @@ private:
 
 }  // namespace
 
-std::expected<std::optional<std::vector<std::byte>>, std::string>
-read_elf_symbol(const std::filesystem::path& path, const std::string& name, std::size_t size) {
+std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
+read_elf_symbols(const std::filesystem::path& path, std::span<const ElfSymbolRequest> wanted) {
+    std::vector<std::optional<std::vector<std::byte>>> found(wanted.size());
     File f(path);
     if (!f.ok()) return std::unexpected(std::string("cannot open: ") + std::strerror(errno));
     Ehdr eh{};
@@ -91,20 +92,24 @@ read_elf_symbol(const std::filesystem::path& path, const std::string& name, std:
         if (!f.read(strtab.sh_offset, names.data(), names.size())) return std::unexpected(std::string("malformed ELF string table"));
         for (const Sym& s : symbols) {
             if (s.st_shndx == SHN_UNDEF || s.st_shndx >= sections.size() || s.st_name >= names.size()) continue;
-            if (names.size() - s.st_name < name.size() + 1) continue;
-            if (std::memcmp(names.data() + s.st_name, name.c_str(), name.size() + 1) != 0) continue;
-            if (s.st_size < size) return std::unexpected("symbol " + name + " is smaller than expected");
-            const Shdr& home = sections[s.st_shndx];
-            if (home.sh_type == SHT_NOBITS || s.st_value < home.sh_addr || s.st_value - home.sh_addr + size > home.sh_size)
-                return std::unexpected("symbol " + name + " has no contents in the file");
-            std::vector<std::byte> bytes(size);
-            if (!f.read(home.sh_offset + (s.st_value - home.sh_addr), bytes.data(), size))
-                return std::unexpected("symbol " + name + " lies outside the file");
-            return bytes;
+            const std::string_view sym_name(names.data() + s.st_name, ::strnlen(names.data() + s.st_name, names.size() - s.st_name));
+            for (std::size_t w = 0; w < wanted.size(); ++w) {
+                if (found[w] || sym_name != wanted[w].name) continue;
+                const std::string name(wanted[w].name);
+                const std::size_t size = wanted[w].size;
+                if (s.st_size < size) return std::unexpected("symbol " + name + " is smaller than expected");
+                const Shdr& home = sections[s.st_shndx];
+                if (home.sh_type == SHT_NOBITS || s.st_value < home.sh_addr || s.st_value - home.sh_addr + size > home.sh_size)
+                    return std::unexpected("symbol " + name + " has no contents in the file");
+                std::vector<std::byte> bytes(size);
+                if (!f.read(home.sh_offset + (s.st_value - home.sh_addr), bytes.data(), size))
+                    return std::unexpected("symbol " + name + " lies outside the file");
+                found[w] = std::move(bytes);
+            }
         }
-        return std::optional<std::vector<std::byte>>();
+        break;  // one dynamic symbol table
     }
-    return std::optional<std::vector<std::byte>>();
+    return found;
 }
 
 }  // namespace confine::detail

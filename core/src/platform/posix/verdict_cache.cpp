@@ -55,12 +55,12 @@ std::optional<Verdict::Kind> kind_from(const std::string& s) {
 // The caller's own, and closed to others: a cache another user could write is ignored.
 bool owned_and_closed(const fs::path& p) {
     if (auto bad = untrusted_reason(p, TrustScope::file_only)) {
-        logger().debug("verdict cache not used: {}", *bad);
+        log_debug("verdict cache not used: {}", *bad);
         return false;
     }
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0 || st.st_uid != ::geteuid()) {
-        logger().debug("verdict cache not used: {} is not owned by the current user", p.string());
+        log_debug("verdict cache not used: {} is not owned by the current user", p.string());
         return false;
     }
     return true;
