@@ -405,8 +405,17 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
         return fail(wrapped.error().message);
     }
     const auto& w = *wrapped;
-    json attestation{{"kind", w.attestation.kind == confine::Attestation::Kind::exec ? "exec" : "none"}};
-    if (w.attestation.kind == confine::Attestation::Kind::exec) attestation["exec_index"] = w.attestation.exec_index;
+    // A host that spawns the argv itself needs to know how to attest it.
+    json attestation{{"kind", "none"}};
+    switch (w.attestation.kind) {
+    case confine::Attestation::Kind::none: break;
+    case confine::Attestation::Kind::exec:
+        attestation = {{"kind", "exec"}, {"exec_index", w.attestation.exec_index}};
+        break;
+    case confine::Attestation::Kind::status_fd:
+        attestation = {{"kind", "status_fd"}, {"status_argument", w.attestation.status_argument}, {"status_marker", w.attestation.status_marker}};
+        break;
+    }
     json j{{"schema_version", schema_version},
            {"runner", w.runner},
            {"argv", w.argv},

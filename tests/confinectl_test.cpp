@@ -1,6 +1,7 @@
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
+#include <confine/plugin_abi.h>
 #include <nlohmann/json.hpp>
 
 #include <csignal>
@@ -21,15 +22,27 @@ void check_one_error_line(const test::Result& r, const std::string& starts_with)
 
 }  // namespace
 
-TEST_CASE("confinectl probe on the embedded default selects landlock where the kernel enforces it", "[cli][landlock]") {
-    test::require_landlock();
+TEST_CASE("confinectl probe on the embedded default selects bubblewrap where it confines", "[cli][bwrap]") {
+    test::require_bwrap();
     Installed confine;
     auto r = confine.run({"probe"});
     CHECK(r.exit_code == 0);
     CHECK(r.err.empty());
     CHECK_THAT(r.out, Catch::Contains("config: <embedded default>\n"));
     CHECK_THAT(r.out, Catch::Contains("chain: bwrap landlock\n"));
-    CHECK_THAT(r.out, Catch::Contains("  bwrap: unusable: not implemented yet [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
+    CHECK_THAT(r.out, Catch::Contains("  bwrap: full [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
+    CHECK_THAT(r.out, Catch::Contains("selected: bwrap (enforcement full)\n"));
+    // Landlock, second in the chain, is not even probed.
+    CHECK_THAT(r.out, !Catch::Contains("landlock:"));
+}
+
+TEST_CASE("confinectl probe on the default chain falls back to landlock when bubblewrap cannot work", "[cli][landlock]") {
+    test::require_landlock();
+    Installed confine;
+    auto r = confine.run({"probe", "--config", confine.config_without_bwrap().string()});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+    CHECK_THAT(r.out, Catch::Contains("  bwrap: unusable: " + confine.absent_bwrap_reason() + " [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
     CHECK_THAT(r.out, Catch::Contains("  landlock: full [" + (confine.plugin_dir() / "confine-runner-landlock.so").string() + "]\n"));
     CHECK_THAT(r.out, Catch::Contains("selected: landlock (enforcement full)\n"));
 }
@@ -37,19 +50,19 @@ TEST_CASE("confinectl probe on the embedded default selects landlock where the k
 TEST_CASE("confinectl probe fails closed with one line and 125 when no runner is usable", "[cli]") {
     Installed confine;
     confine.remove_launcher();
-    auto r = confine.run({"probe"});
+    auto r = confine.run({"probe", "--config", confine.config_without_bwrap().string()});
     const std::string launcher = (confine.plugin_dir() / "landlock-run").string();
-    check_one_error_line(r, "sandbox unavailable: no usable runner for platform 'linux': bwrap: not implemented yet; landlock: landlock-run "
+    check_one_error_line(r, "sandbox unavailable: no usable runner for platform 'linux': bwrap: " + confine.absent_bwrap_reason() + "; landlock: landlock-run "
                             "launcher not found at " + launcher + ": No such file or directory");
     CHECK_THAT(r.out, Catch::Contains("platform: linux\n"));
-    CHECK_THAT(r.out, Catch::Contains("  bwrap: unusable: not implemented yet [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
+    CHECK_THAT(r.out, Catch::Contains("  bwrap: unusable: " + confine.absent_bwrap_reason() + " [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
     CHECK_THAT(r.out, Catch::Contains("selected: none\n"));
 }
 
 TEST_CASE("confinectl probe --json reports every runner's verdict", "[cli]") {
     Installed confine;
     confine.remove_launcher();
-    auto r = confine.run({"probe", "--json"});
+    auto r = confine.run({"probe", "--json", "--config", confine.config_without_bwrap().string()});
     CHECK(r.exit_code == 125);
     auto j = json::parse(r.out);
     CHECK(j["schema_version"] == 1);
@@ -60,7 +73,7 @@ TEST_CASE("confinectl probe --json reports every runner's verdict", "[cli]") {
     REQUIRE(j["runners"].size() == 2);
     CHECK(j["runners"][0]["runner"] == "bwrap");
     CHECK(j["runners"][0]["verdict"] == "unusable");
-    CHECK(j["runners"][0]["reason"] == "not implemented yet");
+    CHECK(j["runners"][0]["reason"] == confine.absent_bwrap_reason());
     CHECK(j["runners"][1]["probed"] == true);
     CHECK(j["error"]["code"] == "SANDBOX_UNAVAILABLE");
     CHECK(test::line_count(r.err) == 1);
@@ -88,9 +101,9 @@ TEST_CASE("confinectl probe exits 0 when a runner is usable", "[cli]") {
 TEST_CASE("confinectl probe checks a runner that is alone in its chain", "[cli]") {
     Installed confine;
     const fs::path cfg = confine.scratch("c.toml");
-    test::write_file(cfg, "[platform.linux]\nchain = [\"bwrap\"]\n");
+    test::write_file(cfg, "[platform.linux]\nchain = [\"bwrap\"]\n" + test::absent_bwrap_setting(confine.scratch("")));
     auto r = confine.run({"probe", "--config", cfg.string()});
-    check_one_error_line(r, "sandbox unavailable: runner 'bwrap', the only one in the chain, is unusable: not implemented yet");
+    check_one_error_line(r, "sandbox unavailable: runner 'bwrap', the only one in the chain, is unusable: " + confine.absent_bwrap_reason());
 }
 
 TEST_CASE("confinectl probe reports an asserted runner command without probing it", "[cli]") {
@@ -180,7 +193,7 @@ TEST_CASE("confinectl plugins lists the built-in runners and where they are", "[
     REQUIRE(j["plugins"].size() == 4);
     for (const auto& p : j["plugins"]) {
         CHECK(p["status"] == "ok");
-        CHECK(p["abi"] == "1.2");
+        CHECK(p["abi"] == "1." + std::to_string(CONFINE_ABI_MINOR));
     }
     CHECK(j["plugin_dirs"] == json::array({confine.plugin_dir().string()}));
 }
@@ -310,8 +323,8 @@ TEST_CASE("confinectl run fails closed on the default configuration when no runn
     confine.remove_launcher();
     test::TempDir ws;
     const fs::path marker = ws / "ran";
-    auto r = confine.run({"run", "--workspace", ws.path().string(), "--", "/usr/bin/touch", marker.string()});
-    check_one_error_line(r, "sandbox unavailable: no usable runner for platform 'linux': bwrap: not implemented yet; landlock: landlock-run launcher not found at ");
+    auto r = confine.run({"run", "--config", confine.config_without_bwrap().string(), "--workspace", ws.path().string(), "--", "/usr/bin/touch", marker.string()});
+    check_one_error_line(r, "sandbox unavailable: no usable runner for platform 'linux': bwrap: " + confine.absent_bwrap_reason() + "; landlock: landlock-run launcher not found at ");
     CHECK_FALSE(fs::exists(marker));
 }
 
@@ -425,7 +438,8 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
 
     Installed dflt;
     dflt.remove_launcher();
-    check_one_error_line(dflt.run({"wrap", "--json", "--", "true"}), "sandbox unavailable: no usable runner for platform 'linux'");
+    check_one_error_line(dflt.run({"wrap", "--json", "--config", dflt.config_without_bwrap().string(), "--", "true"}),
+                         "sandbox unavailable: no usable runner for platform 'linux'");
 }
 
 TEST_CASE("a terminal stays a terminal where the runner attests", "[cli][run]") {

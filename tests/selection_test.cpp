@@ -222,7 +222,7 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     auto ro = provider->wrap({confine::Mode::read_only, {}, {}}, argv);
     REQUIRE(ro);
     CHECK(ro->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                               "--die-with-parent", "--", "make", "-j2"});
+                                               "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--", "make", "-j2"});
     CHECK(ro->enforcement == confine::Enforcement::full);
     CHECK(ro->denial_signatures == std::vector<std::string>{"read-only file system", "permission denied"});
     CHECK(ro->failure_rule.fatal_signatures == std::vector<std::string>{"bwrap: ", "company-wrapper: "});
@@ -235,7 +235,7 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     auto rw = provider->wrap({confine::Mode::workspace_write, ws, {cache}}, argv);
     REQUIRE(rw);
     CHECK(rw->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                               "--die-with-parent", "--tmpfs", "/tmp", "--bind", ws, ws, "--bind", cache, cache, "--", "make",
+                                               "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--tmpfs", "/tmp", "--bind", ws, ws, "--bind", cache, cache, "--", "make",
                                                "-j2"});
     CHECK(rw->attestation.kind == confine::Attestation::Kind::none);
 }
@@ -292,10 +292,11 @@ TEST_CASE("the default Linux chain fails closed when neither runner can work her
     test::TempDir dir;
     test::install_builtin(dir.path(), "bwrap");
     test::install_builtin(dir.path(), "landlock", false);
-    auto provider = provider_for(dir, std::string(confine::embedded_default_config()));
+    auto provider = provider_for(dir, std::string(confine::embedded_default_config()) + test::absent_bwrap_setting(dir.path()));
     const auto& s = provider->selection();
     CHECK_FALSE(s.usable());
-    CHECK(s.failure->message == "no usable runner for platform 'linux': bwrap: not implemented yet; landlock: landlock-run launcher not found at " +
+    CHECK(s.failure->message == "no usable runner for platform 'linux': bwrap: bubblewrap cannot be used: " + (dir / "absent" / "bwrap").string() +
+                                    ": No such file or directory; landlock: landlock-run launcher not found at " +
                                     (dir / "landlock-run").string() + ": No such file or directory");
     auto wrapped = provider->wrap({confine::Mode::workspace_write, dir.path(), {}}, true_argv);
     REQUIRE_FALSE(wrapped);

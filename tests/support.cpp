@@ -114,6 +114,25 @@ Installed::Installed() {
 
 void Installed::remove_launcher() const { fs::remove(plugin_dir_ / "landlock-run"); }
 
+fs::path Installed::config_without_bwrap() const {
+    const fs::path cfg = scratch("no-bwrap.toml");
+    write_file(cfg, "[platform.linux]\nchain = [\"bwrap\", \"landlock\"]\n" + absent_bwrap_setting(root_.path()));
+    return cfg;
+}
+
+std::string Installed::absent_bwrap_reason() const {
+    return "bubblewrap cannot be used: " + (root_ / "absent" / "bwrap").string() + ": No such file or directory";
+}
+
+std::string absent_bwrap_setting(const fs::path& dir) {
+    return "[runner.bwrap]\nprogram = \"" + (dir / "absent" / "bwrap").string() + "\"\n";
+}
+
+void require_bwrap() {
+    auto r = run({"/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL", "--", "true"});
+    if (r.exit_code != 0) skip_test("bubblewrap does not confine here: " + r.err);
+}
+
 Result Installed::run(std::vector<std::string> args, std::vector<std::string> env, std::vector<std::string> prefix) const {
     std::vector<std::string> argv = prefix;
     // Verdicts this tree's confinectl keeps stay in this tree.

@@ -77,6 +77,10 @@ public:
     Result run(std::vector<std::string> args, std::vector<std::string> env = {}, std::vector<std::string> prefix = {}) const;
     const fs::path& plugin_dir() const { return plugin_dir_; }
     fs::path scratch(const std::string& name) const { return root_ / name; }
+    // The default chain (bwrap, then landlock) with bubblewrap's program pointing at
+    // nothing, so that bubblewrap is unusable; and the reason it gives.
+    fs::path config_without_bwrap() const;
+    std::string absent_bwrap_reason() const;
 
 private:
     TempDir root_;
@@ -86,6 +90,11 @@ private:
 // Ends the current test as skipped (exit status 77, which CTest reports as a skip),
 // or fails it when CONFINE_TEST_NO_SKIP is set: CI's way to refuse a silent skip.
 [[noreturn]] void skip_test(const std::string& reason);
+
+// Skips (see skip_test) unless bubblewrap confines here.
+void require_bwrap();
+// The line that makes bwrap's program absent, for configurations built in tests.
+std::string absent_bwrap_setting(const fs::path& dir);
 
 // Number of lines in `text` (a final line without newline counts).
 std::size_t line_count(const std::string& text);

@@ -48,6 +48,7 @@ constexpr std::uint32_t descriptor_size_by_minor[] = {
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.0
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.1: the wrap result grew
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.2: the wrap result grew again
+    static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.3: status-descriptor attestation
 };
 static_assert(std::size(descriptor_size_by_minor) == CONFINE_ABI_MINOR + 1);
 
@@ -461,15 +462,26 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     out.failure_rule.informational_lines = std::move(*info);
     out.failure_rule.allowed_exit_codes.assign(codes.allowed_exit_codes, codes.allowed_exit_codes + codes.allowed_exit_codes_count);
     out.command_index = out.argv.size() - argv.size();
-    if (r->struct_size >= sizeof(confine_wrap_result) && r->in_process_apply)
+    if (r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_2 && r->in_process_apply)
         out.in_process = InProcessConfinement{r->in_process_apply, r->in_process_state, owned};
-    if (r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_1 && r->attestation == CONFINE_ATTESTATION_EXEC) {
+    const std::int32_t attestation = r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_1 ? r->attestation : CONFINE_ATTESTATION_NONE;
+    if (attestation == CONFINE_ATTESTATION_EXEC) {
         if (r->attestation_exec_index < 1 || r->attestation_exec_index > 16)
             return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation exec index " +
                                                           std::to_string(r->attestation_exec_index) + ")");
         out.attestation = {Attestation::Kind::exec, r->attestation_exec_index};
-    } else if (r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_1 && r->attestation != CONFINE_ATTESTATION_NONE) {
-        return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation " + std::to_string(r->attestation) + ")");
+    } else if (attestation == CONFINE_ATTESTATION_STATUS_FD && r->struct_size >= sizeof(confine_wrap_result)) {
+        // The placeholder is one of the runner's own arguments, never the program or
+        // anything from "--" on; the marker is one non-empty line.
+        const std::uint32_t index = r->attestation_status_argument;
+        const char* marker = r->attestation_status_marker;
+        if (index < 1 || index + 1 >= out.command_index)
+            return fail(ErrorCode::plugin_bad_result, "malformed wrap result (status descriptor argument " + std::to_string(index) + ")");
+        if (!marker || !*marker || std::strchr(marker, '\n') || std::strlen(marker) > 256)
+            return fail(ErrorCode::plugin_bad_result, "malformed wrap result (status marker)");
+        out.attestation = {Attestation::Kind::status_fd, 0, index, marker};
+    } else if (attestation != CONFINE_ATTESTATION_NONE) {
+        return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation " + std::to_string(attestation) + ")");
     }
     return out;
 }

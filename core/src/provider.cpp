@@ -244,7 +244,10 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     WrapResult r;
     r.runner = std::string(asserted_runner_name);
     r.argv = s.runner_command;
-    for (const char* a : {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent"}) r.argv.emplace_back(a);
+    // As the bwrap runner spells it: without --cap-drop ALL a command run by root could
+    // remount the read-only root writable; --new-session keeps it from the terminal.
+    for (const char* a : {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL", "--new-session"})
+        r.argv.emplace_back(a);
     if (policy.mode == Mode::workspace_write) {
         for (const char* a : {"--tmpfs", "/tmp"}) r.argv.emplace_back(a);
         auto bind = [&](const fs::path& p) {

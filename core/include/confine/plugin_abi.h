@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 2
+#define CONFINE_ABI_MINOR 3
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -85,6 +85,13 @@ typedef int32_t confine_status;
  * forge them, and lets the process go at the command's exec. Not for set-user-ID
  * runners: a traced exec does not gain privileges. */
 #define CONFINE_ATTESTATION_EXEC 1
+/* The runner reports on a status descriptor that the host opens for it (for example
+ * bubblewrap's --json-status-fd): argv[attestation_status_argument] is a placeholder,
+ * before the "--", that the host replaces with the descriptor's number. The command
+ * ran confined if and only if a line the runner wrote there contains
+ * attestation_status_marker. The runner must keep the descriptor from the command.
+ * ABI 1.3. */
+#define CONFINE_ATTESTATION_STATUS_FD 2
 
 /* Log levels for confine_host.log. */
 #define CONFINE_LOG_DEBUG 0
@@ -202,11 +209,15 @@ typedef struct confine_wrap_result {
      * The state belongs to the result and goes with free_wrap_result. */
     int32_t (*in_process_apply)(void* state, char* error, size_t error_size);
     void* in_process_state;
+    /* ABI 1.3: for CONFINE_ATTESTATION_STATUS_FD. */
+    uint32_t attestation_status_argument;
+    const char* attestation_status_marker;
 } confine_wrap_result;
 
-/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 plugin. */
+/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 plugin. */
 #define CONFINE_WRAP_RESULT_SIZE_1_0 (offsetof(confine_wrap_result, attestation))
 #define CONFINE_WRAP_RESULT_SIZE_1_1 (offsetof(confine_wrap_result, in_process_apply))
+#define CONFINE_WRAP_RESULT_SIZE_1_2 (offsetof(confine_wrap_result, attestation_status_argument))
 
 /* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
  * calls any plugin code. */

@@ -81,12 +81,18 @@ struct FailureRule {
 
 // How the host can tell, out of band, that the runner reached the command.
 struct Attestation {
-    enum class Kind { none, exec };
+    enum class Kind { none, exec, status_fd };
     Kind kind = Kind::none;
-    std::uint32_t exec_index = 0;  // exec: the command is the runner process's Nth execve
+    std::uint32_t exec_index = 0;       // exec: the command is the runner process's Nth execve
+    std::uint32_t status_argument = 0;  // status_fd: the argv placeholder for the descriptor
+    std::string status_marker;          // status_fd: a line containing it means the command ran
 
     static Attestation none() { return {}; }
-    static Attestation exec(std::uint32_t index) { return {Kind::exec, index}; }
+    static Attestation exec(std::uint32_t index) { return {Kind::exec, index, 0, {}}; }
+    // See CONFINE_ATTESTATION_STATUS_FD.
+    static Attestation status_fd(std::uint32_t argument, std::string marker) {
+        return {Kind::status_fd, 0, argument, std::move(marker)};
+    }
 };
 
 // Confinement the host can apply to its own process instead of running the runner's
@@ -260,6 +266,7 @@ struct OwnedWrapResult : confine_wrap_result {
     StringListHolder argv_holder, denial_holder, fatal_holder, info_holder;
     std::vector<std::int32_t> exit_codes;
     InProcess in_process;
+    std::string status_marker;
     OwnedWrapResult() = default;
     OwnedWrapResult(const OwnedWrapResult&) = delete;
     OwnedWrapResult& operator=(const OwnedWrapResult&) = delete;
@@ -376,9 +383,15 @@ struct Entry {
             c.failure_rule.allowed_exit_codes_count = owned->exit_codes.size();
             c.failure_rule.fatal_signatures = owned->fatal_holder.view();
             c.failure_rule.informational_lines = owned->info_holder.view();
-            c.attestation = result->attestation.kind == Attestation::Kind::exec ? CONFINE_ATTESTATION_EXEC
-                                                                                 : CONFINE_ATTESTATION_NONE;
+            switch (result->attestation.kind) {
+            case Attestation::Kind::none: c.attestation = CONFINE_ATTESTATION_NONE; break;
+            case Attestation::Kind::exec: c.attestation = CONFINE_ATTESTATION_EXEC; break;
+            case Attestation::Kind::status_fd: c.attestation = CONFINE_ATTESTATION_STATUS_FD; break;
+            }
             c.attestation_exec_index = result->attestation.exec_index;
+            owned->status_marker = result->attestation.status_marker;
+            c.attestation_status_argument = result->attestation.status_argument;
+            c.attestation_status_marker = owned->status_marker.c_str();
             owned->in_process = result->in_process;
             c.in_process_apply = result->in_process.apply;
             c.in_process_state = result->in_process.state;

@@ -40,9 +40,13 @@ struct FailureRule {
 
 // How the executor learns, out of band, that the runner reached the command.
 struct Attestation {
-    enum class Kind { none, exec };
+    enum class Kind { none, exec, status_fd };
     Kind kind = Kind::none;
     std::uint32_t exec_index = 0;  // exec: the command is the runner process's Nth execve
+    // status_fd: argv[status_argument] becomes the number of a descriptor the runner
+    // reports on; the command ran iff a line written there contains status_marker.
+    std::size_t status_argument = 0;
+    std::string status_marker;
 };
 
 // Confinement the executor can apply to a process of its own (the child between fork

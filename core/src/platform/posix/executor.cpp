@@ -168,8 +168,8 @@ private:
 // execve's argument and environment arrays for a spec, pointing into its strings.
 class ExecArrays {
 public:
-    explicit ExecArrays(const ExecSpec& spec) {
-        for (const auto& a : spec.argv) argv_.push_back(const_cast<char*>(a.c_str()));
+    explicit ExecArrays(const ExecSpec& spec, const std::vector<std::string>* argv = nullptr) {
+        for (const auto& a : argv ? *argv : spec.argv) argv_.push_back(const_cast<char*>(a.c_str()));
         argv_.push_back(nullptr);
         if (spec.environment) {
             for (const auto& e : *spec.environment) envp_.push_back(const_cast<char*>(e.c_str()));
@@ -249,19 +249,38 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         return result;
     }
 
-    // Everything the child needs is built here: between fork and exec it allocates nothing.
-    const ExecArrays arrays(spec);
-    const std::string cwd = spec.working_directory.string();
     const bool trace = spec.attestation.kind == Attestation::Kind::exec;
+    const bool status_fd = spec.attestation.kind == Attestation::Kind::status_fd;
     // A time limit kills a whole process group, so a run with one gets its own group.
     const bool own_group = spec.background || spec.timeout.has_value();
 
-    Fd report_r, report_w, out_r, out_w, err_r, err_w, null_in;
+    Fd report_r, report_w, out_r, out_w, err_r, err_w, null_in, status_r, status_w;
     if (!make_pipe(report_r, report_w)) {
         o.spawned = false;
         o.spawn_errno = errno;
         return result;
     }
+    // The runner's status descriptor: its number replaces the placeholder argument.
+    // Kept above the standard descriptors, which the child rearranges.
+    std::vector<std::string> status_argv;
+    if (status_fd) {
+        if (!make_pipe(status_r, status_w) || (status_w.get() <= 2 && (status_w = Fd(::fcntl(status_w.get(), F_DUPFD_CLOEXEC, 3))).get() < 0)) {
+            o.spawned = false;
+            o.spawn_errno = errno;
+            return result;
+        }
+        status_argv = spec.argv;
+        if (spec.attestation.status_argument >= status_argv.size()) {
+            o.spawned = false;
+            o.spawn_errno = EINVAL;
+            return result;
+        }
+        status_argv[spec.attestation.status_argument] = std::to_string(status_w.get());
+    }
+
+    // Everything the child needs is built here: between fork and exec it allocates nothing.
+    const ExecArrays arrays(spec, status_fd ? &status_argv : nullptr);
+    const std::string cwd = spec.working_directory.string();
     if (spec.background) {
         null_in = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
         if (null_in.get() < 0 || !make_pipe(out_r, out_w)) {
@@ -301,6 +320,8 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
             write_all(report_w.get(), &r, sizeof r);
             ::_exit(127);
         }
+        // The one descriptor the runner inherits on purpose (it keeps it from the command).
+        if (status_w.get() >= 0) ::fcntl(status_w.get(), F_SETFD, 0);
         if (trace && ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
             ChildReport r{static_cast<int>(ChildStage::trace), errno, {}};
             write_all(report_w.get(), &r, sizeof r);
@@ -333,6 +354,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     out_w.reset();
     err_w.reset();
     null_in.reset();
+    status_w.reset();
     Watchdog watchdog(spec.timeout, control);
 
     // The error pipe closes at the successful exec; a report means the runner never ran.
@@ -379,15 +401,17 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     sigaddset(&pipe_only, SIGPIPE);
     ::pthread_sigmask(SIG_BLOCK, &pipe_only, &before_pipe);
     Fd pidfd(running ? open_pidfd(pid) : -1);
-    bool out_open = out_r.get() >= 0, err_open = err_r.get() >= 0, copy_ok = true;
+    bool out_open = out_r.get() >= 0, err_open = err_r.get() >= 0, status_open = status_r.get() >= 0, copy_ok = true;
     std::optional<int> status;
+    std::string status_text;
     char buf[65536];
-    while (running || out_open || err_open) {
-        pollfd fds[3];
+    while (running || out_open || err_open || status_open) {
+        pollfd fds[4];
         nfds_t n = 0;
-        int oi = -1, ei = -1, pi = -1;
+        int oi = -1, ei = -1, si = -1, pi = -1;
         if (out_open) { oi = static_cast<int>(n); fds[n++] = {out_r.get(), POLLIN, 0}; }
         if (err_open) { ei = static_cast<int>(n); fds[n++] = {err_r.get(), POLLIN, 0}; }
+        if (status_open) { si = static_cast<int>(n); fds[n++] = {status_r.get(), POLLIN, 0}; }
         if (running && pidfd.get() >= 0) { pi = static_cast<int>(n); fds[n++] = {pidfd.get(), POLLIN, 0}; }
         if (n == 0) {
             // Nothing to read and no pidfd: a blocking wait is all that is left.
@@ -416,6 +440,10 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         if (oi >= 0 && (fds[oi].revents & (POLLIN | POLLHUP | POLLERR))) drain(out_r.get(), out_open, result.stdout_text, false);
         if (ei >= 0 && (fds[ei].revents & (POLLIN | POLLHUP | POLLERR)))
             drain(err_r.get(), err_open, o.stderr_text, spec.copy_stderr);
+        if (si >= 0 && (fds[si].revents & (POLLIN | POLLHUP | POLLERR))) {
+            drain(status_r.get(), status_open, status_text, false);
+            if (status_text.size() > (1u << 20)) status_open = false;  // a status is a few lines
+        }
         if (running && (pi < 0 || (fds[pi].revents & POLLIN))) {
             int st = 0;
             pid_t w = ::waitpid(pid, &st, pi >= 0 ? 0 : WNOHANG);
@@ -434,6 +462,27 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     watchdog.stop();
     if (status) record_status(o, *status);
     o.timed_out = watchdog.fired();
+    if (status_fd) {
+        // What the runner said on its own channel decides. A runner ended by a signal
+        // before saying anything proves nothing either way (DESIGN §5: never a runner
+        // failure by that alone).
+        const std::string& marker = spec.attestation.status_marker;
+        bool reached = false;
+        for (std::size_t at = 0; at < status_text.size() && !reached;) {
+            std::size_t end = status_text.find('\n', at);
+            if (end == std::string::npos) end = status_text.size();
+            reached = std::string_view(status_text).substr(at, end - at).find(marker) != std::string_view::npos;
+            at = end + 1;
+        }
+        if (reached) {
+            o.attested = Observation::Attested::reached_command;
+        } else if (o.exit_code) {
+            o.attested = Observation::Attested::runner_stopped;
+            o.attestation_detail = "its status descriptor never reported the command";
+        } else {
+            o.attestation_detail = "the runner was ended by a signal before it reported";
+        }
+    }
     return result;
 }
 
