@@ -24,32 +24,9 @@ namespace {
 const std::string notice = "landlock-run: partial enforcement (older Landlock ABI)";
 const std::string not_enforced = "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)";
 const std::string launcher = std::string(BUILTIN_PLUGIN_DIR) + "/landlock-run";
-constexpr int nobody = 65534;
-
-// A tree to confine in: a workspace, and around it what must stay untouched.
-struct Tree {
-    // Not under /tmp: workspace-write grants /tmp.
-    test::TempDir root{"/var/tmp"};
-    fs::path ws = root / "ws", sibling = root / "sibling", home = root / "home", outside_dir = root / "outside-dir",
-             outside_file = root / "outside.txt";
-
-    explicit Tree(bool for_nobody) {
-        for (const auto& d : {ws, sibling, home, outside_dir}) fs::create_directories(d);
-        test::write_file(outside_file, "original");
-        fs::create_directory_symlink(outside_dir, ws / "link");
-        if (for_nobody) {
-            // So that only Landlock, not file permissions, can say no to the unprivileged user.
-            for (const auto& entry : fs::recursive_directory_iterator(root.path()))
-                REQUIRE(::lchown(entry.path().c_str(), nobody, nobody) == 0);
-            REQUIRE(::chown(root.path().c_str(), nobody, nobody) == 0);
-        }
-    }
-};
-
-std::vector<std::string> as_user(bool unprivileged) {
-    if (!unprivileged) return {};
-    return {"/usr/bin/setpriv", "--reuid=" + std::to_string(nobody), "--regid=" + std::to_string(nobody), "--clear-groups", "--"};
-}
+using test::as_user;
+using test::nobody;
+using test::Tree;
 
 // The three ways a command gets confined by Landlock: through the landlock-run launcher,
 // by a forked child that applies the ruleset before its exec (taken when a report must be
@@ -82,8 +59,7 @@ struct Confined {
 
 void check_confinement(bool unprivileged, Path path) {
     test::require_landlock();
-    if (unprivileged && ::geteuid() != 0) test::skip_test("needs root to switch to an unprivileged user");
-    if (unprivileged && !fs::exists("/usr/bin/setpriv")) test::skip_test("needs setpriv from util-linux");
+    if (unprivileged) test::require_user_switch();
     Tree t(unprivileged);
     Confined c("", path);
     INFO("path: " << path_name(path));

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <stdexcept>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -126,6 +127,26 @@ std::string Installed::absent_bwrap_reason() const {
 
 std::string absent_bwrap_setting(const fs::path& dir) {
     return "[runner.bwrap]\nprogram = \"" + (dir / "absent" / "bwrap").string() + "\"\n";
+}
+
+Tree::Tree(bool for_nobody) {
+    for (const auto& d : {ws, sibling, home, outside_dir}) fs::create_directories(d);
+    write_file(outside_file, "original");
+    fs::create_directory_symlink(outside_dir, ws / "link");
+    if (!for_nobody) return;
+    for (const auto& entry : fs::recursive_directory_iterator(root.path()))
+        if (::lchown(entry.path().c_str(), nobody, nobody) != 0) throw std::runtime_error("lchown " + entry.path().string());
+    if (::chown(root.path().c_str(), nobody, nobody) != 0) throw std::runtime_error("chown " + root.path().string());
+}
+
+std::vector<std::string> as_user(bool unprivileged) {
+    if (!unprivileged) return {};
+    return {"/usr/bin/setpriv", "--reuid=" + std::to_string(nobody), "--regid=" + std::to_string(nobody), "--clear-groups", "--"};
+}
+
+void require_user_switch() {
+    if (::geteuid() != 0) skip_test("needs root to switch to an unprivileged user");
+    if (!fs::exists("/usr/bin/setpriv")) skip_test("needs setpriv from util-linux");
 }
 
 void require_bwrap() {

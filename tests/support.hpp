@@ -91,6 +91,24 @@ private:
 // or fails it when CONFINE_TEST_NO_SKIP is set: CI's way to refuse a silent skip.
 [[noreturn]] void skip_test(const std::string& reason);
 
+// The unprivileged user the end-to-end tests switch to (through setpriv, as root).
+constexpr int nobody = 65534;
+
+// A tree to confine in: a workspace, and around it what must stay untouched. Not under
+// /tmp, which workspace-write grants. For `for_nobody`, everything in it belongs to
+// that user, so that only the sandbox, not file permissions, can say no.
+struct Tree {
+    TempDir root{"/var/tmp"};
+    fs::path ws = root / "ws", sibling = root / "sibling", home = root / "home", outside_dir = root / "outside-dir",
+             outside_file = root / "outside.txt";
+    explicit Tree(bool for_nobody);
+};
+
+// The argv prefix that runs a command as `nobody` (empty when privileged).
+std::vector<std::string> as_user(bool unprivileged);
+// Skips unless the test can switch to an unprivileged user.
+void require_user_switch();
+
 // Skips (see skip_test) unless bubblewrap confines here.
 void require_bwrap();
 // The line that makes bwrap's program absent, for configurations built in tests.

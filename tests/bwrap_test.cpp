@@ -1,0 +1,332 @@
+// The bubblewrap runner against the real bubblewrap: its program, its probe, its
+// profiles per mode, the status-descriptor attestation, the asserted runner_command
+// shape, the default chain's arbitration, and confinement as root and as an
+// unprivileged user.
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::as_user;
+using test::nobody;
+using test::Tree;
+
+namespace {
+
+const std::string bwrap = "/usr/bin/bwrap";
+
+// confinectl on a chain of bubblewrap alone, with `extra` configuration.
+struct Bwrapped {
+    test::Installed confine;
+    fs::path config = confine.scratch("bwrap.toml");
+    explicit Bwrapped(const std::string& extra = "") { test::write_file(config, "[platform.linux]\nchain = [\"bwrap\"]\n" + extra); }
+    test::Result run(const Tree& tree, const std::string& script, bool unprivileged = false, std::vector<std::string> flags = {},
+                     std::vector<std::string> env = {}) const {
+        std::vector<std::string> args{"run", "--config", config.string(), "--workspace", tree.ws.string()};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--", "/bin/sh", "-c", script});
+        return confine.run(args, env, as_user(unprivileged));
+    }
+    json wrap(const std::vector<std::string>& flags) const {
+        std::vector<std::string> args{"wrap", "--json", "--config", config.string()};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--", "echo", "hi"});
+        auto r = confine.run(args);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        return json::parse(r.out);
+    }
+};
+
+// A program in a directory only root can write, as a runner program must be; not under
+// /tmp, which workspace-write grants.
+struct Programs {
+    test::TempDir dir{"/var/tmp"};
+    Programs() { fs::permissions(dir.path(), fs::perms(0755)); }
+    fs::path add(const std::string& name, const std::string& body) const;
+};
+
+fs::path Programs::add(const std::string& name, const std::string& body) const {
+    const fs::path file = dir / name;
+    test::write_file(file, "#!/bin/sh\n" + body + "\n", fs::perms(0755));
+    return file;
+}
+
+json report_of(const fs::path& file) { return json::parse(test::read_file(file)); }
+
+void check_confinement(bool unprivileged) {
+    test::require_bwrap();
+    if (unprivileged) test::require_user_switch();
+    Tree t(unprivileged);
+    Bwrapped c;
+    const std::string root = t.root.path().string(), ws = t.ws.string();
+
+    // A granted write holds its bytes; a denied write leaves no file.
+    auto granted = c.run(t, "printf 'granted bytes' > " + ws + "/granted", unprivileged);
+    CHECK(granted.exit_code == 0);
+    CHECK(test::read_file(t.ws / "granted") == "granted bytes");
+    struct stat st {};
+    REQUIRE(::stat((t.ws / "granted").c_str(), &st) == 0);
+    CHECK(st.st_uid == (unprivileged ? static_cast<uid_t>(nobody) : ::geteuid()));  // it really ran as that user
+    const fs::path report = t.root / "report.json";
+    auto denied = c.run(t, "echo x > " + root + "/denied", unprivileged, {"--report", report.string()});
+    CHECK(denied.exit_code != 0);
+    CHECK_THAT(denied.err, Catch::Contains("Read-only file system"));
+    CHECK_FALSE(fs::exists(t.root / "denied"));
+    auto j = report_of(report);
+    CHECK(j["outcome"] == "task_failed");
+    CHECK(j["runner"] == "bwrap");
+    CHECK(j["basis"] == "attestation");
+    CHECK_THAT(j["denial_hint"].get<std::string>(), Catch::Contains("Read-only file system"));
+
+    // A nested child is confined too.
+    c.run(t, "sh -c 'echo x > " + root + "/nested'", unprivileged);
+    CHECK_FALSE(fs::exists(t.root / "nested"));
+
+    // /dev/null is writable; /dev is bubblewrap's own, so /dev/shm is private.
+    CHECK(c.run(t, "echo x > /dev/null", unprivileged).exit_code == 0);
+    const std::string shm = "/dev/shm/confine-test-" + std::to_string(::getpid());
+    c.run(t, "echo x > " + shm, unprivileged);
+    CHECK_FALSE(fs::exists(shm));
+
+    // Read-only mode cannot write the workspace, but reads anything.
+    auto ro = c.confine.run({"run", "--config", c.config.string(), "--mode", "read-only", "--", "/bin/sh", "-c",
+                             "cat " + t.outside_file.string() + "; echo x > " + ws + "/ro"},
+                            {}, as_user(unprivileged));
+    CHECK(ro.out == "original");
+    CHECK_FALSE(fs::exists(t.ws / "ro"));
+
+    // workspace-write: the workspace and a /tmp of the command's own — not the host's,
+    // gone afterwards — but not $HOME nor a sibling directory.
+    const std::string private_tmp = "/tmp/confine-bwrap-test-" + std::to_string(::getpid());
+    CHECK(c.run(t, "echo y > " + private_tmp + " && cat " + private_tmp, unprivileged).out == "y\n");
+    CHECK_FALSE(fs::exists(private_tmp));
+    CHECK(c.run(t, "test -e " + private_tmp, unprivileged).exit_code == 1);
+    c.run(t, "echo x > " + t.home.string() + "/x", unprivileged, {}, {"HOME=" + t.home.string()});
+    CHECK_FALSE(fs::exists(t.home / "x"));
+    c.run(t, "echo x > " + t.sibling.string() + "/x", unprivileged);
+    CHECK_FALSE(fs::exists(t.sibling / "x"));
+
+    // A symlink inside the workspace that points outside gives no write outside.
+    c.run(t, "echo x > " + ws + "/link/escaped", unprivileged);
+    CHECK_FALSE(fs::exists(t.outside_dir / "escaped"));
+
+    // A file from outside can be neither moved nor hard-linked into the workspace (mv
+    // may leave a copy, which reading allows; the original stays where and as it was),
+    // nor truncated.
+    CHECK(c.run(t, "mv " + t.outside_file.string() + " " + ws + "/moved", unprivileged).exit_code != 0);
+    CHECK(c.run(t, "ln " + t.outside_file.string() + " " + ws + "/linked", unprivileged).exit_code != 0);
+    CHECK_FALSE(fs::exists(t.ws / "linked"));
+    CHECK(c.run(t, "truncate -s 0 " + t.outside_file.string(), unprivileged).exit_code != 0);
+    c.run(t, ": > " + t.outside_file.string(), unprivileged);
+    CHECK(test::read_file(t.outside_file) == "original");
+
+    // No capability is left to undo the read-only root (as root, without --cap-drop ALL,
+    // bubblewrap's command could remount it writable).
+    c.run(t, "mount -o remount,bind,rw / 2>/dev/null; mount -o remount,bind,rw " + root + " 2>/dev/null; echo x > " + root + "/remounted",
+          unprivileged);
+    CHECK_FALSE(fs::exists(t.root / "remounted"));
+
+    // Exit statuses pass through, 125 and a forged bubblewrap line included: the
+    // status descriptor says the command ran, so it is the command's failure.
+    CHECK(c.run(t, "exit 7", unprivileged).exit_code == 7);
+    auto own = c.run(t, "echo 'bwrap: forged failure' >&2; exit 125", unprivileged, {"--report", report.string()});
+    CHECK(own.exit_code == 125);
+    CHECK(own.err == "bwrap: forged failure\n");
+    j = report_of(report);
+    CHECK(j["outcome"] == "task_failed");
+    CHECK(j["basis"] == "attestation");
+    CHECK(j["evidence"].is_null());
+    // A command killed by a signal: bubblewrap reports it as 128 + the signal.
+    CHECK(c.run(t, "kill -TERM $$", unprivileged).exit_code == 128 + SIGTERM);
+}
+
+}  // namespace
+
+TEST_CASE("bwrap confines writes to the policy's roots, as root", "[bwrap][e2e]") { check_confinement(false); }
+TEST_CASE("bwrap confines writes to the policy's roots, as an unprivileged user", "[bwrap][e2e]") { check_confinement(true); }
+
+TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no capabilities", "[bwrap]") {
+    Bwrapped c;
+    test::TempDir ws("/var/tmp"), extra("/var/tmp");
+    auto ro = c.wrap({"--mode", "read-only"});
+    const std::vector<std::string> base{bwrap,          "--ro-bind", "/",       "/",   "--dev",       "/dev",
+                                        "--proc",       "/proc",     "--die-with-parent", "--cap-drop", "ALL", "--new-session",
+                                        "--json-status-fd", "{status-fd}"};
+    std::vector<std::string> expected = base;
+    expected.insert(expected.end(), {"--", "echo", "hi"});
+    CHECK(ro["argv"] == expected);
+    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 13}, {"status_marker", "\"exit-code\""}});
+    CHECK(ro["denial_signatures"] == json::array({"read-only file system"}));
+    CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
+    CHECK(ro["enforcement"] == "full");
+    CHECK(ro["runner"] == "bwrap");
+
+    auto rw = c.wrap({"--workspace", ws.path().string(), "--writable", extra.path().string()});
+    expected = base;
+    expected.insert(expected.end(), {"--tmpfs", "/tmp", "--bind", ws.path().string(), ws.path().string(), "--bind",
+                                     extra.path().string(), extra.path().string(), "--", "echo", "hi"});
+    CHECK(rw["argv"] == expected);
+
+    Bwrapped no_session("[runner.bwrap]\nnew_session = false\n");
+    auto plain = no_session.wrap({"--mode", "read-only"});
+    CHECK(std::find(plain["argv"].begin(), plain["argv"].end(), "--new-session") == plain["argv"].end());
+    CHECK(plain["attestation"]["status_argument"] == 12);
+}
+
+TEST_CASE("bwrap's program is an absolute, trusted path outside anything the command may write", "[bwrap]") {
+    Bwrapped relative("[runner.bwrap]\nprogram = \"bwrap\"\n");
+    auto r = relative.confine.run({"probe", "--config", relative.config.string()});
+    CHECK(r.exit_code == 125);
+    CHECK_THAT(r.err, Catch::Contains("setting 'program' must be an absolute path, got 'bwrap'"));
+
+    Bwrapped kind("[runner.bwrap]\nnew_session = \"no\"\n");
+    CHECK_THAT(kind.confine.run({"probe", "--config", kind.config.string()}).err, Catch::Contains("setting 'new_session' must be a boolean"));
+
+    // Group-writable, or in a group-writable directory: refused, saying so.
+    test::Installed confine;
+    Programs programs;
+    const fs::path loose = programs.add("loose-bwrap", "exec /usr/bin/bwrap \"$@\"");
+    fs::permissions(loose, fs::perms(0775));
+    const fs::path cfg = confine.scratch("loose.toml");
+    test::write_file(cfg, "[platform.linux]\nchain = [\"bwrap\"]\n[runner.bwrap]\nprogram = \"" + loose.string() + "\"\n");
+    r = confine.run({"probe", "--config", cfg.string()});
+    CHECK(r.exit_code == 125);
+    CHECK_THAT(r.err, Catch::EndsWith("bubblewrap cannot be used: " + loose.string() + " is writable by its group (mode 0775)\n"));
+
+    // Not executable.
+    fs::permissions(loose, fs::perms(0644));
+    CHECK_THAT(confine.run({"probe", "--config", cfg.string()}).err,
+               Catch::EndsWith("bubblewrap cannot be used: " + loose.string() + " is not executable\n"));
+
+    // Inside the workspace: whoever put it there, the command could have replaced it.
+    test::TempDir ws("/var/tmp");
+    fs::permissions(ws.path(), fs::perms(0755));
+    fs::copy_file(bwrap, ws / "bwrap");
+    fs::permissions(ws / "bwrap", fs::perms(0755));
+    const fs::path inside = confine.scratch("inside.toml");
+    test::write_file(inside, "[platform.linux]\nchain = [\"bwrap\"]\n[runner.bwrap]\nprogram = \"" + (ws / "bwrap").string() + "\"\n");
+    r = confine.run({"run", "--config", inside.string(), "--workspace", ws.path().string(), "--", "/usr/bin/touch", (ws / "ran").string()});
+    CHECK(r.exit_code == 125);
+    CHECK(test::line_count(r.err) == 1);
+    CHECK_THAT(r.err, Catch::Contains("sandbox unavailable: ") &&
+                          Catch::Contains(" lies in " + ws.path().string() + ", which the confined command may write"));
+    CHECK_FALSE(fs::exists(ws / "ran"));
+}
+
+TEST_CASE("bwrap's probe confines true, is bounded, and says why bubblewrap cannot work", "[bwrap]") {
+    test::require_bwrap();
+    test::Installed confine;
+    Programs programs;
+    const fs::path cfg = confine.scratch("probe.toml");
+    // In a chain of two, so that bubblewrap is probed.
+    test::write_file(cfg, "[platform.linux]\nchain = [\"bwrap\", \"landlock\"]\n");
+    auto j = json::parse(confine.run({"probe", "--json", "--config", cfg.string()}).out);
+    CHECK(j["runners"][0]["verdict"] == "full");
+    CHECK(j["runners"][0]["probed"] == true);
+    CHECK(j["selected"] == "bwrap");
+
+    // What bubblewrap says when it cannot set up is the reason.
+    const fs::path failing = programs.add("failing-bwrap", "exec /usr/bin/bwrap --bind /nonexistent-source /x \"$@\"");
+    test::write_file(cfg, "[platform.linux]\nchain = [\"bwrap\", \"landlock\"]\n[runner.bwrap]\nprogram = \"" + failing.string() + "\"\n");
+    j = json::parse(confine.run({"probe", "--json", "--config", cfg.string()}).out);
+    CHECK(j["runners"][0]["verdict"] == "unusable");
+    CHECK(j["runners"][0]["reason"] == "bwrap: Can't find source path /nonexistent-source: No such file or directory");
+
+    // A bubblewrap that hangs is given up at probe_timeout_ms.
+    const fs::path hanging = programs.add("hanging-bwrap", "exec sleep 30");
+    test::write_file(cfg, "probe_timeout_ms = 300\n[platform.linux]\nchain = [\"bwrap\", \"landlock\"]\n[runner.bwrap]\nprogram = \"" +
+                              hanging.string() + "\"\n");
+    j = json::parse(confine.run({"probe", "--json", "--config", cfg.string()}).out);
+    CHECK(j["runners"][0]["verdict"] == "unusable");
+    CHECK_THAT(j["runners"][0]["reason"].get<std::string>(), Catch::Contains("timed out"));
+}
+
+TEST_CASE("a bubblewrap set-up failure is sandbox unavailable even when it prints nothing", "[bwrap][e2e]") {
+    test::require_bwrap();
+    Tree t(false);
+    Bwrapped plain;
+    Programs programs;
+    const fs::path silent = programs.add("silent-bwrap", "exec /usr/bin/bwrap --bind /nonexistent-source /x \"$@\" 2>/dev/null");
+    test::write_file(plain.config, "[platform.linux]\nchain = [\"bwrap\"]\n[runner.bwrap]\nprogram = \"" + silent.string() + "\"\n");
+    const fs::path report = t.root / "report.json";
+    auto r = plain.run(t, "touch " + t.ws.string() + "/ran", false, {"--report", report.string()});
+    CHECK(r.exit_code == 125);
+    CHECK(r.err == "confinectl: sandbox unavailable: runner 'bwrap' ended with exit status 1 before starting the command "
+                   "(its status descriptor never reported the command)\n");
+    CHECK_FALSE(fs::exists(t.ws / "ran"));
+    auto j = report_of(report);
+    CHECK(j["outcome"] == "sandbox_unavailable");
+    CHECK(j["basis"] == "attestation");
+
+    // With its message: the message is the evidence.
+    const fs::path loud = programs.add("loud-bwrap", "exec /usr/bin/bwrap --bind /nonexistent-source /x \"$@\"");
+    test::write_file(plain.config, "[platform.linux]\nchain = [\"bwrap\"]\n[runner.bwrap]\nprogram = \"" + loud.string() + "\"\n");
+    r = plain.run(t, "touch " + t.ws.string() + "/ran", false, {"--report", report.string()});
+    CHECK(r.exit_code == 125);
+    CHECK_THAT(r.err, Catch::EndsWith("confinectl: sandbox unavailable: bwrap: Can't find source path /nonexistent-source: No such file or directory\n"));
+    CHECK(report_of(report)["evidence"]["rule"] == "bwrap: ");
+}
+
+TEST_CASE("an asserted runner_command of real bubblewrap confines; a missing one fails closed", "[bwrap][e2e]") {
+    test::require_bwrap();
+    Tree t(false);
+    test::Installed confine;
+    const fs::path cfg = confine.scratch("asserted.toml");
+    test::write_file(cfg, "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n");
+    auto run = [&](const std::string& script, std::vector<std::string> flags = {}) {
+        std::vector<std::string> args{"run", "--config", cfg.string(), "--workspace", t.ws.string()};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--", "/bin/sh", "-c", script});
+        return confine.run(args);
+    };
+    CHECK(run("echo kept > " + t.ws.string() + "/kept").exit_code == 0);
+    CHECK(test::read_file(t.ws / "kept") == "kept\n");
+    const fs::path report = t.root / "report.json";
+    auto denied = run("echo x > " + t.root.path().string() + "/denied", {"--report", report.string()});
+    CHECK(denied.exit_code != 0);
+    CHECK_FALSE(fs::exists(t.root / "denied"));
+    auto j = report_of(report);
+    CHECK(j["runner"] == "runner_command");
+    CHECK(j["outcome"] == "task_failed");
+    CHECK(j["basis"] == "rule");
+    run("mount -o remount,bind,rw / 2>/dev/null; echo x > " + t.root.path().string() + "/remounted");
+    CHECK_FALSE(fs::exists(t.root / "remounted"));
+
+    test::write_file(cfg, "[platform.linux]\nrunner_command = [\"" + confine.scratch("absent/bwrap").string() +
+                              "\"]\nrunner_failure_signatures = [\"bwrap: \"]\n");
+    auto missing = run("touch " + t.ws.string() + "/ran");
+    CHECK(missing.exit_code == 125);
+    CHECK(test::line_count(missing.err) == 1);
+    CHECK_THAT(missing.err, Catch::StartsWith("confinectl: sandbox unavailable: cannot start runner 'runner_command'"));
+    CHECK_FALSE(fs::exists(t.ws / "ran"));
+}
+
+TEST_CASE("the default chain runs with bubblewrap where it works, and with landlock where it does not", "[bwrap][landlock][e2e]") {
+    test::require_bwrap();
+    test::require_landlock();
+    Tree t(false);
+    test::Installed confine;
+    const fs::path report = t.root / "report.json";
+    auto r = confine.run({"run", "--workspace", t.ws.string(), "--report", report.string(), "--", "/bin/sh", "-c",
+                          "echo x > " + t.ws.string() + "/a; echo x > " + t.root.path().string() + "/denied"});
+    CHECK(r.exit_code != 0);
+    CHECK(report_of(report)["runner"] == "bwrap");
+    CHECK(fs::exists(t.ws / "a"));
+    CHECK_FALSE(fs::exists(t.root / "denied"));
+
+    r = confine.run({"run", "--config", confine.config_without_bwrap().string(), "--workspace", t.ws.string(), "--report", report.string(),
+                     "--", "/bin/sh", "-c", "echo x > " + t.ws.string() + "/b; echo x > " + t.root.path().string() + "/denied"});
+    CHECK(r.exit_code != 0);
+    CHECK(report_of(report)["runner"] == "landlock");
+    CHECK(fs::exists(t.ws / "b"));
+    CHECK_FALSE(fs::exists(t.root / "denied"));
+}
