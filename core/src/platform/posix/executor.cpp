@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -229,6 +231,47 @@ bool follow_execs(pid_t pid, std::uint32_t command_exec, Observation& o) {
 
 }  // namespace
 
+// What a plainly spawned runner gets: its process group, its standard descriptors,
+// the one status descriptor it inherits on purpose, its working directory.
+struct SpawnPlan {
+    bool own_group;
+    int stdin_fd, stdout_fd, stderr_fd, status_fd;  // -1: unchanged / none
+    const std::string& cwd;
+};
+
+// posix_spawn (vfork-style: no copy of this process's page tables). Signal handlers are
+// reset in the child by posix_spawn itself; the mask is this thread's. Returns 0 or
+// the error of the spawn (of the exec, once the working directory was checked).
+int spawn_plain(const SpawnPlan& plan, const char* program, const ExecArrays& arrays, pid_t& pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    if (int err = ::posix_spawn_file_actions_init(&actions)) return err;
+    if (int err = ::posix_spawnattr_init(&attr)) {
+        ::posix_spawn_file_actions_destroy(&actions);
+        return err;
+    }
+    int err = 0;
+    short flags = POSIX_SPAWN_SETSIGMASK;
+    sigset_t mask;
+    ::pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+    err = err ? err : ::posix_spawnattr_setsigmask(&attr, &mask);
+    if (plan.own_group) {
+        flags |= POSIX_SPAWN_SETPGROUP;
+        err = err ? err : ::posix_spawnattr_setpgroup(&attr, 0);
+    }
+    err = err ? err : ::posix_spawnattr_setflags(&attr, flags);
+    if (plan.stdin_fd >= 0) err = err ? err : ::posix_spawn_file_actions_adddup2(&actions, plan.stdin_fd, 0);
+    if (plan.stdout_fd >= 0) err = err ? err : ::posix_spawn_file_actions_adddup2(&actions, plan.stdout_fd, 1);
+    if (plan.stderr_fd >= 0) err = err ? err : ::posix_spawn_file_actions_adddup2(&actions, plan.stderr_fd, 2);
+    // dup2 onto itself clears close-on-exec: the runner inherits this one descriptor.
+    if (plan.status_fd >= 0) err = err ? err : ::posix_spawn_file_actions_adddup2(&actions, plan.status_fd, plan.status_fd);
+    if (!plan.cwd.empty()) err = err ? err : ::posix_spawn_file_actions_addchdir_np(&actions, plan.cwd.c_str());
+    if (!err) err = ::posix_spawn(&pid, program, &actions, &attr, arrays.argv(), arrays.envp());
+    ::posix_spawnattr_destroy(&attr);
+    ::posix_spawn_file_actions_destroy(&actions);
+    return err;
+}
+
 Executed execute(const ExecSpec& spec, RunControl& control) {
     Executed result;
     Observation& o = result.observed;
@@ -295,10 +338,30 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         return result;
     }
 
+    // A runner that is neither traced nor confined in-process needs nothing between
+    // fork and exec that posix_spawn cannot do, and posix_spawn does not copy this
+    // process's page tables first.
+    const bool plain_spawn = !trace && !spec.in_process;
+    pid_t pid = -1;
+    if (plain_spawn) {
+        struct stat dir {};
+        if (!cwd.empty() && (::stat(cwd.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode) || ::access(cwd.c_str(), X_OK) != 0)) {
+            o.spawned = false;
+            o.spawn_errno = errno ? errno : ENOTDIR;
+            o.attestation_detail = "cannot enter the working directory " + cwd;
+            return result;
+        }
+        const SpawnPlan plan{own_group, null_in.get(), out_w.get(), err_w.get(), status_w.get(), cwd};
+        if (int err = spawn_plain(plan, program->c_str(), arrays, pid); err != 0) {
+            o.spawned = false;
+            o.spawn_errno = err;
+            return result;
+        }
+    } else {
     sigset_t all, saved;
     sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &saved);
-    const pid_t pid = ::fork();
+    pid = ::fork();
     if (pid == 0) {
         // Child: async-signal-safe calls only, no allocation, no logging.
         if (own_group) ::setpgid(0, 0);
@@ -346,6 +409,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         o.spawned = false;
         o.spawn_errno = fork_errno;
         return result;
+    }
     }
     if (own_group) ::setpgid(pid, pid);  // also here, so that no signal can race the child's own call
     control.started(pid, own_group);
