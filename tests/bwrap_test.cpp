@@ -330,3 +330,27 @@ TEST_CASE("the default chain runs with bubblewrap where it works, and with landl
     CHECK(fs::exists(t.ws / "b"));
     CHECK_FALSE(fs::exists(t.root / "denied"));
 }
+
+TEST_CASE("a signal sent to confinectl ends a bubblewrap run, the command included", "[bwrap][e2e]") {
+    test::require_bwrap();
+    Tree t(false);
+    Bwrapped c;
+    const fs::path pidfile = t.ws / "pid";
+    // confinectl in the background; once the command has said who it is, TERM confinectl.
+    const std::string script =
+        "\"$@\" & runner=$!; "
+        "for i in $(seq 200); do [ -s " + pidfile.string() + " ] && break; sleep 0.05; done; "
+        "kill -TERM $runner; wait $runner; echo \"status=$?\"";
+    auto r = test::run({"/bin/sh", "-c", script, "sh", c.confine.confinectl().string(), "run", "--config", c.config.string(), "--workspace",
+                        t.ws.string(), "--", "/bin/sh", "-c", "echo $$ > " + pidfile.string() + "; exec sleep 30"});
+    CHECK(r.out == "status=" + std::to_string(128 + SIGTERM) + "\n");
+    const std::string pid = test::read_file(pidfile);
+    REQUIRE_FALSE(pid.empty());
+    // The command is gone with it (bubblewrap's --die-with-parent), not left running.
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+        gone = !fs::exists("/proc/" + pid.substr(0, pid.find('\n')));
+        if (!gone) ::usleep(20000);
+    }
+    CHECK(gone);
+}
