@@ -392,14 +392,16 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
     return outcome->exit_code.value_or(exit_failure);
 }
 
-int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command) {
+int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
+             const std::optional<std::string>& runner) {
     Output out;
     if (command.empty()) return fail("wrap: no command given (confinectl wrap --json [options] -- command [args...])");
     auto policy = flags.policy();
     if (!policy) return fail(policy.error());
-    auto provider = open_provider(config_path, provider_options(false));
+    // A named runner needs no selection, and no verdict of anyone's.
+    auto provider = open_provider(config_path, runner ? confine::ProviderOptions{} : provider_options(false));
     if (!provider) return exit_failure;
-    auto wrapped = provider->wrap(*policy, command);
+    auto wrapped = runner ? provider->wrap_with(*runner, *policy, command) : provider->wrap(*policy, command);
     if (!wrapped) {
         if (wrapped.error().code == confine::ErrorCode::sandbox_unavailable) return fail("sandbox unavailable: " + wrapped.error().message);
         return fail(wrapped.error().message);
@@ -441,7 +443,8 @@ std::vector<confine::cli::CommandSpec> command_specs() {
     using confine::cli::OptionSpec;
     using confine::cli::Operands;
     const OptionSpec config{"--config", "FILE", false, "Configuration file"};
-    std::vector<OptionSpec> wrap_options{config, {"--json", "", false, "JSON output (the only format)"}};
+    std::vector<OptionSpec> wrap_options{config, {"--json", "", false, "JSON output (the only format)"},
+                                         {"--runner", "NAME", false, "Wrap with this runner, whatever the chain (not probed; for review)"}};
     wrap_options.insert(wrap_options.end(), policy_options.begin(), policy_options.end());
     std::vector<OptionSpec> run_options{config};
     run_options.insert(run_options.end(), policy_options.begin(), policy_options.end());
@@ -496,7 +499,7 @@ int main(int argc, char** argv) {
         if (name == "check-config") return cmd_check_config(p.operands.empty() ? std::string() : p.operands.front());
         PolicyFlags policy;
         policy.read(p);
-        if (name == "wrap") return cmd_wrap(config_path, policy, p.operands);
+        if (name == "wrap") return cmd_wrap(config_path, policy, p.operands, p.value("--runner"));
         std::optional<int> report_fd;
         if (auto text = p.value("--report-fd")) {
             auto fd = descriptor_number(*text);

@@ -276,7 +276,7 @@ TEST_CASE("a bubblewrap set-up failure is sandbox unavailable even when it print
     CHECK(report_of(report)["evidence"]["rule"] == "bwrap: ");
 }
 
-TEST_CASE("an asserted runner_command of real bubblewrap confines; a missing one fails closed", "[bwrap][e2e]") {
+TEST_CASE("an asserted runner_command of real bubblewrap confines, and a missing one fails closed", "[bwrap][e2e]") {
     test::require_bwrap();
     Tree t(false);
     test::Installed confine;

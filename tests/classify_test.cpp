@@ -61,7 +61,7 @@ TEST_CASE("a fatal line with 125 is a runner failure whose evidence is that line
     CHECK_FALSE(out.denial_hint);
 }
 
-TEST_CASE("signatures match case-insensitively; informational lines only as exact whole lines", "[classify]") {
+TEST_CASE("signatures match case-insensitively, informational lines only as exact whole lines", "[classify]") {
     CHECK(confine::classify(landlock_shaped(), exited(125, "LANDLOCK-RUN: exec failed: x\n")).kind == OutcomeKind::sandbox_unavailable);
     auto almost = confine::classify(landlock_shaped(), exited(125, notice + " (not quite)\n"));
     CHECK(almost.kind == OutcomeKind::sandbox_unavailable);

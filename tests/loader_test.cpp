@@ -369,7 +369,7 @@ TEST_CASE("a probe that hangs inside the plugin itself is abandoned at its limit
 
 TEST_CASE("the built-in runners still to be written load and plainly say they are not implemented yet", "[loader][builtin]") {
     test::TempDir dir;
-    for (const char* name : {"seatbelt", "appcontainer"}) {
+    for (const char* name : {"appcontainer"}) {
         INFO(name);
         auto plugin = confine::load_plugin(test::install_builtin(dir.path(), name), name);
         REQUIRE(plugin);

@@ -172,6 +172,12 @@ void skip_test(const std::string& reason) {
     std::_Exit(77);
 }
 
+void skip_on_other_platforms(const std::string& reason) {
+    std::printf("SKIPPED (another platform's test): %s\n", reason.c_str());
+    std::fflush(stdout);
+    std::_Exit(77);
+}
+
 std::size_t line_count(const std::string& text) {
     std::size_t n = 0;
     for (char c : text) n += c == '\n';

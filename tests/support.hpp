@@ -90,6 +90,9 @@ private:
 // Ends the current test as skipped (exit status 77, which CTest reports as a skip),
 // or fails it when CONFINE_TEST_NO_SKIP is set: CI's way to refuse a silent skip.
 [[noreturn]] void skip_test(const std::string& reason);
+// Ends a test that belongs to another operating system as skipped, always: no
+// configuration of this machine could make it run.
+[[noreturn]] void skip_on_other_platforms(const std::string& reason);
 
 // The unprivileged user the end-to-end tests switch to (through setpriv, as root).
 constexpr int nobody = 65534;

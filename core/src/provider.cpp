@@ -281,6 +281,17 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
     return wrapped;
 }
 
+std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, const Policy& policy,
+                                                     std::span<const std::string> argv) const {
+    if (auto bad = check_policy(policy, argv)) return std::unexpected(*bad);
+    fs::path file;
+    auto opened = impl_->open_runner(std::string(runner), file);
+    if (!opened) return std::unexpected(Error{ErrorCode::sandbox_unavailable, "runner '" + std::string(runner) + "' cannot be used: " + opened.error().message});
+    auto wrapped = (*opened)->wrap(policy, argv);
+    if (!wrapped) return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
+    return wrapped;
+}
+
 const Config& Provider::config() const noexcept { return impl_->config; }
 const std::vector<fs::path>& Provider::plugin_dirs() const noexcept { return impl_->plugin_dirs; }
 std::vector<std::string> Provider::loaded_plugins() const {

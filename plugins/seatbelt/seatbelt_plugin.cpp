@@ -1,13 +1,107 @@
-// The seatbelt runner: macOS Seatbelt through sandbox-exec.
-#include "../common/pending_runner.hpp"
+// The seatbelt runner: confines a command on macOS with Seatbelt, through
+// `sandbox-exec -p <profile>`. The profile is generated per policy (sbpl.hpp); every
+// root in it is canonical, because Seatbelt matches resolved paths and a root that is
+// not canonical would silently grant nothing.
+#include "sbpl.hpp"
+
+#include <confine/plugin_sdk.hpp>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+namespace sdk = confine::sdk;
 
 namespace {
 
-struct SeatbeltTraits {
-    static constexpr std::array<std::string_view, 1> settings{"program"};
+constexpr const char* default_program = "/usr/bin/sandbox-exec";
+
+// The per-user temporary directory ($TMPDIR's usual home on macOS), if this OS has one.
+std::string system_user_temp_dir() {
+#if defined(__APPLE__)
+    char buf[PATH_MAX];
+    const std::size_t n = ::confstr(_CS_DARWIN_USER_TEMP_DIR, buf, sizeof buf);
+    if (n > 0 && n <= sizeof buf) return std::string(buf);
+#endif
+    return {};
+}
+
+std::expected<std::string, std::string> canonical(const std::string& path) {
+    if (path.empty() || path.front() != '/') return std::unexpected(path + " is not an absolute path");
+    char buf[PATH_MAX];
+    if (!::realpath(path.c_str(), buf)) return std::unexpected(path + ": " + std::strerror(errno));
+    return std::string(buf);
+}
+
+class SeatbeltRunner final : public sdk::Runner {
+public:
+    SeatbeltRunner(sdk::Host host, std::string program, std::string user_temp_dir)
+        : host_(host), program_(std::move(program)), user_temp_dir_(std::move(user_temp_dir)) {}
+
+    static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
+        if (auto bad = config.settings.reject_unknown({"program", "user_temp_dir"})) return std::unexpected(*bad);
+        auto program = config.settings.string_or("program", default_program);
+        if (!program) return std::unexpected(program.error());
+        if (program->empty() || program->front() != '/')
+            return std::unexpected(sdk::invalid_argument("setting 'program' must be an absolute path, got '" + *program + "'"));
+        auto temp = config.settings.string_or("user_temp_dir", system_user_temp_dir());
+        if (!temp) return std::unexpected(temp.error());
+        if (!temp->empty() && temp->front() != '/')
+            return std::unexpected(sdk::invalid_argument("setting 'user_temp_dir' must be an absolute path, got '" + *temp + "'"));
+        return std::make_unique<SeatbeltRunner>(host, *program, *temp);
+    }
+
+    // Functional, in a longer chain: sandbox-exec must confine `true` with the
+    // read-only profile.
+    sdk::Verdict probe(std::uint32_t timeout_ms) override {
+        if (::access(program_.c_str(), X_OK) != 0)
+            return sdk::Verdict::unusable(program_ + " cannot be executed: " + std::strerror(errno));
+        auto p = confine::seatbelt::profile({});
+        if (!p) return sdk::Verdict::unusable(p.error());
+        auto run = host_.run_probe(std::vector<std::string>{program_, "-p", *p, "--", "/usr/bin/true"}, timeout_ms);
+        if (!run) return sdk::Verdict::unusable(run.error().message);
+        if (run->timed_out) return sdk::Verdict::unusable("sandbox-exec probe timed out");
+        if (!run->spawned) return sdk::Verdict::unusable("cannot start " + program_ + ": " + std::strerror(run->spawn_errno));
+        if (run->exited && run->exit_code == 0) return sdk::Verdict::full();
+        std::string why = run->stderr_text.substr(0, run->stderr_text.find('\n'));
+        if (why.empty()) why = run->exited ? "exit status " + std::to_string(run->exit_code) : "signal " + std::to_string(run->signal);
+        return sdk::Verdict::unusable(why);
+    }
+
+    // A pure transformation: it works on any OS, so that an operator can review the
+    // profile a policy gets before deploying it.
+    std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
+        std::vector<std::string> roots;
+        if (policy.mode == sdk::Mode::workspace_write) {
+            std::vector<std::string> wanted{policy.workspace, "/tmp"};
+            if (!user_temp_dir_.empty()) wanted.push_back(user_temp_dir_);
+            wanted.insert(wanted.end(), policy.writable.begin(), policy.writable.end());
+            for (const auto& w : wanted) {
+                auto real = canonical(w);
+                if (!real) return std::unexpected(sdk::invalid_argument("cannot canonicalise writable root " + real.error()));
+                roots.push_back(*real);
+            }
+        }
+        auto p = confine::seatbelt::profile(std::move(roots));
+        if (!p) return std::unexpected(sdk::invalid_argument(p.error()));
+        sdk::WrapResult r;
+        r.argv = {program_, "-p", *p, "--"};
+        r.argv.insert(r.argv.end(), argv.begin(), argv.end());
+        r.enforcement = sdk::Enforcement::full;
+        r.denial_signatures = {"operation not permitted"};
+        r.failure_rule.fatal_signatures = {"sandbox-exec: "};
+        return r;
+    }
+
+private:
+    sdk::Host host_;
+    std::string program_;
+    std::string user_temp_dir_;
 };
 
 }  // namespace
 
-using SeatbeltRunner = confine::builtin::PendingRunner<SeatbeltTraits>;
 CONFINE_RUNNER_PLUGIN(SeatbeltRunner, "seatbelt", CONFINE_VERSION, "macOS Seatbelt through sandbox-exec")

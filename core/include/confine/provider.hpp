@@ -100,6 +100,13 @@ public:
     // nothing is selected or the runner cannot wrap; INVALID_POLICY for a bad policy.
     std::expected<WrapResult, Error> wrap(const Policy& policy, std::span<const std::string> argv) const;
 
+    // The wrap a named runner would give, whatever the chain says and whether or not it
+    // could run here: loaded with its [runner.<name>] settings, not probed. For review
+    // (for example the Seatbelt profile a policy gets, printed on any OS); running the
+    // result is the caller's responsibility.
+    std::expected<WrapResult, Error> wrap_with(std::string_view runner, const Policy& policy,
+                                               std::span<const std::string> argv) const;
+
     const Config& config() const noexcept;
     const std::vector<std::filesystem::path>& plugin_dirs() const noexcept;
     // Runner names whose plugin files were loaded so far, in load order.
