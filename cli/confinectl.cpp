@@ -12,11 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arguments.hpp"
-
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <unistd.h>
+#include "platform.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -270,34 +266,6 @@ struct PolicyFlags {
 
 std::atomic<int> g_child_pid{0};
 
-// Signals sent to confinectl by another process reach the command too. Those the
-// terminal sends already reach it (it shares confinectl's process group).
-void forward_signal(int sig, siginfo_t* info, void*) {
-    const int pid = g_child_pid.load();
-    if (pid > 0 && info && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) ::kill(pid, sig);
-}
-
-void install_forwarding() {
-    struct sigaction sa {};
-    sa.sa_sigaction = &forward_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) ::sigaction(sig, &sa, nullptr);
-}
-
-// Ends confinectl by the signal that ended the command.
-[[noreturn]] void die_by(int sig) {
-    struct rlimit no_core {0, 0};
-    ::setrlimit(RLIMIT_CORE, &no_core);  // the command's core, if any, is its own; not ours
-    ::signal(sig, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    ::raise(sig);
-    std::_Exit(128 + sig);
-}
-
 json outcome_json(const confine::Outcome& o) {
     json j{{"schema_version", schema_version},
            {"outcome", std::string(confine::to_string(o.kind))},
@@ -312,40 +280,6 @@ json outcome_json(const confine::Outcome& o) {
     return j;
 }
 
-// Writes the report beside its final name and renames it into place: a reader never
-// sees half a report.
-std::optional<std::string> write_report_file(const std::string& path, const std::string& text) {
-    namespace fs = std::filesystem;
-    fs::path target(path);
-    std::string temp = (target.parent_path().empty() ? fs::path(".") : target.parent_path()).string() + "/." +
-                       target.filename().string() + ".XXXXXX";
-    int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-    if (fd < 0) return std::string(std::strerror(errno));
-    bool ok = true;
-    for (std::size_t off = 0; ok && off < text.size();) {
-        ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        ok = n > 0;
-        if (ok) off += static_cast<std::size_t>(n);
-    }
-    int saved = errno;
-    ok = ::close(fd) == 0 && ok;
-    if (ok && ::rename(temp.c_str(), path.c_str()) == 0) return std::nullopt;
-    saved = errno ? errno : saved;
-    ::unlink(temp.c_str());
-    return std::string(std::strerror(saved));
-}
-
-std::optional<std::string> write_report_fd(int fd, const std::string& text) {
-    for (std::size_t off = 0; off < text.size();) {
-        ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return std::string(std::strerror(errno));
-        off += static_cast<std::size_t>(n);
-    }
-    return std::nullopt;
-}
-
 int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
             const std::string& report_file, std::optional<int> report_fd) {
     if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
@@ -353,20 +287,17 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
     if (!policy) return fail(policy.error());
     if (report_fd) {
         // The command must never inherit the report's descriptor.
-        int flags_fd = ::fcntl(*report_fd, F_GETFD);
-        if (*report_fd < 0 || flags_fd < 0) return fail("--report-fd " + std::to_string(*report_fd) + " is not an open file descriptor");
-        if (*report_fd <= 2) return fail("--report-fd must not be standard input, output or error");
-        ::fcntl(*report_fd, F_SETFD, flags_fd | FD_CLOEXEC);
+        if (auto bad = confinectl::prepare_report_descriptor(*report_fd)) return fail(*bad);
     }
     if (!report_file.empty()) {
         std::filesystem::path dir = std::filesystem::path(report_file).parent_path();
         if (dir.empty()) dir = ".";
-        if (::access(dir.c_str(), W_OK) != 0) return fail("--report " + report_file + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
+        if (auto bad = confinectl::cannot_write_in(dir)) return fail("--report " + report_file + ": cannot write in " + dir.string() + ": " + *bad);
     }
     auto provider = open_provider(config_path, provider_options(false));
     if (!provider) return exit_failure;
 
-    install_forwarding();
+    confinectl::forward_signals(g_child_pid);
     confine::RunOptions options;
     options.on_started = [](int pid) { g_child_pid = pid; };
     // Without a report to write afterwards, nothing needs to stay behind the command:
@@ -383,12 +314,12 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
 
     const std::string report = outcome_json(*outcome).dump() + "\n";
     std::optional<std::string> report_error;
-    if (!report_file.empty()) report_error = write_report_file(report_file, report);
-    if (report_fd) report_error = write_report_fd(*report_fd, report);
+    if (!report_file.empty()) report_error = confinectl::write_file_atomically(report_file, report);
+    if (report_fd) report_error = confinectl::write_to_descriptor(*report_fd, report);
     if (report_error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", report_error->c_str());
 
     if (outcome->kind == confine::OutcomeKind::sandbox_unavailable) return fail("sandbox unavailable: " + outcome->evidence);
-    if (outcome->signal) die_by(*outcome->signal);
+    if (outcome->signal) confinectl::die_by(*outcome->signal);
     return outcome->exit_code.value_or(exit_failure);
 }
 

@@ -367,22 +367,19 @@ TEST_CASE("a probe that hangs inside the plugin itself is abandoned at its limit
     CHECK(v.reason == "probe timed out after 200 ms");
 }
 
-TEST_CASE("the built-in runners still to be written load and plainly say they are not implemented yet", "[loader][builtin]") {
+TEST_CASE("the appcontainer runner away from Windows: unusable, and no POSIX path in its plan", "[loader][builtin]") {
     test::TempDir dir;
-    for (const char* name : {"appcontainer"}) {
-        INFO(name);
-        auto plugin = confine::load_plugin(test::install_builtin(dir.path(), name), name);
-        REQUIRE(plugin);
-        auto runner = (*plugin)->create_runner(nullptr);
-        REQUIRE(runner);
-        auto v = (*runner)->probe(2000);
-        CHECK(v.kind == confine::Verdict::Kind::unusable);
-        CHECK(v.reason == "not implemented yet");
-        std::vector<std::string> argv{"true"};
-        auto wrapped = (*runner)->wrap({confine::Mode::read_only, {}, {}}, argv);
-        REQUIRE_FALSE(wrapped);
-        CHECK_THAT(wrapped.error().message, Catch::EndsWith("wrap failed: not implemented yet"));
-    }
+    auto plugin = confine::load_plugin(test::install_builtin(dir.path(), "appcontainer"), "appcontainer");
+    REQUIRE(plugin);
+    auto runner = (*plugin)->create_runner(nullptr);
+    REQUIRE(runner);
+    auto v = (*runner)->probe(2000);
+    CHECK(v.kind == confine::Verdict::Kind::unusable);
+    CHECK(v.reason == "appcontainer-run launcher not found at " + (dir / "appcontainer-run").string());
+    std::vector<std::string> argv{"true"};
+    auto wrapped = (*runner)->wrap({confine::Mode::workspace_write, dir.path().string(), {}}, argv);
+    REQUIRE_FALSE(wrapped);
+    CHECK_THAT(wrapped.error().message, Catch::EndsWith("wrap failed: not an absolute Windows path: " + dir.path().string()));
 }
 
 TEST_CASE("built-in runners accept their documented settings and reject others", "[loader][builtin]") {
@@ -393,7 +390,7 @@ program = "/usr/bin/bwrap"
 [runner.seatbelt]
 program = "/usr/bin/sandbox-exec"
 [runner.appcontainer]
-launcher = "C:/confine/appcontainer-run.exe"
+launcher = "/opt/confine/appcontainer-run"
 )");
     test::TempDir dir;
     for (const auto& [name, table] : cfg.runners) {

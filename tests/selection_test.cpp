@@ -312,13 +312,15 @@ TEST_CASE("a built-in runner alone in its chain is selected without probing", "[
     auto sb = darwin->wrap({confine::Mode::read_only, {}, {}}, true_argv);
     REQUIRE(sb);
     CHECK(sb->argv.front() == "/usr/bin/sandbox-exec");
-    // Not written yet: selected, but it refuses to wrap, so nothing runs.
     auto windows = provider_for(dir, std::string(confine::embedded_default_config()), "windows");
     CHECK(windows->selection().runner == std::optional<std::string>("appcontainer"));
-    auto wrapped = windows->wrap({confine::Mode::read_only, {}, {}}, true_argv);
-    REQUIRE_FALSE(wrapped);
-    CHECK(wrapped.error().code == ErrorCode::sandbox_unavailable);
-    CHECK_THAT(wrapped.error().message, Catch::EndsWith("wrap failed: not implemented yet"));
+    auto ro = windows->wrap({confine::Mode::read_only, {}, {}}, true_argv);
+    REQUIRE(ro);
+    CHECK(ro->argv == std::vector<std::string>{(dir / "appcontainer-run").string(), "--", "true"});
+    // Its plan speaks Windows paths only; and here its launcher is nowhere.
+    auto rw = windows->wrap({confine::Mode::workspace_write, dir.path(), {}}, true_argv);
+    REQUIRE_FALSE(rw);
+    CHECK(rw.error().code == ErrorCode::sandbox_unavailable);
     CHECK_FALSE(windows->diagnose().usable());
 }
 

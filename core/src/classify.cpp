@@ -71,7 +71,11 @@ std::optional<std::string> denial_line(const WrapResult& wrap, std::string_view 
 
 std::string status_text(const Observation& o) {
     if (o.exit_code) return "exit status " + std::to_string(*o.exit_code);
+#if defined(_WIN32)
+    if (o.signal) return std::string("signal ") + std::to_string(*o.signal);
+#else
     if (o.signal) return std::string("signal ") + std::to_string(*o.signal) + " (" + strsignal(*o.signal) + ")";
+#endif
     return "unknown status";
 }
 

@@ -3,10 +3,19 @@
 
 #include "executor.hpp"
 
+#if defined(_WIN32)
+#include <io.h>
+#define isatty _isatty
+#else
 #include <unistd.h>
+#endif
 
 #include <cerrno>
 #include <csignal>
+
+#ifndef SIGKILL
+#define SIGKILL 9  // Windows: any signal ends the run's job
+#endif
 #include <thread>
 
 namespace confine {

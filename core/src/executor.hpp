@@ -44,6 +44,14 @@ public:
     void wait_settled();
 
 private:
+#if defined(_WIN32)
+public:
+    // The job the run's processes are in: signal() terminates it.
+    void attach_job(void* job);
+
+private:
+    void* job_ = nullptr;
+#endif
     std::mutex mutex_;
     std::condition_variable settled_cv_;
     int pid_ = 0;

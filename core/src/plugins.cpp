@@ -20,10 +20,11 @@
 #include <mutex>
 #include <thread>
 
-#if defined(__linux__)
-#include <unistd.h>
-#endif
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 
 #ifndef CONFINE_RELATIVE_PLUGIN_DIR
 #define CONFINE_RELATIVE_PLUGIN_DIR "../lib/confine/plugins"
@@ -550,6 +551,10 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
     }
 #endif
     auto impl = std::make_unique<Plugin::Impl>();
+#if defined(_WIN32)
+    impl->library.load(file, boost::dll::load_mode::default_mode, ec);
+    if (ec) return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file, "cannot load: " + ec.message()));
+#else
     ::dlerror();
     impl->library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
     if (ec) {
@@ -557,6 +562,7 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
         return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file,
                                             std::string("cannot load: ") + (why ? why : ec.message())));
     }
+#endif
     const bool has_abi = impl->library.has(CONFINE_PLUGIN_ABI_SYMBOL);
     const bool has_desc = impl->library.has(CONFINE_PLUGIN_DESCRIPTOR_SYMBOL);
     if (!has_abi || !has_desc) return std::unexpected(missing_exports(file, has_abi, has_desc));
@@ -664,6 +670,16 @@ std::vector<PluginSearch::Entry> PluginSearch::scan() const {
 
 fs::path builtin_plugin_dir() {
     fs::path self;
+#if defined(_WIN32)
+    std::wstring buf(32768, L'\0');
+    const DWORD n = ::GetModuleFileNameW(nullptr, buf.data(), static_cast<DWORD>(buf.size()));
+    if (n > 0 && n < buf.size()) {
+        buf.resize(n);
+        std::error_code ec;
+        self = fs::canonical(fs::path(buf), ec);
+        if (ec) self = fs::path(buf);
+    }
+#else
 #if defined(__linux__)
     std::error_code ec;
     self = fs::read_symlink("/proc/self/exe", ec);
@@ -676,6 +692,7 @@ fs::path builtin_plugin_dir() {
             self = fs::canonical(info.dli_fname, ec2);
         }
     }
+#endif
     if (self.empty()) return {};
     return (self.parent_path() / CONFINE_RELATIVE_PLUGIN_DIR).lexically_normal();
 }

@@ -1,13 +1,87 @@
-// The appcontainer runner: Windows AppContainer through the appcontainer-run launcher.
-#include "../common/pending_runner.hpp"
+// The appcontainer runner: confines a command on Windows in an AppContainer, through
+// the appcontainer-run launcher next to the plugin. The plan (which roots, which
+// access, the container's name) is portable (plan.hpp); the launcher does the rest.
+#include "plan.hpp"
+
+#include <confine/plugin_sdk.hpp>
+
+#if defined(_WIN32)
+#include <windows.h>
+#endif
+
+#include <filesystem>
+
+namespace sdk = confine::sdk;
+namespace ac = confine::appcontainer;
 
 namespace {
 
-struct AppcontainerTraits {
-    static constexpr std::array<std::string_view, 1> settings{"launcher"};
+#if defined(_WIN32)
+constexpr const char* launcher_file = "appcontainer-run.exe";
+#else
+constexpr const char* launcher_file = "appcontainer-run";
+#endif
+
+// The user's temporary directory, granted in workspace-write mode.
+std::string system_temp_dir() {
+#if defined(_WIN32)
+    wchar_t buf[MAX_PATH + 1];
+    const DWORD n = ::GetTempPathW(MAX_PATH + 1, buf);
+    if (n > 0 && n <= MAX_PATH) return std::filesystem::path(std::wstring(buf, n)).string();
+#endif
+    return {};
+}
+
+class AppContainerRunner final : public sdk::Runner {
+public:
+    AppContainerRunner(sdk::Host host, std::string launcher, std::string temp_dir)
+        : host_(host), launcher_(std::move(launcher)), temp_dir_(std::move(temp_dir)) {}
+
+    static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
+        if (auto bad = config.settings.reject_unknown({"launcher", "temp_dir"})) return std::unexpected(*bad);
+        auto launcher = config.settings.string_or("launcher", (std::filesystem::path(config.plugin_dir) / launcher_file).string());
+        if (!launcher) return std::unexpected(launcher.error());
+        if (!std::filesystem::path(*launcher).is_absolute())
+            return std::unexpected(sdk::invalid_argument("setting 'launcher' must be an absolute path, got '" + *launcher + "'"));
+        auto temp = config.settings.string_or("temp_dir", system_temp_dir());
+        if (!temp) return std::unexpected(temp.error());
+        return std::make_unique<AppContainerRunner>(host, *launcher, *temp);
+    }
+
+    // The launcher says whether this Windows can start a process in an AppContainer;
+    // a missing launcher is the same answer as a Windows that cannot.
+    sdk::Verdict probe(std::uint32_t timeout_ms) override {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(launcher_, ec)) return sdk::Verdict::unusable("appcontainer-run launcher not found at " + launcher_);
+        auto run = host_.run_probe(std::vector<std::string>{launcher_, "--probe"}, timeout_ms);
+        if (!run) return sdk::Verdict::unusable(run.error().message);
+        if (run->timed_out) return sdk::Verdict::unusable("appcontainer-run --probe timed out");
+        if (!run->spawned) return sdk::Verdict::unusable("cannot start " + launcher_);
+        if (run->exited && run->exit_code == 0 && run->stdout_text.starts_with("appcontainer: available")) return sdk::Verdict::full();
+        std::string why = run->stderr_text.substr(0, run->stderr_text.find_first_of("\r\n"));
+        if (why.empty()) why = "appcontainer-run --probe ended with status " + std::to_string(run->exit_code);
+        return sdk::Verdict::unusable(why);
+    }
+
+    std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
+        const bool write = policy.mode == sdk::Mode::workspace_write;
+        auto grants = ac::plan_grants(write, policy.workspace, write ? temp_dir_ : std::string(), policy.writable);
+        if (!grants) return std::unexpected(sdk::invalid_argument(grants.error()));
+        sdk::WrapResult r;
+        r.argv = ac::launcher_argv(launcher_, *grants, std::vector<std::string>(argv.begin(), argv.end()));
+        r.enforcement = sdk::Enforcement::full;
+        r.denial_signatures = {"access is denied"};
+        r.failure_rule.allowed_exit_codes = {125};
+        r.failure_rule.fatal_signatures = {"appcontainer-run: "};
+        return r;
+    }
+
+private:
+    sdk::Host host_;
+    std::string launcher_;
+    std::string temp_dir_;
 };
 
 }  // namespace
 
-using AppcontainerRunner = confine::builtin::PendingRunner<AppcontainerTraits>;
-CONFINE_RUNNER_PLUGIN(AppcontainerRunner, "appcontainer", CONFINE_VERSION, "Windows AppContainer through the appcontainer-run launcher")
+CONFINE_RUNNER_PLUGIN(AppContainerRunner, "appcontainer", CONFINE_VERSION, "Windows AppContainer through the appcontainer-run launcher")

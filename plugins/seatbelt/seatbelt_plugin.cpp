@@ -6,12 +6,14 @@
 
 #include <confine/plugin_sdk.hpp>
 
+#if defined(__APPLE__)
 #include <unistd.h>
+#endif
 
 #include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace sdk = confine::sdk;
 
@@ -31,9 +33,10 @@ std::string system_user_temp_dir() {
 
 std::expected<std::string, std::string> canonical(const std::string& path) {
     if (path.empty() || path.front() != '/') return std::unexpected(path + " is not an absolute path");
-    char buf[PATH_MAX];
-    if (!::realpath(path.c_str(), buf)) return std::unexpected(path + ": " + std::strerror(errno));
-    return std::string(buf);
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(path, ec);
+    if (ec) return std::unexpected(path + ": " + ec.message());
+    return real.generic_string();
 }
 
 class SeatbeltRunner final : public sdk::Runner {
@@ -57,8 +60,9 @@ public:
     // Functional, in a longer chain: sandbox-exec must confine `true` with the
     // read-only profile.
     sdk::Verdict probe(std::uint32_t timeout_ms) override {
-        if (::access(program_.c_str(), X_OK) != 0)
-            return sdk::Verdict::unusable(program_ + " cannot be executed: " + std::strerror(errno));
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(program_, ec))
+            return sdk::Verdict::unusable(program_ + " cannot be executed: " + (ec ? ec.message() : std::string("not a regular file")));
         auto p = confine::seatbelt::profile({});
         if (!p) return sdk::Verdict::unusable(p.error());
         auto run = host_.run_probe(std::vector<std::string>{program_, "-p", *p, "--", "/usr/bin/true"}, timeout_ms);

@@ -1,0 +1,56 @@
+#include "platform.hpp"
+
+#include <windows.h>
+
+#include <cstdlib>
+#include <random>
+
+namespace confinectl {
+namespace {
+
+std::string last_error_text() {
+    const DWORD error = ::GetLastError();
+    char buf[512] = {};
+    ::FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, error, 0, buf, sizeof buf, nullptr);
+    std::string text(buf);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+    return text.empty() ? "error " + std::to_string(error) : text;
+}
+
+}  // namespace
+
+// Windows has no signals to pass on; a console's Ctrl+C reaches the whole console group.
+void forward_signals(std::atomic<int>&) {}
+
+void die_by(int sig) { std::_Exit(128 + sig); }
+
+std::optional<std::string> write_file_atomically(const std::string& path, const std::string& text) {
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    std::random_device random;
+    const fs::path temp = (target.parent_path().empty() ? fs::path(".") : target.parent_path()) /
+                          ("." + target.filename().string() + "." + std::to_string(random()));
+    HANDLE h = ::CreateFileW(temp.wstring().c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, nullptr);
+    if (h == INVALID_HANDLE_VALUE) return last_error_text();
+    DWORD written = 0;
+    const bool ok = ::WriteFile(h, text.data(), static_cast<DWORD>(text.size()), &written, nullptr) && written == text.size();
+    std::optional<std::string> error = ok ? std::nullopt : std::optional<std::string>(last_error_text());
+    ::CloseHandle(h);
+    if (!error && !::MoveFileExW(temp.wstring().c_str(), target.wstring().c_str(), MOVEFILE_REPLACE_EXISTING)) error = last_error_text();
+    if (error) ::DeleteFileW(temp.wstring().c_str());
+    return error;
+}
+
+std::optional<std::string> cannot_write_in(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) return std::string("not a directory");
+    return std::nullopt;
+}
+
+std::optional<std::string> prepare_report_descriptor(int) {
+    return std::string("--report-fd is not available on Windows; use --report FILE");
+}
+
+std::optional<std::string> write_to_descriptor(int, const std::string&) { return std::string("not available on Windows"); }
+
+}  // namespace confinectl

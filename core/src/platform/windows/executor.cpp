@@ -1,0 +1,212 @@
+// Running a wrapped command on Windows: CreateProcessW with a command line quoted by
+// the CommandLineToArgvW rules, the runner and everything it starts in a kill-on-close
+// job (a time limit or kill() terminates the job), output captured by reader threads.
+// Windows has no exec: there is no in-process confinement and no exec attestation, so
+// a runner that needs either fails closed here.
+#include "executor.hpp"
+#include "win.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace confine::detail {
+
+void RunControl::started(int pid, bool own_group) {
+    {
+        std::lock_guard lock(mutex_);
+        pid_ = pid;
+        own_group_ = own_group;
+        settled_ = true;
+    }
+    settled_cv_.notify_all();
+}
+
+void RunControl::attach_job(void* job) {
+    std::lock_guard lock(mutex_);
+    job_ = job;
+}
+
+void RunControl::settle() {
+    {
+        std::lock_guard lock(mutex_);
+        settled_ = true;
+    }
+    settled_cv_.notify_all();
+}
+
+void RunControl::wait_settled() {
+    std::unique_lock lock(mutex_);
+    settled_cv_.wait(lock, [this] { return settled_; });
+}
+
+void RunControl::exited() {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    job_ = nullptr;
+}
+
+// Windows has no signals to pass on: any signal ends the whole job.
+void RunControl::signal(int sig) {
+    std::lock_guard lock(mutex_);
+    if (!job_ || done_) return;
+    ::TerminateJobObject(static_cast<HANDLE>(job_), static_cast<UINT>(128 + sig));
+}
+
+std::optional<std::string> find_program(const std::string& name, const std::optional<std::vector<std::string>>& environment,
+                                        const std::filesystem::path& working_directory, int& error) {
+    namespace fs = std::filesystem;
+    error = ENOENT;
+    if (name.empty()) return std::nullopt;
+    auto usable = [&](const fs::path& candidate) {
+        fs::path p = candidate;
+        if (p.is_relative() && !working_directory.empty()) p = working_directory / p;
+        std::error_code ec;
+        if (!fs::exists(p, ec)) return false;
+        if (fs::is_directory(p, ec)) {
+            error = EACCES;
+            return false;
+        }
+        return true;
+    };
+    // As CreateProcess would: the name as given, then with the executable extensions.
+    std::vector<std::string> extensions{""};
+    if (fs::path(name).extension().empty()) extensions = {".exe", ".com", ".bat", ".cmd", ""};
+    auto with_extensions = [&](const fs::path& base) -> std::optional<std::string> {
+        for (const auto& ext : extensions) {
+            fs::path p = base;
+            p += ext;
+            if (usable(p)) return p.string();
+        }
+        return std::nullopt;
+    };
+    if (name.find_first_of("/\\:") != std::string::npos) return with_extensions(fs::path(name));
+    const char* own = std::getenv("PATH");
+    std::string dirs = own ? own : "";
+    if (environment)
+        for (const auto& e : *environment)
+            if (e.size() > 5 && (e.compare(0, 5, "PATH=") == 0 || e.compare(0, 5, "Path=") == 0)) dirs = e.substr(5);
+    for (std::size_t start = 0;;) {
+        const std::size_t end = dirs.find(';', start);
+        const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (!dir.empty())
+            if (auto found = with_extensions(fs::path(dir) / name)) return found;
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+// An inheritable duplicate of one of this process's standard handles (or NUL).
+win::Handle inheritable_std(DWORD which) {
+    HANDLE own = ::GetStdHandle(which);
+    HANDLE dup = nullptr;
+    if (own && own != INVALID_HANDLE_VALUE &&
+        ::DuplicateHandle(::GetCurrentProcess(), own, ::GetCurrentProcess(), &dup, 0, TRUE, DUPLICATE_SAME_ACCESS))
+        return win::Handle(dup);
+    SECURITY_ATTRIBUTES sa{sizeof sa, nullptr, TRUE};
+    return win::Handle(::CreateFileW(L"NUL", GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, OPEN_EXISTING, 0, nullptr));
+}
+
+void read_all(HANDLE from, std::string& into, bool copy_to_stderr) {
+    char buf[65536];
+    DWORD n = 0;
+    HANDLE err = ::GetStdHandle(STD_ERROR_HANDLE);
+    while (::ReadFile(from, buf, sizeof buf, &n, nullptr) && n > 0) {
+        into.append(buf, n);
+        if (copy_to_stderr && err && err != INVALID_HANDLE_VALUE) {
+            DWORD written = 0;
+            ::WriteFile(err, buf, n, &written, nullptr);
+        }
+    }
+}
+
+}  // namespace
+
+Executed execute(const ExecSpec& spec, RunControl& control) {
+    Executed result;
+    Observation& o = result.observed;
+    o.stderr_seen = spec.background || spec.copy_stderr;
+    auto refuse = [&](int err, std::string detail) {
+        o.spawned = false;
+        o.spawn_errno = err;
+        o.attestation_detail = std::move(detail);
+        return result;
+    };
+    if (spec.argv.empty()) return refuse(EINVAL, {});
+    if (spec.in_process) return refuse(ENOSYS, "in-process confinement is not available on Windows");
+    if (spec.attestation.kind != Attestation::Kind::none) return refuse(ENOSYS, "this runner's attestation is not available on Windows");
+    int resolve_error = 0;
+    auto program = find_program(spec.argv.front(), std::nullopt, {}, resolve_error);
+    if (!program) return refuse(resolve_error, {});
+    std::vector<std::string> argv = spec.argv;
+    argv.front() = *program;
+    auto line = windows::command_line(argv);
+    if (!line) return refuse(EINVAL, line.error());
+    std::optional<std::wstring> environment;
+    if (spec.environment) environment = win::environment_block(*spec.environment);
+
+    win::Handle job = win::kill_on_close_job();
+    if (!job) return refuse(win::errno_from(::GetLastError()), "cannot create a job object");
+    win::Handle in, out, err, out_r, err_r;
+    SECURITY_ATTRIBUTES sa{sizeof sa, nullptr, TRUE};
+    if (spec.background) {
+        in = win::Handle(::CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, OPEN_EXISTING, 0, nullptr));
+        if (!in || !win::make_pipe(out_r, out, true)) return refuse(win::errno_from(::GetLastError()), {});
+    } else {
+        in = inheritable_std(STD_INPUT_HANDLE);
+        out = inheritable_std(STD_OUTPUT_HANDLE);
+    }
+    if (spec.background || spec.copy_stderr) {
+        if (!win::make_pipe(err_r, err, true)) return refuse(win::errno_from(::GetLastError()), {});
+    } else {
+        err = inheritable_std(STD_ERROR_HANDLE);
+    }
+
+    win::Handle process;
+    DWORD error = 0;
+    if (!start_windows_process(*line, in.get(), out.get(), err.get(), environment ? &*environment : nullptr,
+                               win::widen(spec.working_directory.string()), job.get(), process, error))
+        return refuse(win::errno_from(error), error == ERROR_DIRECTORY ? "cannot enter the working directory " + spec.working_directory.string()
+                                                                       : std::string());
+    const int pid = static_cast<int>(::GetProcessId(process.get()));
+    control.attach_job(job.get());
+    control.started(pid, true);
+    if (spec.on_started) spec.on_started(pid);
+    in.reset();
+    out.reset();
+    err.reset();
+
+    std::thread out_reader, err_reader;
+    if (out_r) out_reader = std::thread(read_all, out_r.get(), std::ref(result.stdout_text), false);
+    if (err_r) err_reader = std::thread(read_all, err_r.get(), std::ref(o.stderr_text), spec.copy_stderr);
+    DWORD limit = INFINITE;
+    if (spec.timeout) limit = static_cast<DWORD>(std::clamp<long long>(spec.timeout->count(), 0, 0x7ffffffeLL));
+    if (::WaitForSingleObject(process.get(), limit) == WAIT_TIMEOUT) {
+        o.timed_out = true;
+        ::TerminateJobObject(job.get(), 1);
+        ::WaitForSingleObject(process.get(), INFINITE);
+    }
+    DWORD code = 1;
+    ::GetExitCodeProcess(process.get(), &code);
+    control.exited();
+    // What the runner left running goes with the job, and the pipes end with it.
+    job.reset();
+    if (out_reader.joinable()) out_reader.join();
+    if (err_reader.joinable()) err_reader.join();
+    o.exit_code = static_cast<int>(code);
+    return result;
+}
+
+Observation exec_in_place(const ExecSpec&) {
+    Observation o;
+    o.spawned = false;
+    o.spawn_errno = ENOSYS;
+    o.attestation_detail = "replacing the process is not available on Windows";
+    return o;
+}
+
+}  // namespace confine::detail

@@ -1,0 +1,238 @@
+// appcontainer-run: starts a command in a Windows AppContainer.
+//
+//   appcontainer-run [--ro PATH]... [--rw PATH]... [--] COMMAND [ARG...]
+//   appcontainer-run --probe
+//
+// Creates (or finds again) the AppContainer profile named after the grants, gives the
+// container's SID the asked access to each path, starts the command suspended with
+// PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES and no capabilities (no network), in a
+// job that kills it with the launcher, waits, takes back the access it gave, and exits
+// with the command's status. Any failure of its own: one `appcontainer-run: ` line on
+// stderr and exit status 125, the command not run. The AppContainer functions are
+// looked up at run time, so a Windows (or Wine) without them is such a failure, never
+// a crash.
+#include "plan.hpp"
+
+#include <confine/windows_command_line.hpp>
+
+#include <windows.h>
+#include <aclapi.h>
+#include <sddl.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace ac = confine::appcontainer;
+
+namespace {
+
+constexpr int exit_failure = 125;
+
+std::wstring widen(const std::string& s) {
+    if (s.empty()) return {};
+    int n = ::MultiByteToWideChar(CP_UTF8, 0, s.data(), static_cast<int>(s.size()), nullptr, 0);
+    std::wstring w(static_cast<std::size_t>(n), L'\0');
+    ::MultiByteToWideChar(CP_UTF8, 0, s.data(), static_cast<int>(s.size()), w.data(), n);
+    return w;
+}
+
+std::string narrow(const wchar_t* w) {
+    int n = ::WideCharToMultiByte(CP_UTF8, 0, w, -1, nullptr, 0, nullptr, nullptr);
+    if (n <= 1) return {};
+    std::string s(static_cast<std::size_t>(n - 1), '\0');
+    ::WideCharToMultiByte(CP_UTF8, 0, w, -1, s.data(), n, nullptr, nullptr);
+    return s;
+}
+
+std::string hresult_text(long hr) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%08lx", static_cast<unsigned long>(hr));
+    return buf;
+}
+
+int fail(const std::string& what) {
+    std::string line = "appcontainer-run: " + what;
+    for (char& c : line)
+        if (c == '\n' || c == '\r') c = ' ';
+    line += '\n';
+    DWORD written = 0;
+    ::WriteFile(::GetStdHandle(STD_ERROR_HANDLE), line.data(), static_cast<DWORD>(line.size()), &written, nullptr);
+    return exit_failure;
+}
+
+// The AppContainer functions of userenv.dll, if this Windows has them.
+struct Api {
+    using Create = HRESULT(WINAPI*)(PCWSTR, PCWSTR, PCWSTR, PSID_AND_ATTRIBUTES, DWORD, PSID*);
+    using Derive = HRESULT(WINAPI*)(PCWSTR, PSID*);
+    Create create = nullptr;
+    Derive derive = nullptr;
+
+    std::string load() {
+        HMODULE userenv = ::LoadLibraryExW(L"userenv.dll", nullptr, LOAD_LIBRARY_SEARCH_SYSTEM32);
+        if (!userenv) return "AppContainer is not available: userenv.dll cannot be loaded";
+        create = reinterpret_cast<Create>(reinterpret_cast<void*>(::GetProcAddress(userenv, "CreateAppContainerProfile")));
+        derive = reinterpret_cast<Derive>(reinterpret_cast<void*>(::GetProcAddress(userenv, "DeriveAppContainerSidFromAppContainerName")));
+        if (!create || !derive) return "AppContainer is not available: this Windows lacks CreateAppContainerProfile";
+        return {};
+    }
+};
+
+// The container's SID: its profile created, or found again when it already exists.
+std::string container_sid(const Api& api, const std::string& name, PSID& sid) {
+    const std::wstring wname = widen(name);
+    HRESULT hr = api.create(wname.c_str(), wname.c_str(), L"confine", nullptr, 0, &sid);
+    if (hr == HRESULT_FROM_WIN32(ERROR_ALREADY_EXISTS)) hr = api.derive(wname.c_str(), &sid);
+    if (FAILED(hr)) return "AppContainer is not available: cannot create the profile " + name + " (" + hresult_text(hr) + ")";
+    return {};
+}
+
+// Access given to the container on one path, and taken back when this ends.
+class GrantedAccess {
+public:
+    GrantedAccess() = default;
+    GrantedAccess(const GrantedAccess&) = delete;
+    GrantedAccess& operator=(const GrantedAccess&) = delete;
+    ~GrantedAccess() { revoke(); }
+
+    std::string grant(const ac::Grant& g, PSID sid) {
+        path_ = widen(g.path);
+        PACL old = nullptr;
+        DWORD rc = ::GetNamedSecurityInfoW(path_.c_str(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr, &old, nullptr, &descriptor_);
+        if (rc != ERROR_SUCCESS) return "cannot read the access list of " + g.path + " (error " + std::to_string(rc) + ")";
+        old_ = old;
+        EXPLICIT_ACCESS_W ea{};
+        ea.grfAccessPermissions = g.access == ac::Access::read_write ? (FILE_GENERIC_READ | FILE_GENERIC_WRITE | FILE_GENERIC_EXECUTE | DELETE)
+                                                                     : (FILE_GENERIC_READ | FILE_GENERIC_EXECUTE);
+        ea.grfAccessMode = GRANT_ACCESS;
+        ea.grfInheritance = SUB_CONTAINERS_AND_OBJECTS_INHERIT;
+        ea.Trustee.TrusteeForm = TRUSTEE_IS_SID;
+        ea.Trustee.TrusteeType = TRUSTEE_IS_WELL_KNOWN_GROUP;
+        ea.Trustee.ptstrName = static_cast<LPWSTR>(sid);
+        PACL updated = nullptr;
+        rc = ::SetEntriesInAclW(1, &ea, old, &updated);
+        if (rc != ERROR_SUCCESS) return "cannot extend the access list of " + g.path + " (error " + std::to_string(rc) + ")";
+        rc = ::SetNamedSecurityInfoW(path_.data(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr, updated, nullptr);
+        ::LocalFree(updated);
+        if (rc != ERROR_SUCCESS) return "cannot grant the container access to " + g.path + " (error " + std::to_string(rc) + ")";
+        granted_ = true;
+        return {};
+    }
+
+    void revoke() {
+        if (granted_) ::SetNamedSecurityInfoW(path_.data(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr, old_, nullptr);
+        granted_ = false;
+        if (descriptor_) ::LocalFree(descriptor_);
+        descriptor_ = nullptr;
+    }
+
+private:
+    std::wstring path_;
+    PSECURITY_DESCRIPTOR descriptor_ = nullptr;
+    PACL old_ = nullptr;
+    bool granted_ = false;
+};
+
+// Runs `command` in the container; its exit status, or a failure of ours.
+int run_contained(PSID sid, const std::vector<std::string>& command, std::string& error) {
+    auto line = confine::windows::command_line(command);
+    if (!line) {
+        error = line.error();
+        return exit_failure;
+    }
+    std::wstring wline = widen(*line);
+    SECURITY_CAPABILITIES capabilities{};
+    capabilities.AppContainerSid = sid;  // and no capabilities: no network, nothing else
+    SIZE_T size = 0;
+    ::InitializeProcThreadAttributeList(nullptr, 1, 0, &size);
+    std::vector<unsigned char> storage(size);
+    auto* attributes = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(storage.data());
+    if (!::InitializeProcThreadAttributeList(attributes, 1, 0, &size) ||
+        !::UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES, &capabilities, sizeof capabilities, nullptr,
+                                     nullptr)) {
+        error = "AppContainer is not available: cannot set the security capabilities (error " + std::to_string(::GetLastError()) + ")";
+        return exit_failure;
+    }
+    HANDLE job = ::CreateJobObjectW(nullptr, nullptr);
+    JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
+    limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+    if (!job || !::SetInformationJobObject(job, JobObjectExtendedLimitInformation, &limits, sizeof limits)) {
+        ::DeleteProcThreadAttributeList(attributes);
+        error = "cannot create a job object (error " + std::to_string(::GetLastError()) + ")";
+        return exit_failure;
+    }
+    STARTUPINFOEXW si{};
+    si.StartupInfo.cb = sizeof si;
+    si.lpAttributeList = attributes;
+    PROCESS_INFORMATION pi{};
+    const BOOL started = ::CreateProcessW(nullptr, wline.data(), nullptr, nullptr, TRUE, EXTENDED_STARTUPINFO_PRESENT | CREATE_SUSPENDED, nullptr,
+                                          nullptr, &si.StartupInfo, &pi);
+    const DWORD start_error = ::GetLastError();
+    ::DeleteProcThreadAttributeList(attributes);
+    if (!started) {
+        ::CloseHandle(job);
+        error = "cannot start " + command.front() + " in the container (error " + std::to_string(start_error) + ")";
+        return exit_failure;
+    }
+    if (!::AssignProcessToJobObject(job, pi.hProcess)) {
+        ::TerminateProcess(pi.hProcess, exit_failure);
+        ::CloseHandle(pi.hThread);
+        ::CloseHandle(pi.hProcess);
+        ::CloseHandle(job);
+        error = "cannot put the command in a job (error " + std::to_string(::GetLastError()) + ")";
+        return exit_failure;
+    }
+    ::ResumeThread(pi.hThread);
+    ::CloseHandle(pi.hThread);
+    ::WaitForSingleObject(pi.hProcess, INFINITE);
+    DWORD code = exit_failure;
+    ::GetExitCodeProcess(pi.hProcess, &code);
+    ::CloseHandle(pi.hProcess);
+    ::CloseHandle(job);  // whatever the command left running goes with it
+    return static_cast<int>(code);
+}
+
+// Ctrl+C reaches the command through the console; the launcher stays to take back
+// the access it gave.
+BOOL WINAPI keep_running(DWORD) { return TRUE; }
+
+}  // namespace
+
+int wmain(int argc, wchar_t** argv) {
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) args.push_back(narrow(argv[i]));
+    auto request = ac::parse_launcher_args(args);
+    if (!request) return fail("usage error: " + request.error());
+
+    Api api;
+    if (auto missing = api.load(); !missing.empty()) return fail(missing);
+    ::SetConsoleCtrlHandler(&keep_running, TRUE);
+
+    PSID sid = nullptr;
+    const std::string name = request->probe ? std::string("confine.probe") : ac::profile_name(request->grants);
+    if (auto why = container_sid(api, name, sid); !why.empty()) return fail(why);
+    int status = exit_failure;
+    std::string error;
+    {
+        std::vector<GrantedAccess> access(request->grants.size());
+        for (std::size_t i = 0; i < request->grants.size(); ++i)
+            if (auto why = access[i].grant(request->grants[i], sid); !why.empty()) {
+                ::FreeSid(sid);
+                return fail(why);  // what was granted so far is taken back on the way out
+            }
+        if (request->probe) {
+            // Functional: a process must start in the container and end well.
+            wchar_t system[MAX_PATH];
+            const UINT n = ::GetSystemDirectoryW(system, MAX_PATH);
+            const std::string cmd = (n > 0 && n < MAX_PATH ? narrow(system) : std::string("C:\\Windows\\System32")) + "\\cmd.exe";
+            status = run_contained(sid, {cmd, "/c", "exit", "0"}, error);
+            if (error.empty() && status != 0) error = "a command in the container ended with status " + std::to_string(status);
+        } else {
+            status = run_contained(sid, request->command, error);
+        }
+    }
+    ::FreeSid(sid);
+    if (!error.empty()) return fail(error);
+    if (request->probe) std::fputs("appcontainer: available\n", stdout);
+    return status;
+}

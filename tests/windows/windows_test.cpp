@@ -1,0 +1,149 @@
+// The Windows build, as Windows binaries (under Wine on the build machine): the
+// process layer (bounded runs, the executor, quoting through a real process), and
+// confinectl on the default Windows chain failing closed where AppContainer is missing
+// — exit 125 and one line naming why, never a crash and never an unconfined run.
+#include "executor.hpp"
+#include "process.hpp"
+
+#include <confine/config.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <windows.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Build-tree paths are the build machine's; under Wine its file system is drive Z:.
+std::string native(std::string p) {
+    if (!p.empty() && p.front() == '/') p = "Z:" + p;
+    for (char& c : p)
+        if (c == '/') c = '\\';
+    return p;
+}
+
+const std::string helper = native(WIN_HELPER);
+const std::string confinectl = native(CONFINECTL);
+
+std::size_t lines_starting(const std::string& text, const std::string& prefix) {
+    std::size_t n = 0, at = 0;
+    while (at < text.size()) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        if (text.compare(at, prefix.size(), prefix) == 0) ++n;
+        at = end + 1;
+    }
+    return n;
+}
+
+fs::path scratch_file(const std::string& name) {
+    wchar_t buf[MAX_PATH + 1];
+    const DWORD n = ::GetTempPathW(MAX_PATH + 1, buf);
+    return fs::path(std::wstring(buf, n)) / (name + "-" + std::to_string(::GetCurrentProcessId()));
+}
+
+confine::detail::BoundedRun run(const std::vector<std::string>& argv, std::chrono::milliseconds limit = 60s) {
+    return confine::detail::run_bounded(argv, limit, 1 << 20);
+}
+
+}  // namespace
+
+TEST_CASE("the default Windows chain is appcontainer", "[windows]") {
+    auto cfg = confine::parse_config(confine::embedded_default_config(), "default");
+    REQUIRE(cfg);
+    CHECK(cfg->platforms.at("windows").chain == std::vector<std::string>{"appcontainer"});
+}
+
+TEST_CASE("bounded runs capture output and exit status, and end at their time limit", "[windows][process]") {
+    auto r = run({helper, "out", "to stdout", "err", "to stderr", "exit", "7"});
+    CHECK(r.spawned);
+    CHECK(r.exited);
+    CHECK(r.exit_code == 7);
+    CHECK_THAT(r.out, Catch::Contains("to stdout"));
+    CHECK_THAT(r.err, Catch::Contains("to stderr"));
+    const auto start = std::chrono::steady_clock::now();
+    auto slow = run({helper, "sleep", "30000"}, 500ms);
+    CHECK(slow.timed_out);
+    CHECK_FALSE(slow.exited);
+    CHECK(std::chrono::steady_clock::now() - start < 20s);
+    auto missing = run({"C:\\no\\such\\program.exe"});
+    CHECK_FALSE(missing.spawned);
+    CHECK(missing.spawn_errno == ENOENT);
+}
+
+TEST_CASE("hostile arguments reach a real process intact", "[windows][quoting]") {
+    for (const std::string arg : {"two words", "\"quoted\"", "trailing\\", "a\\\\\"b", "tab\there", "\\\\server\\share\\"}) {
+        INFO(arg);
+        auto r = run({helper, "out", arg});
+        CHECK(r.exit_code == 0);
+        CHECK(r.out == arg + "\r\n");
+    }
+}
+
+TEST_CASE("the Windows executor runs, captures, times out and refuses what it cannot do", "[windows][executor]") {
+    confine::detail::ExecSpec spec;
+    spec.argv = {helper, "out", "captured", "exit", "3"};
+    spec.background = true;
+    confine::detail::RunControl control;
+    auto done = confine::detail::execute(spec, control);
+    CHECK(done.observed.spawned);
+    CHECK(done.observed.exit_code == 3);
+    CHECK_THAT(done.stdout_text, Catch::Contains("captured"));
+
+    spec.argv = {helper, "sleep", "30000"};
+    spec.timeout = 300ms;
+    confine::detail::RunControl slow_control;
+    auto slow = confine::detail::execute(spec, slow_control);
+    CHECK(slow.observed.timed_out);
+
+    spec.timeout.reset();
+    spec.argv = {"C:\\no\\such\\runner.exe"};
+    confine::detail::RunControl missing_control;
+    auto missing = confine::detail::execute(spec, missing_control);
+    CHECK_FALSE(missing.observed.spawned);
+    CHECK(missing.observed.spawn_errno == ENOENT);
+
+    // Windows has no exec: a runner that needs exec attestation fails closed here.
+    spec.argv = {helper};
+    spec.attestation.kind = confine::Attestation::Kind::exec;
+    spec.attestation.exec_index = 2;
+    confine::detail::RunControl traced_control;
+    auto traced = confine::detail::execute(spec, traced_control);
+    CHECK_FALSE(traced.observed.spawned);
+    CHECK(traced.observed.spawn_errno == ENOSYS);
+}
+
+TEST_CASE("confinectl probe fails closed where AppContainer is missing", "[windows][confinectl]") {
+    auto version = run({confinectl, "--version"});
+    CHECK(version.exit_code == 0);
+    CHECK_THAT(version.out, Catch::StartsWith("confinectl "));
+    auto probe = run({confinectl, "probe"});
+    INFO(probe.out << probe.err);
+    CHECK(probe.exit_code == 125);
+    CHECK_THAT(probe.out, Catch::Contains("platform: windows") && Catch::Contains("chain: appcontainer"));
+    CHECK(lines_starting(probe.err, "confinectl: ") == 1);
+    CHECK_THAT(probe.err, Catch::StartsWith("confinectl: sandbox unavailable: ") && Catch::Contains("AppContainer is not available"));
+}
+
+TEST_CASE("confinectl run fails closed where AppContainer is missing, the command never run", "[windows][confinectl]") {
+    const fs::path marker = scratch_file("confine-ran");
+    fs::remove(marker);
+    auto r = run({confinectl, "run", "--", helper, "touch", marker.string()});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 125);
+    CHECK(lines_starting(r.err, "confinectl: ") == 1);
+    CHECK_THAT(r.err, Catch::Contains("confinectl: sandbox unavailable: appcontainer-run: AppContainer is not available"));
+    CHECK_FALSE(fs::exists(marker));
+    // A usage error is one line and 125 as well; --report-fd does not exist here.
+    auto fd = run({confinectl, "run", "--report-fd", "5", "--", helper});
+    CHECK(fd.exit_code == 125);
+    CHECK_THAT(fd.err, Catch::StartsWith("confinectl: --report-fd is not available on Windows; use --report FILE"));
+    CHECK(lines_starting(fd.err, "confinectl: ") == 1);
+}
