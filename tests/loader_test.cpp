@@ -127,6 +127,16 @@ TEST_CASE("a plugin file writable by group or others is refused", "[loader][trus
     CHECK(load_error(file, "usable").message == file.string() + ": refusing plugin: " + file.string() + " is writable by others (mode 0757)");
 }
 
+TEST_CASE("a plugin file without its execute permission is refused, saying so", "[loader][trust]") {
+    test::TempDir dir;
+    auto file = test::install_fake(dir.path(), "usable");
+    fs::permissions(file, fs::perms(0644));
+    auto e = load_error(file, "usable");
+    CHECK(e.code == ErrorCode::plugin_not_executable);
+    CHECK(e.message == file.string() + ": refusing plugin: it is not executable (mode 0644)");
+    CHECK(confine::error_code_name(e.code) == "PLUGIN_NOT_EXECUTABLE");
+}
+
 TEST_CASE("a plugin in a directory writable by others is refused", "[loader][trust]") {
     test::TempDir dir;
     fs::create_directories(dir / "open");

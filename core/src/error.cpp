@@ -25,6 +25,7 @@ std::string_view error_code_name(ErrorCode code) noexcept {
     case ErrorCode::plugin_create_failed: return "PLUGIN_CREATE_FAILED";
     case ErrorCode::plugin_call_failed: return "PLUGIN_CALL_FAILED";
     case ErrorCode::plugin_bad_result: return "PLUGIN_BAD_RESULT";
+    case ErrorCode::plugin_not_executable: return "PLUGIN_NOT_EXECUTABLE";
     case ErrorCode::sandbox_unavailable: return "SANDBOX_UNAVAILABLE";
     }
     return "UNKNOWN";

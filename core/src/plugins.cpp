@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -24,6 +25,8 @@
 #include <windows.h>
 #else
 #include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #endif
 
 #ifndef CONFINE_RELATIVE_PLUGIN_DIR
@@ -65,6 +68,16 @@ char* dup_c(const std::string& s) {
     if (p) std::memcpy(p, s.data(), s.size() + 1);
     return p;
 }
+
+#if !defined(_WIN32)
+std::string mode_text(const fs::path& file) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) return "unknown";
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return buf;
+}
+#endif
 
 Error plugin_error(ErrorCode code, const fs::path& file, const std::string& what) {
     return Error{code, file.string() + ": " + what};
@@ -528,6 +541,12 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
         return std::unexpected(plugin_error(ErrorCode::plugin_not_found, file, "not a regular file"));
     if (auto bad = detail::untrusted_reason(file, detail::TrustScope::file_and_ancestors))
         return std::unexpected(plugin_error(ErrorCode::plugin_untrusted, file, "refusing plugin: " + *bad));
+#if !defined(_WIN32)
+    // Code is installed executable; a plugin file without the permission was not.
+    if (::access(file.c_str(), X_OK) != 0)
+        return std::unexpected(plugin_error(ErrorCode::plugin_not_executable, file, "refusing plugin: it is not executable (mode " +
+                                                                                        mode_text(file) + ")"));
+#endif
     if (fs::is_symlink(fs::symlink_status(file, ec)))
         if (auto bad = detail::untrusted_reason(file.parent_path(), detail::TrustScope::file_and_ancestors))
             return std::unexpected(plugin_error(ErrorCode::plugin_untrusted, file, "refusing plugin: " + *bad));

@@ -30,6 +30,7 @@ enum class ErrorCode : int {
     plugin_create_failed = 29,    // the plugin rejected its settings
     plugin_call_failed = 30,      // probe or wrap returned an error or threw
     plugin_bad_result = 31,       // a malformed result crossed the boundary
+    plugin_not_executable = 32,   // the file lacks its execute permission: not installed as code
     sandbox_unavailable = 40,     // no runner can confine here: fail closed
 };
 
