@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# An installed-package check: install confine into a throwaway prefix, build the
+# out-of-tree example runner against that installation only, move the prefix
+# elsewhere, and from the moved tree list plugins, probe, run confined, and see
+# broken plugin files refused, each with its reason.
+#
+#   install-test.sh BUILD_DIR SOURCE_DIR
+# Exit 77 (skipped) when no runner can confine on this machine, unless
+# CONFINE_TEST_NO_SKIP is set.
+set -euo pipefail
+build=$1
+src=$2
+
+fail() { echo "install-test: $*" >&2; exit 1; }
+
+work=$(mktemp -d /var/tmp/confine-install-XXXXXX)   # not under /tmp, which confined runs may write
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+umask 022
+
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+cmake -S "$src/examples/runner-plugin" -B "$work/example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/example" >/dev/null
+cmake --install "$work/example" >/dev/null
+[ -f "$work/prefix/lib/confine/plugins/confine-runner-offline.so" ] || fail "the example was not installed into confine's plugin directory"
+
+# Nothing may depend on where the tree was installed.
+mv "$work/prefix" "$work/moved"
+confinectl=$work/moved/bin/confinectl
+plugdir=$work/moved/lib/confine/plugins
+
+plugins=$("$confinectl" plugins) || fail "confinectl plugins failed: $plugins"
+for runner in bwrap landlock seatbelt appcontainer offline; do
+  grep -q "^$runner  .*  $plugdir/confine-runner-$runner.so" <<<"$plugins" || fail "confinectl plugins does not list $runner from the moved tree: $plugins"
+done
+
+if ! probe=$("$confinectl" probe 2>&1); then
+  if [ -n "${CONFINE_TEST_NO_SKIP:-}" ] && [ "${CONFINE_TEST_NO_SKIP}" != 0 ]; then fail "no runner confines here: $probe"; fi
+  echo "SKIPPED: no runner confines here: $probe"
+  exit 77
+fi
+grep -q "^selected: " <<<"$probe" || fail "probe selected nothing: $probe"
+
+mkdir -p "$work/ws" "$work/outside"
+(cd "$work/ws" && "$confinectl" run -- sh -c 'echo kept > kept') || fail "a confined write in the workspace failed"
+[ "$(cat "$work/ws/kept")" = kept ] || fail "the workspace write did not hold"
+if (cd "$work/ws" && "$confinectl" run -- sh -c "echo x > '$work/outside/denied'" 2>/dev/null); then fail "a write outside the workspace succeeded"; fi
+[ ! -e "$work/outside/denied" ] || fail "a denied write left a file"
+
+# The example runner, selected by name: confined, and without a network.
+printf '[platform.linux]\nchain = ["offline"]\n' > "$work/offline.toml"
+interfaces=$(cd "$work/ws" && "$confinectl" run --config "$work/offline.toml" -- sh -c 'echo y > by-offline; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "') \
+  || fail "a run on the example runner failed"
+[ "$interfaces" = lo ] || fail "the example runner left network interfaces: $interfaces"
+[ -f "$work/ws/by-offline" ] || fail "the example runner did not write the workspace"
+
+# Broken plugin files are refused, each saying exactly why.
+chmod 0644 "$plugdir/confine-runner-offline.so"
+out=$("$confinectl" plugins 2>&1) && fail "a plugin without its execute bit was accepted"
+grep -qF "offline  REFUSED  PLUGIN_NOT_EXECUTABLE: $plugdir/confine-runner-offline.so: refusing plugin: it is not executable (mode 0644)" <<<"$out" \
+  || fail "unexpected refusal: $out"
+chmod 0775 "$plugdir/confine-runner-offline.so"
+out=$("$confinectl" plugins 2>&1) && fail "a group-writable plugin was accepted"
+grep -qF "offline  REFUSED  PLUGIN_UNTRUSTED: $plugdir/confine-runner-offline.so: refusing plugin: $plugdir/confine-runner-offline.so is writable by its group (mode 0775)" <<<"$out" \
+  || fail "unexpected refusal: $out"
+echo "install-test: ok"
