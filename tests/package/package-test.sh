@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The Debian package on this machine: install it with apt-get, then `confinectl probe`
+# and a confined run from the installed /usr tree; remove it again. Needs root (CI).
+#
+#   package-test.sh DEB
+set -euo pipefail
+deb=$(realpath "$1")
+fail() { echo "package-test: $*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || fail "needs root to install a package"
+
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$deb" >/dev/null
+trap 'DEBIAN_FRONTEND=noninteractive apt-get remove -y -q confine >/dev/null' EXIT
+
+[ "$(command -v confinectl)" = /usr/bin/confinectl ] || fail "confinectl is not /usr/bin/confinectl"
+confinectl --version
+confinectl probe || fail "probe failed on the installed package"
+confinectl plugins | grep -q "^bwrap  " || fail "the installed plugins are not found"
+man -w confinectl >/dev/null || fail "no manual page for confinectl"
+man -w 5 confine.toml >/dev/null || fail "no manual page for confine.toml"
+[ -f /usr/share/bash-completion/completions/confinectl ] || fail "no bash completion"
+[ -f "$(pkg-config --variable=prefix confine 2>/dev/null)/include/confine/plugin_sdk.hpp" ] || fail "pkg-config does not find the SDK"
+
+work=$(mktemp -d /var/tmp/confine-package-XXXXXX)
+trap 'rm -rf "$work"; DEBIAN_FRONTEND=noninteractive apt-get remove -y -q confine >/dev/null' EXIT
+(cd "$work" && confinectl run -- sh -c 'echo kept > kept') || fail "a confined run failed"
+[ "$(cat "$work/kept")" = kept ] || fail "the workspace write did not hold"
+if (cd "$work" && confinectl run -- sh -c 'echo x > /var/tmp/confine-package-denied' 2>/dev/null); then fail "a write outside the workspace succeeded"; fi
+[ ! -e /var/tmp/confine-package-denied ] || fail "a denied write left a file"
+echo "package-test: ok"
