@@ -21,29 +21,6 @@ extern char** environ;
 
 namespace confine::detail {
 
-void RunControl::started(int pid, bool own_group) {
-    {
-        std::lock_guard lock(mutex_);
-        pid_ = pid;
-        own_group_ = own_group;
-        settled_ = true;
-    }
-    settled_cv_.notify_all();
-}
-
-void RunControl::settle() {
-    {
-        std::lock_guard lock(mutex_);
-        settled_ = true;
-    }
-    settled_cv_.notify_all();
-}
-
-void RunControl::wait_settled() {
-    std::unique_lock lock(mutex_);
-    settled_cv_.wait(lock, [this] { return settled_; });
-}
-
 void RunControl::exited() {
     std::lock_guard lock(mutex_);
     done_ = true;

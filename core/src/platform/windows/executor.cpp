@@ -13,32 +13,9 @@
 
 namespace confine::detail {
 
-void RunControl::started(int pid, bool own_group) {
-    {
-        std::lock_guard lock(mutex_);
-        pid_ = pid;
-        own_group_ = own_group;
-        settled_ = true;
-    }
-    settled_cv_.notify_all();
-}
-
 void RunControl::attach_job(void* job) {
     std::lock_guard lock(mutex_);
     job_ = job;
-}
-
-void RunControl::settle() {
-    {
-        std::lock_guard lock(mutex_);
-        settled_ = true;
-    }
-    settled_cv_.notify_all();
-}
-
-void RunControl::wait_settled() {
-    std::unique_lock lock(mutex_);
-    settled_cv_.wait(lock, [this] { return settled_; });
 }
 
 void RunControl::exited() {
