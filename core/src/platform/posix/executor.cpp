@@ -322,9 +322,14 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     pid_t pid = -1;
     if (plain_spawn) {
         struct stat dir {};
-        if (!cwd.empty() && (::stat(cwd.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode) || ::access(cwd.c_str(), X_OK) != 0)) {
+        const int cwd_error = cwd.empty()                              ? 0
+                              : ::stat(cwd.c_str(), &dir) != 0         ? errno
+                              : !S_ISDIR(dir.st_mode)                  ? ENOTDIR
+                              : ::access(cwd.c_str(), X_OK) != 0       ? errno
+                                                                       : 0;
+        if (cwd_error != 0) {
             o.spawned = false;
-            o.spawn_errno = errno ? errno : ENOTDIR;
+            o.spawn_errno = cwd_error;
             o.attestation_detail = "cannot enter the working directory " + cwd;
             return result;
         }
@@ -335,58 +340,58 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
             return result;
         }
     } else {
-    sigset_t all, saved;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &saved);
-    pid = ::fork();
-    if (pid == 0) {
-        // Child: async-signal-safe calls only, no allocation, no logging.
-        if (own_group) ::setpgid(0, 0);
-        if (null_in.get() >= 0) ::dup2(null_in.get(), 0);
-        if (out_w.get() >= 0) ::dup2(out_w.get(), 1);
-        if (err_w.get() >= 0) ::dup2(err_w.get(), 2);
-        // Handlers the host installed must not run here; exec resets them anyway.
-        for (int s = 1; s < NSIG; ++s) {
-            struct sigaction sa;
-            if (::sigaction(s, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
-                sa.sa_handler = SIG_DFL;
-                sa.sa_flags = 0;
-                ::sigaction(s, &sa, nullptr);
+        sigset_t all, saved;
+        sigfillset(&all);
+        ::pthread_sigmask(SIG_SETMASK, &all, &saved);
+        pid = ::fork();
+        if (pid == 0) {
+            // Child: async-signal-safe calls only, no allocation, no logging.
+            if (own_group) ::setpgid(0, 0);
+            if (null_in.get() >= 0) ::dup2(null_in.get(), 0);
+            if (out_w.get() >= 0) ::dup2(out_w.get(), 1);
+            if (err_w.get() >= 0) ::dup2(err_w.get(), 2);
+            // Handlers the host installed must not run here; exec resets them anyway.
+            for (int s = 1; s < NSIG; ++s) {
+                struct sigaction sa;
+                if (::sigaction(s, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
+                    sa.sa_handler = SIG_DFL;
+                    sa.sa_flags = 0;
+                    ::sigaction(s, &sa, nullptr);
+                }
             }
-        }
-        ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-        if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
-            ChildReport r{static_cast<int>(ChildStage::chdir), errno, {}};
-            write_all(report_w.get(), &r, sizeof r);
-            ::_exit(127);
-        }
-        // The one descriptor the runner inherits on purpose (it keeps it from the command).
-        if (status_w.get() >= 0) ::fcntl(status_w.get(), F_SETFD, 0);
-        if (trace && ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
-            ChildReport r{static_cast<int>(ChildStage::trace), errno, {}};
-            write_all(report_w.get(), &r, sizeof r);
-            ::_exit(125);
-        }
-        if (spec.in_process) {
-            ChildReport r{static_cast<int>(ChildStage::confine), 0, {}};
-            if (spec.in_process->apply(spec.in_process->state, r.message, sizeof r.message) != 0) {
-                r.message[sizeof r.message - 1] = '\0';
+            ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+            if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
+                ChildReport r{static_cast<int>(ChildStage::chdir), errno, {}};
+                write_all(report_w.get(), &r, sizeof r);
+                ::_exit(127);
+            }
+            // The one descriptor the runner inherits on purpose (it keeps it from the command).
+            if (status_w.get() >= 0) ::fcntl(status_w.get(), F_SETFD, 0);
+            if (trace && ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
+                ChildReport r{static_cast<int>(ChildStage::trace), errno, {}};
                 write_all(report_w.get(), &r, sizeof r);
                 ::_exit(125);
             }
+            if (spec.in_process) {
+                ChildReport r{static_cast<int>(ChildStage::confine), 0, {}};
+                if (spec.in_process->apply(spec.in_process->state, r.message, sizeof r.message) != 0) {
+                    r.message[sizeof r.message - 1] = '\0';
+                    write_all(report_w.get(), &r, sizeof r);
+                    ::_exit(125);
+                }
+            }
+            ::execve(program->c_str(), arrays.argv(), arrays.envp());
+            ChildReport r{static_cast<int>(ChildStage::exec), errno, {}};
+            write_all(report_w.get(), &r, sizeof r);
+            ::_exit(127);
         }
-        ::execve(program->c_str(), arrays.argv(), arrays.envp());
-        ChildReport r{static_cast<int>(ChildStage::exec), errno, {}};
-        write_all(report_w.get(), &r, sizeof r);
-        ::_exit(127);
-    }
-    const int fork_errno = errno;
-    ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-    if (pid < 0) {
-        o.spawned = false;
-        o.spawn_errno = fork_errno;
-        return result;
-    }
+        const int fork_errno = errno;
+        ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+        if (pid < 0) {
+            o.spawned = false;
+            o.spawn_errno = fork_errno;
+            return result;
+        }
     }
     if (own_group) ::setpgid(pid, pid);  // also here, so that no signal can race the child's own call
     control.started(pid, own_group);
