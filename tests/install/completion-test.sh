@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The bash completion for confinectl, without bash-completion installed: commands,
+# options per command, values for --mode and --runner, and nothing of confinectl's
+# once the confined command has started.
+#   completion-test.sh COMPLETION_FILE
+set -euo pipefail
+source "$1"
+fail() { echo "completion-test: $*" >&2; exit 1; }
+
+complete_words() {  # the words so far; the last one is being completed
+  COMP_WORDS=("$@")
+  COMP_CWORD=$(($# - 1))
+  COMPREPLY=()
+  _confinectl
+  echo "${COMPREPLY[*]}"
+}
+
+[ "$(complete_words confinectl r)" = run ] || fail "command: $(complete_words confinectl r)"
+[ "$(complete_words confinectl ch)" = check-config ] || fail "check-config"
+[[ " $(complete_words confinectl run --rep) " == *" --report "* ]] || fail "run options: $(complete_words confinectl run --rep)"
+[[ " $(complete_words confinectl run --rep) " == *" --report-fd "* ]] || fail "run options"
+[ "$(complete_words confinectl run --mode r)" = read-only ] || fail "--mode values"
+[ "$(complete_words confinectl wrap --runner se)" = seatbelt ] || fail "--runner values"
+[[ " $(complete_words confinectl probe --) " == *" --json "* ]] || fail "probe options"
+[[ " $(complete_words confinectl probe --) " != *" --mode "* ]] || fail "probe offers run's options"
+# After "--" the words are the confined command's, not confinectl's.
+[[ " $(complete_words confinectl run -- make --rep) " != *" --report "* ]] || fail "completed confinectl options inside the command"
+echo "completion-test: ok"
