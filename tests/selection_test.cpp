@@ -366,7 +366,7 @@ TEST_CASE("usable verdicts are kept across providers, and unusable runners are a
     REQUIRE(fs::exists(cache));
     CHECK((fs::status(cache).permissions() & fs::perms::all) == fs::perms(0600));
     CHECK((fs::status(cache.parent_path()).permissions() & fs::perms::all) == fs::perms(0700));
-    CHECK(test::read_file(cache).starts_with("confine-verdicts 1\n"));
+    CHECK(test::read_file(cache).starts_with("confine-verdicts 2\n"));
 
     auto again = cached_provider(dir, text, cache);
     const auto& s = again->selection();
@@ -380,6 +380,30 @@ TEST_CASE("usable verdicts are kept across providers, and unusable runners are a
     CHECK(log.count("probe unusable") == 2);
     // Still loaded and created: the selected runner has to wrap.
     CHECK(again->loaded_plugins() == std::vector<std::string>{"unusable", "partial"});
+}
+
+TEST_CASE("a cached verdict is not used once a program its probe ran has changed", "[selection][cache]") {
+    test::TempDir dir, home, bin;
+    test::FakeLog log;
+    test::install_fake(dir.path(), "unusable");
+    test::install_fake(dir.path(), "runner");
+    const fs::path probe_program = bin / "probe-tool";
+    test::write_file(probe_program, "#!/bin/sh\nexit 0\n", fs::perms(0755));
+    const fs::path cache = home / "verdicts";
+    const std::string text = chain({"unusable", "runner"}) + "[runner.runner]\ncommand = [\"" + probe_program.string() + "\"]\n";
+    CHECK(cached_provider(dir, text, cache)->selection().usable());
+    CHECK(cached_provider(dir, text, cache)->selection().usable());
+    CHECK(log.count("probe runner") == 1);  // the second time from the cache
+    // The same path, another program: the verdict is not the new program's.
+    test::write_file(probe_program, "#!/bin/sh\n# replaced\nexit 0\n", fs::perms(0755));
+    CHECK(cached_provider(dir, text, cache)->selection().usable());
+    CHECK(log.count("probe runner") == 2);
+    CHECK(cached_provider(dir, text, cache)->selection().usable());
+    CHECK(log.count("probe runner") == 2);
+    // Gone: asked again, and now unusable.
+    fs::remove(probe_program);
+    CHECK_FALSE(cached_provider(dir, text, cache)->selection().usable());
+    CHECK(log.count("probe runner") == 3);
 }
 
 TEST_CASE("a cached verdict is not used once its plugin file, settings or time limit change", "[selection][cache]") {
@@ -430,7 +454,7 @@ TEST_CASE("a verdict cache others could write, or one that is not ours, is ignor
     test::write_file(cache, "garbage\tfull\t0\tx\n", fs::perms(0600));
     cached_provider(dir, text, cache)->selection();
     CHECK(log.count("probe usable") == 4);
-    CHECK(test::read_file(cache).starts_with("confine-verdicts 1\n"));
+    CHECK(test::read_file(cache).starts_with("confine-verdicts 2\n"));
     cached_provider(dir, text, cache)->selection();
     CHECK(log.count("probe usable") == 4);
 }

@@ -3,6 +3,7 @@
 
 #include "elf_symbol.hpp"
 #include "log.hpp"
+#include "executor.hpp"
 #include "process.hpp"
 #include "trust.hpp"
 
@@ -108,6 +109,7 @@ struct HostContext {
     std::mutex mutex;
     std::chrono::steady_clock::time_point probe_deadline = std::chrono::steady_clock::time_point::max();
     std::atomic<bool> probe_timed_out{false};
+    std::vector<std::filesystem::path> probe_programs;  // what the last probe ran (guarded by mutex)
 };
 
 void host_log(void* context, std::int32_t level, const char* message) noexcept {
@@ -146,6 +148,13 @@ confine_status host_run_probe(void* context, const char* const* argv, std::size_
             limit = std::clamp(left, std::chrono::milliseconds(0), limit);
         }
         detail::log_debug("{}: probe runs {} (limit {} ms)", ctx->runner, args.front(), limit.count());
+        {
+            // What the verdict rests on: the program as it will be found.
+            int error = 0;
+            auto program = detail::find_program(args.front(), std::nullopt, {}, error);
+            std::lock_guard lock(ctx->mutex);
+            ctx->probe_programs.emplace_back(program ? *program : args.front());
+        }
         detail::BoundedRun run = detail::run_bounded(args, limit, probe_capture_bytes);
         if (run.timed_out) ctx->probe_timed_out = true;
         *out = confine_probe_run{};
@@ -338,6 +347,11 @@ std::expected<std::unique_ptr<Runner>, Error> Plugin::create_runner(const Runner
 Runner::Runner(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Runner::~Runner() = default;
 const std::string& Runner::name() const noexcept { return impl_->plugin->info().runner_name; }
+
+std::vector<fs::path> Runner::probed_programs() const {
+    std::lock_guard lock(impl_->host->mutex);
+    return impl_->host->probe_programs;
+}
 const PluginInfo& Runner::plugin() const noexcept { return impl_->plugin->info(); }
 
 namespace {
@@ -380,6 +394,7 @@ Verdict Runner::probe(std::uint32_t timeout_ms) {
     {
         std::lock_guard lock(impl_->host->mutex);
         impl_->host->probe_deadline = deadline;
+        impl_->host->probe_programs.clear();
     }
     impl_->host->probe_timed_out = false;
 

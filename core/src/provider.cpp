@@ -142,7 +142,7 @@ struct Provider::Impl {
                     detail::log_debug("probe {}: {} {}", name, to_string(c.verdict->kind), c.verdict->reason);
                     // Only usable verdicts are kept: one that turns stale fails closed when the
                     // runner runs, while a runner found unusable is simply asked again next time.
-                    if (cache && c.verdict->usable()) cache->store(key, *c.verdict);
+                    if (cache && c.verdict->usable()) cache->store(key, *c.verdict, (*runner)->probed_programs());
                 }
             }
             s.candidates.push_back(c);

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace confine::detail {
 
@@ -27,16 +28,20 @@ public:
     static std::string key(const std::string& runner, const std::filesystem::path& plugin_file, const RunnerTable* settings,
                            std::uint32_t probe_timeout_ms);
 
-    // A usable verdict younger than max_age, or nothing.
+    // A usable verdict younger than max_age whose probed programs are still the same
+    // files (path, device, inode, size, modification time), or nothing.
     std::optional<Verdict> find(const std::string& key) const;
-    void store(const std::string& key, const Verdict& verdict);  // usable verdicts only
+    // Usable verdicts only, with the programs the probe ran (Runner::probed_programs):
+    // replacing or changing one of them, a runner's binary, makes the verdict stale.
+    void store(const std::string& key, const Verdict& verdict, const std::vector<std::filesystem::path>& programs = {});
     // Writes the entries back (atomically) if anything was stored.
     void save() const;
 
 private:
     struct Entry {
         Verdict verdict;
-        std::int64_t at = 0;  // seconds since the epoch
+        std::int64_t at = 0;                 // seconds since the epoch
+        std::vector<std::string> programs;   // "path\x1fidentity" of each probed program
     };
     std::filesystem::path file_;
     std::chrono::seconds max_age_;

@@ -72,6 +72,9 @@ public:
     // Functional probe, bounded by timeout_ms even if the plugin hangs: then the
     // verdict is unusable, "probe timed out after N ms". Never throws.
     Verdict probe(std::uint32_t timeout_ms);
+    // The programs the last probe ran through the host (resolved as they were found):
+    // what its verdict rests on.
+    std::vector<std::filesystem::path> probed_programs() const;
 
     // Pure transformation; the result is checked to end with "--" and argv verbatim.
     std::expected<WrapResult, Error> wrap(const Policy& policy, std::span<const std::string> argv);

@@ -20,7 +20,7 @@ namespace confine::detail {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr std::string_view header = "confine-verdicts 1";
+constexpr std::string_view header = "confine-verdicts 2";
 constexpr std::size_t max_file_bytes = 256 * 1024;
 constexpr std::size_t max_entries = 256;
 
@@ -66,6 +66,18 @@ bool owned_and_closed(const fs::path& p) {
     return true;
 }
 
+// A program's identity as a file: where it resolves, and what is there now.
+std::optional<std::string> identity(const fs::path& program) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(program, ec);
+    struct stat st {};
+    if (ec || ::stat(real.c_str(), &st) != 0) return std::nullopt;
+    const std::string path = real.string();
+    if (path.find_first_of("\t\n\x1e\x1f") != std::string::npos) return std::nullopt;
+    return path + '\x1f' + std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) + ':' +
+           std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
+}
+
 }  // namespace
 
 VerdictCache::VerdictCache(fs::path file, std::chrono::seconds max_age) : file_(std::move(file)), max_age_(max_age) {
@@ -89,15 +101,24 @@ VerdictCache::VerdictCache(fs::path file, std::chrono::seconds max_age) : file_(
     if (!std::getline(lines, line) || line != header) return;  // not ours, or another version: start over
     while (std::getline(lines, line)) {
         std::istringstream fields(line);
-        std::string key, kind, at, reason;
-        if (!std::getline(fields, key, '\t') || !std::getline(fields, kind, '\t') || !std::getline(fields, at, '\t')) continue;
+        std::string key, kind, at, programs, reason;
+        if (!std::getline(fields, key, '\t') || !std::getline(fields, kind, '\t') || !std::getline(fields, at, '\t') ||
+            !std::getline(fields, programs, '\t'))
+            continue;
         std::getline(fields, reason);
         auto k = kind_from(kind);
         if (!k || *k == Verdict::Kind::unusable || key.size() != 16) continue;
         char* end = nullptr;
         long long seconds = std::strtoll(at.c_str(), &end, 10);
         if (!end || *end) continue;
-        entries_[key] = Entry{Verdict{*k, reason}, seconds};
+        Entry e{Verdict{*k, reason}, seconds, {}};
+        for (std::size_t start = 0; start < programs.size();) {
+            std::size_t end = programs.find('\x1e', start);
+            if (end == std::string::npos) end = programs.size();
+            e.programs.push_back(programs.substr(start, end - start));
+            start = end + 1;
+        }
+        entries_[key] = std::move(e);
     }
 }
 
@@ -129,12 +150,25 @@ std::optional<Verdict> VerdictCache::find(const std::string& key) const {
     if (it == entries_.end()) return std::nullopt;
     const std::int64_t age = now_seconds() - it->second.at;
     if (age < 0 || age >= max_age_.count()) return std::nullopt;
+    for (const auto& recorded : it->second.programs) {
+        const std::string path = recorded.substr(0, recorded.find('\x1f'));
+        if (identity(path) != recorded) {
+            log_debug("cached verdict not used: {} changed since it was probed", path);
+            return std::nullopt;
+        }
+    }
     return it->second.verdict;
 }
 
-void VerdictCache::store(const std::string& key, const Verdict& verdict) {
+void VerdictCache::store(const std::string& key, const Verdict& verdict, const std::vector<fs::path>& programs) {
     if (key.empty() || !writable_ || !verdict.usable()) return;
-    entries_[key] = Entry{verdict, now_seconds()};
+    Entry e{verdict, now_seconds(), {}};
+    for (const auto& p : programs) {
+        auto id = identity(p);
+        if (!id) return;  // a program that cannot be pinned down: nothing kept
+        e.programs.push_back(*id);
+    }
+    entries_[key] = std::move(e);
     dirty_ = true;
 }
 
@@ -145,7 +179,12 @@ void VerdictCache::save() const {
     if (newest.size() > max_entries) newest.resize(max_entries);
     std::string text = std::string(header) + "\n";
     for (const auto& [key, e] : newest)
-        text += key + "\t" + std::string(to_string(e.verdict.kind)) + "\t" + std::to_string(e.at) + "\t" + one_line(e.verdict.reason) + "\n";
+    {
+        std::string programs;
+        for (const auto& p : e.programs) programs += (programs.empty() ? "" : "\x1e") + p;
+        text += key + "\t" + std::string(to_string(e.verdict.kind)) + "\t" + std::to_string(e.at) + "\t" + programs + "\t" +
+                one_line(e.verdict.reason) + "\n";
+    }
     std::string temp = file_.string() + ".XXXXXX";
     int fd = ::mkostemp(temp.data(), O_CLOEXEC);
     if (fd < 0) return;

@@ -10,7 +10,7 @@ std::string VerdictCache::key(const std::string&, const std::filesystem::path&, 
 
 std::optional<Verdict> VerdictCache::find(const std::string&) const { return std::nullopt; }
 
-void VerdictCache::store(const std::string&, const Verdict&) {}
+void VerdictCache::store(const std::string&, const Verdict&, const std::vector<std::filesystem::path>&) {}
 
 void VerdictCache::save() const {}
 
