@@ -15,8 +15,8 @@ trap 'DEBIAN_FRONTEND=noninteractive apt-get remove -y -q confine >/dev/null' EX
 confinectl --version
 confinectl probe || fail "probe failed on the installed package"
 confinectl plugins | grep -q "^bwrap  " || fail "the installed plugins are not found"
-man -w confinectl >/dev/null || fail "no manual page for confinectl"
-man -w 5 confine.toml >/dev/null || fail "no manual page for confine.toml"
+[ -f /usr/share/man/man1/confinectl.1 ] || fail "no manual page for confinectl"
+[ -f /usr/share/man/man5/confine.toml.5 ] || fail "no manual page for confine.toml"
 [ -f /usr/share/bash-completion/completions/confinectl ] || fail "no bash completion"
 [ -f "$(pkg-config --variable=prefix confine 2>/dev/null)/include/confine/plugin_sdk.hpp" ] || fail "pkg-config does not find the SDK"
 
