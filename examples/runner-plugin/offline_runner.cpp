@@ -29,12 +29,7 @@ public:
         if (::access(bwrap_.c_str(), X_OK) != 0) return sdk::Verdict::unusable(bwrap_ + ": " + std::strerror(errno));
         auto argv = profile({});
         argv.insert(argv.end(), {"--", "true"});
-        auto run = host_.run_probe(argv, timeout_ms);
-        if (!run) return sdk::Verdict::unusable(run.error().message);
-        if (run->timed_out) return sdk::Verdict::unusable("offline probe timed out");
-        if (run->exited && run->exit_code == 0) return sdk::Verdict::full();
-        const std::string why = run->stderr_text.substr(0, run->stderr_text.find('\n'));
-        return sdk::Verdict::unusable(why.empty() ? "bubblewrap failed" : why);
+        return sdk::verdict_of(host_.run_probe(argv, timeout_ms), "bubblewrap");
     }
 
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {

@@ -54,13 +54,10 @@ public:
         std::error_code ec;
         if (!std::filesystem::is_regular_file(launcher_, ec)) return sdk::Verdict::unusable("appcontainer-run launcher not found at " + launcher_);
         auto run = host_.run_probe(std::vector<std::string>{launcher_, "--probe"}, timeout_ms);
-        if (!run) return sdk::Verdict::unusable(run.error().message);
-        if (run->timed_out) return sdk::Verdict::unusable("appcontainer-run --probe timed out");
-        if (!run->spawned) return sdk::Verdict::unusable("cannot start " + launcher_);
-        if (run->exited && run->exit_code == 0 && run->stdout_text.starts_with("appcontainer: available")) return sdk::Verdict::full();
-        std::string why = run->stderr_text.substr(0, run->stderr_text.find_first_of("\r\n"));
-        if (why.empty()) why = "appcontainer-run --probe ended with status " + std::to_string(run->exit_code);
-        return sdk::Verdict::unusable(why);
+        sdk::Verdict v = sdk::verdict_of(run, "appcontainer-run");
+        if (v.kind == sdk::Verdict::Kind::full && !run->stdout_text.starts_with("appcontainer: available"))
+            return sdk::Verdict::unusable("unexpected appcontainer-run --probe report: " + run->stdout_text.substr(0, run->stdout_text.find('\n')));
+        return v;
     }
 
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {

@@ -45,14 +45,7 @@ public:
             return sdk::Verdict::unusable("bubblewrap cannot be used: " + *bad);
         std::vector<std::string> argv = profile(sdk::Mode::read_only, {}, {}, nullptr);
         argv.insert(argv.end(), {"--", "true"});
-        auto run = host_.run_probe(argv, timeout_ms);
-        if (!run) return sdk::Verdict::unusable(run.error().message);
-        if (run->timed_out) return sdk::Verdict::unusable("bubblewrap probe timed out");
-        if (!run->spawned) return sdk::Verdict::unusable("cannot start " + program_ + ": " + std::strerror(run->spawn_errno));
-        if (run->exited && run->exit_code == 0) return sdk::Verdict::full();
-        std::string why = first_line(run->stderr_text);
-        if (why.empty()) why = run->exited ? "exit status " + std::to_string(run->exit_code) : "signal " + std::to_string(run->signal);
-        return sdk::Verdict::unusable(why);
+        return sdk::verdict_of(host_.run_probe(argv, timeout_ms), "bubblewrap");
     }
 
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
@@ -78,8 +71,6 @@ public:
     }
 
 private:
-    static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
     // DESIGN §4, plus what makes it hold: no capabilities (as root, bubblewrap would
     // otherwise leave the command able to remount / read-write), and a new session (no
     // terminal injection through TIOCSTI) unless the operator turns it off. With

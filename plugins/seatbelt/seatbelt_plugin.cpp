@@ -65,14 +65,8 @@ public:
             return sdk::Verdict::unusable(program_ + " cannot be executed: " + (ec ? ec.message() : std::string("not a regular file")));
         auto p = confine::seatbelt::profile({});
         if (!p) return sdk::Verdict::unusable(p.error());
-        auto run = host_.run_probe(std::vector<std::string>{program_, "-p", *p, "--", "/usr/bin/true"}, timeout_ms);
-        if (!run) return sdk::Verdict::unusable(run.error().message);
-        if (run->timed_out) return sdk::Verdict::unusable("sandbox-exec probe timed out");
-        if (!run->spawned) return sdk::Verdict::unusable("cannot start " + program_ + ": " + std::strerror(run->spawn_errno));
-        if (run->exited && run->exit_code == 0) return sdk::Verdict::full();
-        std::string why = run->stderr_text.substr(0, run->stderr_text.find('\n'));
-        if (why.empty()) why = run->exited ? "exit status " + std::to_string(run->exit_code) : "signal " + std::to_string(run->signal);
-        return sdk::Verdict::unusable(why);
+        return sdk::verdict_of(host_.run_probe(std::vector<std::string>{program_, "-p", *p, "--", "/usr/bin/true"}, timeout_ms),
+                               "sandbox-exec");
     }
 
     // A pure transformation: it works on any OS, so that an operator can review the

@@ -175,6 +175,22 @@ struct ProbeRun {
     std::string stderr_text;
 };
 
+// The verdict of the usual functional probe: the runner confined a harmless command,
+// which must have ended with status 0. Otherwise unusable, with the reason: the
+// runner's own first line on stderr, or what happened (`what` names the runner's
+// program in those messages).
+inline Verdict verdict_of(const std::expected<ProbeRun, Error>& run, std::string_view what) {
+    if (!run) return Verdict::unusable(run.error().message);
+    if (run->timed_out) return Verdict::unusable(std::string(what) + " probe timed out");
+    if (!run->spawned) return Verdict::unusable("cannot start " + std::string(what) + ": " + std::strerror(run->spawn_errno));
+    if (run->exited && run->exit_code == 0) return Verdict::full();
+    std::string why = run->stderr_text.substr(0, run->stderr_text.find_first_of("\r\n"));
+    if (why.empty())
+        why = std::string(what) + (run->exited ? " ended with exit status " + std::to_string(run->exit_code)
+                                               : " was killed by signal " + std::to_string(run->signal));
+    return Verdict::unusable(why);
+}
+
 // The host's services, valid for the runner's lifetime.
 class Host {
 public:
