@@ -8,12 +8,8 @@
 
 namespace confine::detail {
 
-namespace {
-
-// Starts `command_line` suspended with the three standard handles, and nothing else,
-// inherited; then puts it in `job` and lets it run.
-bool start_in_job(const std::string& command_line, HANDLE in, HANDLE out, HANDLE err, const std::wstring* environment,
-                  const std::wstring& cwd, HANDLE job, win::Handle& process, DWORD& error) {
+bool start_windows_process(const std::string& command_line, HANDLE in, HANDLE out, HANDLE err, const std::wstring* environment,
+                           const std::wstring& cwd, HANDLE job, win::Handle& process, DWORD& error) {
     std::wstring line = win::widen(command_line);
     SIZE_T size = 0;
     ::InitializeProcThreadAttributeList(nullptr, 1, 0, &size);
@@ -55,13 +51,6 @@ bool start_in_job(const std::string& command_line, HANDLE in, HANDLE out, HANDLE
     return true;
 }
 
-}  // namespace
-
-bool start_windows_process(const std::string& command_line, HANDLE in, HANDLE out, HANDLE err, const std::wstring* environment,
-                           const std::wstring& cwd, HANDLE job, win::Handle& process, DWORD& error) {
-    return start_in_job(command_line, in, out, err, environment, cwd, job, process, error);
-}
-
 BoundedRun run_bounded(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::size_t capture_limit) {
     BoundedRun r;
     auto line = windows::command_line(argv);
@@ -79,7 +68,7 @@ BoundedRun run_bounded(const std::vector<std::string>& argv, std::chrono::millis
     }
     win::Handle process;
     DWORD error = 0;
-    if (!start_in_job(*line, null_in.get(), out_w.get(), err_w.get(), nullptr, {}, job.get(), process, error)) {
+    if (!start_windows_process(*line, null_in.get(), out_w.get(), err_w.get(), nullptr, {}, job.get(), process, error)) {
         r.spawn_errno = win::errno_from(error);
         return r;
     }
