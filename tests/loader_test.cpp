@@ -171,6 +171,22 @@ TEST_CASE("a plugin reached through a symlink is judged where it really lives", 
     CHECK_THAT(e.message, Catch::Contains((dir / "open").string() + " is writable by others"));
 }
 
+TEST_CASE("a plugin path through a linked directory, or with '..' after a link, is judged where it resolves", "[loader][trust]") {
+    test::TempDir dir;
+    fs::create_directories(dir / "open" / "plugins" / "deeper");
+    test::install_fake(dir / "open" / "plugins", "usable");
+    fs::permissions(dir / "open", fs::perms(0777));
+    test::install_fake(dir.path(), "usable");  // where '..' would lead if read lexically: trusted
+    fs::create_directory_symlink(dir / "open" / "plugins", dir / "linked");
+    fs::create_directory_symlink(dir / "open" / "plugins" / "deeper", dir / "deep");
+    for (const fs::path& path : {dir / "linked" / "confine-runner-usable.so", dir / "deep" / ".." / "confine-runner-usable.so"}) {
+        INFO(path);
+        auto e = load_error(path, "usable");
+        CHECK(e.code == ErrorCode::plugin_untrusted);
+        CHECK_THAT(e.message, Catch::Contains((dir / "open").string() + " is writable by others"));
+    }
+}
+
 TEST_CASE("a plugin owned by another non-root user is refused", "[loader][trust]") {
     if (::geteuid() != 0) test::skip_test("needs root to give a file to another user");
     test::TempDir dir;

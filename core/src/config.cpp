@@ -264,13 +264,7 @@ private:
     }
 };
 
-std::expected<Config, Error> not_found(const std::filesystem::path& p, std::string_view origin) {
-    return std::unexpected(Error{ErrorCode::config_not_found, p.string() + ": configuration file not found (from " + std::string(origin) + ")"});
-}
-
 std::expected<Config, Error> load_from(const std::filesystem::path& p, std::string_view origin) {
-    std::error_code ec;
-    if (!std::filesystem::exists(p, ec)) return not_found(p, origin);
     auto cfg = load_config_file(p);
     if (!cfg) cfg.error().message += " (from " + std::string(origin) + ")";
     return cfg;
@@ -295,6 +289,7 @@ std::expected<Config, Error> load_config_file(const std::filesystem::path& file)
     const auto status = std::filesystem::status(file, ec);
     if (status.type() == std::filesystem::file_type::not_found)
         return std::unexpected(Error{ErrorCode::config_not_found, file.string() + ": configuration file not found"});
+    if (ec) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": cannot stat: " + ec.message()});
     if (status.type() != std::filesystem::file_type::regular)
         return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": not a regular file"});
     if (auto bad = detail::untrusted_reason(file, detail::TrustScope::file_only))

@@ -26,6 +26,7 @@
 #include <windows.h>
 #else
 #include <dlfcn.h>
+#include <climits>
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
@@ -715,9 +716,10 @@ fs::path builtin_plugin_dir() {
     }
 #else
 #if defined(__linux__)
-    std::error_code ec;
-    self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) self.clear();
+    // readlink alone: asking first for the link's size costs another look-up in /proc.
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf);
+    if (n > 0 && static_cast<std::size_t>(n) < sizeof buf) self.assign(buf, buf + n);
 #endif
     if (self.empty()) {
         Dl_info info{};
