@@ -309,15 +309,24 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
         return code == confine::ErrorCode::command_not_found ? 127 : code == confine::ErrorCode::command_not_executable ? 126 : exit_failure;
     }
 
-    const std::string report = outcome_json(*outcome).dump() + "\n";
-    std::optional<std::string> report_error;
-    if (!report_file.empty()) report_error = confinectl::write_file_atomically(report_file, report);
-    if (report_fd) report_error = confinectl::write_to_descriptor(*report_fd, report);
-    if (report_error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", report_error->c_str());
+    if (!report_file.empty() || report_fd) {
+        const std::string report = outcome_json(*outcome).dump() + "\n";
+        const std::optional<std::string> report_error = !report_file.empty() ? confinectl::write_file_atomically(report_file, report)
+                                                                             : confinectl::write_to_descriptor(*report_fd, report);
+        if (report_error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", report_error->c_str());
+    }
 
-    if (outcome->kind == confine::OutcomeKind::sandbox_unavailable) return fail("sandbox unavailable: " + outcome->evidence);
-    if (outcome->signal) confinectl::die_by(*outcome->signal);
-    return outcome->exit_code.value_or(exit_failure);
+    int status = exit_failure;
+    if (outcome->kind == confine::OutcomeKind::sandbox_unavailable)
+        status = fail("sandbox unavailable: " + outcome->evidence);
+    else if (outcome->signal)
+        confinectl::die_by(*outcome->signal);  // does not return
+    else
+        status = outcome->exit_code.value_or(exit_failure);
+    // The command has ended and everything is said. Unloading the plugins and destroying
+    // the provider would only keep the caller waiting for the status.
+    std::fflush(nullptr);
+    std::_Exit(status);
 }
 
 int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
