@@ -26,6 +26,7 @@
 #include <windows.h>
 #else
 #include <dlfcn.h>
+#include <sys/auxv.h>
 #include <climits>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -716,10 +717,15 @@ fs::path builtin_plugin_dir() {
     }
 #else
 #if defined(__linux__)
-    // readlink alone: asking first for the link's size costs another look-up in /proc.
+    // The path this program was started by, resolved: cheaper than a look-up in /proc,
+    // which is left for a relative start path (the working directory may have changed).
     char buf[PATH_MAX];
-    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf);
-    if (n > 0 && static_cast<std::size_t>(n) < sizeof buf) self.assign(buf, buf + n);
+    if (const auto* started = reinterpret_cast<const char*>(::getauxval(AT_EXECFN)); started && *started == '/')
+        if (::realpath(started, buf)) self = buf;
+    if (self.empty()) {
+        const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf);
+        if (n > 0 && static_cast<std::size_t>(n) < sizeof buf) self.assign(buf, buf + n);
+    }
 #endif
     if (self.empty()) {
         Dl_info info{};

@@ -34,6 +34,13 @@ plugins=$("$confinectl" plugins) || fail "confinectl plugins failed: $plugins"
 for runner in bwrap landlock seatbelt appcontainer offline; do
   grep -q "^$runner  .*  $plugdir/confine-runner-$runner.so" <<<"$plugins" || fail "confinectl plugins does not list $runner from the moved tree: $plugins"
 done
+# Started through a link from elsewhere, or by a relative path, it still finds its own plugins.
+mkdir "$work/links"
+ln -s "$confinectl" "$work/links/confinectl"
+plugins=$("$work/links/confinectl" plugins) || fail "confinectl plugins through a link failed: $plugins"
+grep -q "^landlock  .*  $plugdir/confine-runner-landlock.so" <<<"$plugins" || fail "started through a link, confinectl did not find its plugins: $plugins"
+plugins=$(cd "$work/moved" && bin/confinectl plugins) || fail "confinectl plugins by a relative path failed: $plugins"
+grep -q "^landlock  .*  $plugdir/confine-runner-landlock.so" <<<"$plugins" || fail "started by a relative path, confinectl did not find its plugins: $plugins"
 
 if ! probe=$("$confinectl" probe 2>&1); then
   if [ -n "${CONFINE_TEST_NO_SKIP:-}" ] && [ "${CONFINE_TEST_NO_SKIP}" != 0 ]; then fail "no runner confines here: $probe"; fi
