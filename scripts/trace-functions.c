@@ -49,17 +49,22 @@ int main(int argc, char** argv) {
     waitpid(pid, &st, 0); /* stopped at its own exec */
     ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL);
     uintptr_t lo = 0, hi = 0, base = 0;
-    size_t cap = 1 << 20, n = 0;
+    size_t n = 0;
     uint8_t* seen = NULL;
+    int pending = 0; /* a signal that stopped it, delivered with the next step */
     for (;;) {
-        if (ptrace(PTRACE_SINGLESTEP, pid, 0, 0) != 0) break;
+        if (ptrace(PTRACE_SINGLESTEP, pid, 0, (void*)(intptr_t)pending) != 0) break;
+        pending = 0;
         if (waitpid(pid, &st, 0) < 0 || WIFEXITED(st) || WIFSIGNALED(st)) break;
         if (WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_EXEC) break;
-        if (WIFSTOPPED(st) && WSTOPSIG(st) != SIGTRAP) continue; /* signals are not replayed */
+        if (WIFSTOPPED(st) && WSTOPSIG(st) != SIGTRAP) {
+            pending = WSTOPSIG(st);
+            continue;
+        }
         if (!lo) {
             if (image_range(pid, exe, &lo, &hi, &base) != 0) continue;
-            cap = hi - lo;
-            seen = calloc(cap, 1);
+            seen = calloc(hi - lo, 1);
+            if (!seen) break;
         }
         struct user_regs_struct regs;
         if (ptrace(PTRACE_GETREGS, pid, 0, &regs) != 0) break;
