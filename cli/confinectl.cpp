@@ -353,7 +353,8 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
         attestation = {{"kind", "exec"}, {"exec_index", w.attestation.exec_index}};
         break;
     case confine::Attestation::Kind::status_fd:
-        attestation = {{"kind", "status_fd"}, {"status_argument", w.attestation.status_argument}, {"status_marker", w.attestation.status_marker}};
+        attestation = {{"kind", "status_fd"}, {"status_argument", w.attestation.status_argument}, {"status_marker", w.attestation.status_marker},
+                       {"status_pid_key", w.attestation.status_pid_key.empty() ? json(nullptr) : json(w.attestation.status_pid_key)}};
         break;
     }
     json j{{"schema_version", schema_version},

@@ -164,7 +164,7 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     std::vector<std::string> expected = base;
     expected.insert(expected.end(), {"--", "echo", "hi"});
     CHECK(ro["argv"] == expected);
-    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 13}, {"status_marker", "\"exit-code\""}});
+    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 13}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
     CHECK(ro["denial_signatures"] == json::array({"read-only file system"}));
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
     CHECK(ro["enforcement"] == "full");
@@ -329,6 +329,55 @@ TEST_CASE("the default chain runs with bubblewrap where it works, and with landl
     CHECK(report_of(report)["runner"] == "landlock");
     CHECK(fs::exists(t.ws / "b"));
     CHECK_FALSE(fs::exists(t.root / "denied"));
+}
+
+TEST_CASE("a signal sent to confinectl reaches the command itself under bubblewrap, which may handle it", "[bwrap][e2e]") {
+    test::require_bwrap();
+    // Sent to bubblewrap instead, TERM or USR1 would end it, and --die-with-parent would
+    // then kill the command before it could do anything about the signal.
+    for (const std::string signal_name : {"TERM", "USR1"}) {
+        INFO(signal_name);
+        Tree t(false);
+        Bwrapped c;
+        const fs::path pidfile = t.ws / "pid", handled = t.ws / "handled";
+        const std::string script =
+            "\"$@\" & runner=$!; "
+            "for i in $(seq 200); do [ -s " + pidfile.string() + " ] && break; sleep 0.05; done; "
+            "kill -" + signal_name + " $runner; wait $runner; echo \"status=$?\"";
+        const std::string command = "trap 'echo " + signal_name + " > " + handled.string() + "; exit 7' " + signal_name +
+                                    "; echo $$ > " + pidfile.string() + "; while :; do sleep 0.05; done";
+        auto r = test::run({"/bin/sh", "-c", script, "sh", c.confine.confinectl().string(), "run", "--config", c.config.string(),
+                            "--workspace", t.ws.string(), "--", "/bin/sh", "-c", command});
+        CHECK(r.out == "status=7\n");
+        CHECK(test::read_file(handled) == signal_name + "\n");
+    }
+}
+
+TEST_CASE("a process the runner names that is not its child never gets confinectl's signals", "[bwrap][e2e]") {
+    test::require_bwrap();
+    Tree t(false);
+    Bwrapped c;
+    Programs programs;
+    // A stand-in runner that names another process (VICTIM) as the command it started.
+    const fs::path liar = programs.add(
+        "lying-bwrap",
+        "while [ \"$1\" != -- ]; do [ \"$1\" = --json-status-fd ] && fd=$2; shift; done; shift\n"
+        "eval \"echo '{ \\\"child-pid\\\": $VICTIM }' >&$fd\"\n"
+        "\"$@\"; status=$?\n"
+        "eval \"echo '{ \\\"exit-code\\\": '$status' }' >&$fd\"\n"
+        "exit $status");
+    test::write_file(c.config, "[platform.linux]\nchain = [\"bwrap\"]\n[runner.bwrap]\nprogram = \"" + liar.string() + "\"\n");
+    const fs::path ready = t.ws / "ready";
+    const std::string script =
+        "sleep 30 & victim=$!; export VICTIM=$victim; "
+        "\"$@\" & runner=$!; "
+        "for i in $(seq 200); do [ -s " + ready.string() + " ] && break; sleep 0.05; done; "
+        "kill -TERM $runner; wait $runner; "
+        "if kill -0 $victim 2>/dev/null; then echo victim-alive; kill $victim; fi";
+    auto r = test::run({"/bin/sh", "-c", script, "sh", c.confine.confinectl().string(), "run", "--config", c.config.string(), "--workspace",
+                        t.ws.string(), "--", "/bin/sh", "-c", "echo ready > " + ready.string() + "; exec sleep 1"});
+    CHECK(test::read_file(ready) == "ready\n");
+    CHECK(r.out == "victim-alive\n");
 }
 
 TEST_CASE("a signal sent to confinectl ends a bubblewrap run, the command included", "[bwrap][e2e]") {

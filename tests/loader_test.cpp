@@ -446,3 +446,28 @@ TEST_CASE("a plugin built for ABI 1.0 still loads, and its shorter wrap result i
     CHECK(wrapped->argv == std::vector<std::string>{"/usr/bin/env", "--", "echo", "x"});
     CHECK(wrapped->attestation.kind == confine::Attestation::Kind::none);
 }
+
+TEST_CASE("an ABI 1.3 plugin's status attestation is read without a process-ID key, and a key that is not one line is refused", "[loader][abi]") {
+    test::TempDir dir;
+    std::vector<std::string> argv{"echo", "x"};
+    auto plugin = confine::load_plugin(test::install_fake(dir.path(), "abi-1-3"), "abi-1-3");
+    REQUIRE(plugin);
+    CHECK((*plugin)->info().abi_minor == 3);
+    auto runner = (*plugin)->create_runner(nullptr);
+    REQUIRE(runner);
+    auto wrapped = (*runner)->wrap({confine::Mode::read_only, {}, {}}, argv);
+    REQUIRE(wrapped);
+    CHECK(wrapped->attestation.kind == confine::Attestation::Kind::status_fd);
+    CHECK(wrapped->attestation.status_argument == 1);
+    CHECK(wrapped->attestation.status_marker == "done");
+    CHECK(wrapped->attestation.status_pid_key.empty());
+
+    auto bad = confine::load_plugin(test::install_fake(dir.path(), "bad-pid-key"), "bad-pid-key");
+    REQUIRE(bad);
+    auto bad_runner = (*bad)->create_runner(nullptr);
+    REQUIRE(bad_runner);
+    auto refused = (*bad_runner)->wrap({confine::Mode::read_only, {}, {}}, argv);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == confine::ErrorCode::plugin_bad_result);
+    CHECK_THAT(refused.error().message, Catch::Contains("malformed wrap result (status process-ID key)"));
+}

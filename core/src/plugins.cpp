@@ -56,6 +56,7 @@ constexpr std::uint32_t descriptor_size_by_minor[] = {
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.1: the wrap result grew
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.2: the wrap result grew again
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.3: status-descriptor attestation
+    static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.4: the command's process ID on it
 };
 static_assert(std::size(descriptor_size_by_minor) == CONFINE_ABI_MINOR + 1);
 
@@ -501,16 +502,17 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
             return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation exec index " +
                                                           std::to_string(r->attestation_exec_index) + ")");
         out.attestation = {Attestation::Kind::exec, r->attestation_exec_index};
-    } else if (attestation == CONFINE_ATTESTATION_STATUS_FD && r->struct_size >= sizeof(confine_wrap_result)) {
+    } else if (attestation == CONFINE_ATTESTATION_STATUS_FD && r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_3) {
         // The placeholder is one of the runner's own arguments, never the program or
-        // anything from "--" on; the marker is one non-empty line.
+        // anything from "--" on; the marker and the process-ID key are one non-empty line each.
         const std::uint32_t index = r->attestation_status_argument;
-        const char* marker = r->attestation_status_marker;
+        const auto one_line = [](const char* text) { return text && *text && !std::strchr(text, '\n') && std::strlen(text) <= 256; };
         if (index < 1 || index + 1 >= out.command_index)
             return fail(ErrorCode::plugin_bad_result, "malformed wrap result (status descriptor argument " + std::to_string(index) + ")");
-        if (!marker || !*marker || std::strchr(marker, '\n') || std::strlen(marker) > 256)
-            return fail(ErrorCode::plugin_bad_result, "malformed wrap result (status marker)");
-        out.attestation = {Attestation::Kind::status_fd, 0, index, marker};
+        if (!one_line(r->attestation_status_marker)) return fail(ErrorCode::plugin_bad_result, "malformed wrap result (status marker)");
+        const char* pid_key = r->struct_size >= sizeof(confine_wrap_result) ? r->attestation_status_pid_key : nullptr;
+        if (pid_key && !one_line(pid_key)) return fail(ErrorCode::plugin_bad_result, "malformed wrap result (status process-ID key)");
+        out.attestation = {Attestation::Kind::status_fd, 0, index, r->attestation_status_marker, pid_key ? pid_key : ""};
     } else if (attestation != CONFINE_ATTESTATION_NONE) {
         return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation " + std::to_string(attestation) + ")");
     }

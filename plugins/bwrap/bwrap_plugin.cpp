@@ -18,6 +18,8 @@ constexpr const char* status_placeholder = "{status-fd}";
 // bubblewrap writes this once the command has run and exited; never when its set-up
 // (mounts, namespaces, the command's execvp) failed.
 constexpr const char* status_marker = "\"exit-code\"";
+// bubblewrap reports the command's process ID (as this side sees it) as "child-pid".
+constexpr const char* status_pid_key = "\"child-pid\"";
 
 class BwrapRunner final : public sdk::Runner {
 public:
@@ -66,7 +68,7 @@ public:
         r.enforcement = sdk::Enforcement::full;
         r.denial_signatures = {"read-only file system"};
         r.failure_rule.fatal_signatures = {"bwrap: "};
-        r.attestation = sdk::Attestation::status_fd(status_argument, status_marker);
+        r.attestation = sdk::Attestation::status_fd(status_argument, status_marker, status_pid_key);
         return r;
     }
 

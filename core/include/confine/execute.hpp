@@ -88,7 +88,9 @@ struct RunOptions {
     std::optional<std::chrono::milliseconds> timeout;
     std::filesystem::path working_directory;           // empty: the current one
     std::optional<std::vector<std::string>> environment;  // "K=V" entries; nullopt: inherited
-    // Called with the runner's process id as soon as it exists (e.g. to forward signals).
+    // Called with the runner's process id as soon as it exists (e.g. to forward signals),
+    // and again with the command's own when the runner reports it (a status-descriptor
+    // runner such as bubblewrap), so that a forwarded signal reaches the command itself.
     std::function<void(int)> on_started;
     // Foreground only: when the selected runner can confine in-process, confine the
     // calling process itself and replace it with the command — no fork, no parent

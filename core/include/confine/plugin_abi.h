@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 3
+#define CONFINE_ABI_MINOR 4
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -90,7 +90,10 @@ typedef int32_t confine_status;
  * before the "--", that the host replaces with the descriptor's number. The command
  * ran confined if and only if a line the runner wrote there contains
  * attestation_status_marker. The runner must keep the descriptor from the command.
- * ABI 1.3. */
+ * ABI 1.3. Since ABI 1.4 the runner may also name, in attestation_status_pid_key, the
+ * key after which it writes the command's process ID there (bubblewrap: "child-pid");
+ * the host then passes the signals it forwards to the command itself, not to the
+ * runner, once it has checked that the process is the runner's child. */
 #define CONFINE_ATTESTATION_STATUS_FD 2
 
 /* Log levels for confine_host.log. */
@@ -212,12 +215,17 @@ typedef struct confine_wrap_result {
     /* ABI 1.3: for CONFINE_ATTESTATION_STATUS_FD. */
     uint32_t attestation_status_argument;
     const char* attestation_status_marker;
+    /* ABI 1.4: for CONFINE_ATTESTATION_STATUS_FD; NULL when the runner reports no
+     * process ID. In the status text, the key is followed by the decimal process ID,
+     * with nothing but spaces, quotes, ':' or '=' between them. */
+    const char* attestation_status_pid_key;
 } confine_wrap_result;
 
-/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 plugin. */
+/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 plugin. */
 #define CONFINE_WRAP_RESULT_SIZE_1_0 (offsetof(confine_wrap_result, attestation))
 #define CONFINE_WRAP_RESULT_SIZE_1_1 (offsetof(confine_wrap_result, in_process_apply))
 #define CONFINE_WRAP_RESULT_SIZE_1_2 (offsetof(confine_wrap_result, attestation_status_argument))
+#define CONFINE_WRAP_RESULT_SIZE_1_3 (offsetof(confine_wrap_result, attestation_status_pid_key))
 
 /* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
  * calls any plugin code. */

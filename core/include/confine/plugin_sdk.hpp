@@ -86,12 +86,13 @@ struct Attestation {
     std::uint32_t exec_index = 0;       // exec: the command is the runner process's Nth execve
     std::uint32_t status_argument = 0;  // status_fd: the argv placeholder for the descriptor
     std::string status_marker;          // status_fd: a line containing it means the command ran
+    std::string status_pid_key;         // status_fd, optional: the key before the command's process ID
 
     static Attestation none() { return {}; }
-    static Attestation exec(std::uint32_t index) { return {Kind::exec, index, 0, {}}; }
+    static Attestation exec(std::uint32_t index) { return {Kind::exec, index, 0, {}, {}}; }
     // See CONFINE_ATTESTATION_STATUS_FD.
-    static Attestation status_fd(std::uint32_t argument, std::string marker) {
-        return {Kind::status_fd, 0, argument, std::move(marker)};
+    static Attestation status_fd(std::uint32_t argument, std::string marker, std::string pid_key = {}) {
+        return {Kind::status_fd, 0, argument, std::move(marker), std::move(pid_key)};
     }
 };
 
@@ -282,7 +283,7 @@ struct OwnedWrapResult : confine_wrap_result {
     StringListHolder argv_holder, denial_holder, fatal_holder, info_holder;
     std::vector<std::int32_t> exit_codes;
     InProcess in_process;
-    std::string status_marker;
+    std::string status_marker, status_pid_key;
     OwnedWrapResult() = default;
     OwnedWrapResult(const OwnedWrapResult&) = delete;
     OwnedWrapResult& operator=(const OwnedWrapResult&) = delete;
@@ -408,6 +409,8 @@ struct Entry {
             owned->status_marker = result->attestation.status_marker;
             c.attestation_status_argument = result->attestation.status_argument;
             c.attestation_status_marker = owned->status_marker.c_str();
+            owned->status_pid_key = result->attestation.status_pid_key;
+            c.attestation_status_pid_key = owned->status_pid_key.empty() ? nullptr : owned->status_pid_key.c_str();
             owned->in_process = result->in_process;
             c.in_process_apply = result->in_process.apply;
             c.in_process_state = result->in_process.state;

@@ -47,6 +47,9 @@ struct Attestation {
     // reports on; the command ran iff a line written there contains status_marker.
     std::size_t status_argument = 0;
     std::string status_marker;
+    // status_fd, optional: the key after which the runner writes the command's process
+    // ID there; forwarded signals then go to the command (see RunOptions::on_started).
+    std::string status_pid_key;
 };
 
 // Confinement the executor can apply to a process of its own (the child between fork

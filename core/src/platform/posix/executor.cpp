@@ -249,6 +249,42 @@ int spawn_plain(const SpawnPlan& plan, const char* program, const ExecArrays& ar
     return err;
 }
 
+namespace {
+
+// The command's process ID, once the runner's status text names it after `key` and
+// it is the runner's own child. Checked while the process is held by a pidfd and
+// still alive, so the number cannot meanwhile belong to another process. nullopt while
+// the text does not name it yet; 0 when it names something else or the process is gone.
+std::optional<pid_t> reported_command(const std::string& text, const std::string& key, pid_t runner) {
+    const std::size_t at = text.find(key);
+    if (at == std::string::npos) return std::nullopt;
+    std::size_t i = at + key.size();
+    while (i < text.size() && std::strchr(" \t\":=", text[i])) ++i;
+    long long number = 0;
+    std::size_t digits = 0;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 10; ++i, ++digits) number = number * 10 + (text[i] - '0');
+    if (i == text.size()) return std::nullopt;  // the rest of the number may still be coming
+    if (digits == 0 || number <= 1 || number > 0x3fffffff) return 0;
+    const auto pid = static_cast<pid_t>(number);
+    Fd held(open_pidfd(pid));
+    if (held.get() < 0) return 0;
+    char path[64], stat_line[512];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    Fd proc(::open(path, O_RDONLY | O_CLOEXEC));
+    const ssize_t n = proc.get() < 0 ? -1 : ::read(proc.get(), stat_line, sizeof stat_line - 1);
+    if (n <= 0) return 0;
+    stat_line[n] = '\0';
+    // "pid (name) state ppid ...": the name may hold anything, so read after its last ')'.
+    const char* close = std::strrchr(stat_line, ')');
+    int parent = 0;
+    char state = 0;
+    if (!close || std::sscanf(close + 1, " %c %d", &state, &parent) != 2 || parent != runner) return 0;
+    if (::syscall(SYS_pidfd_send_signal, held.get(), 0, nullptr, 0) != 0) return 0;
+    return pid;
+}
+
+}  // namespace
+
 Executed execute(const ExecSpec& spec, RunControl& control) {
     Executed result;
     Observation& o = result.observed;
@@ -450,6 +486,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     bool out_open = out_r.get() >= 0, err_open = err_r.get() >= 0, status_open = status_r.get() >= 0, copy_ok = true;
     std::optional<int> status;
     std::string status_text;
+    bool command_pid_known = false;
     char buf[65536];
     while (running || out_open || err_open || status_open) {
         pollfd fds[4];
@@ -489,6 +526,12 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         if (si >= 0 && (fds[si].revents & (POLLIN | POLLHUP | POLLERR))) {
             drain(status_r.get(), status_open, status_text, false);
             if (status_text.size() > (1u << 20)) status_open = false;  // a status is a few lines
+            if (!command_pid_known && !spec.attestation.status_pid_key.empty()) {
+                if (auto command = reported_command(status_text, spec.attestation.status_pid_key, pid)) {
+                    command_pid_known = true;
+                    if (*command > 0 && spec.on_started) spec.on_started(*command);
+                }
+            }
         }
         if (running && (pi < 0 || (fds[pi].revents & POLLIN))) {
             int st = 0;
