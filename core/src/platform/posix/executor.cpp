@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <sys/ptrace.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -251,10 +253,41 @@ int spawn_plain(const SpawnPlan& plan, const char* program, const ExecArrays& ar
 
 namespace {
 
+// struct pidfd_info and PIDFD_GET_INFO from linux/pidfd.h (Linux 6.13), which older
+// system headers lack.
+struct PidfdInfo {
+    std::uint64_t mask, cgroupid;
+    std::uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid, spare;
+};
+static_assert(sizeof(PidfdInfo) == 64, "PIDFD_INFO_SIZE_VER0");
+constexpr unsigned long pidfd_get_info = _IOWR(0xFF, 11, PidfdInfo);
+
+// The parent of the process a pidfd holds; 0 when it is gone or cannot be told.
+pid_t parent_of(int pidfd, pid_t pid) {
+    PidfdInfo info{};
+    info.mask = 1;  // PIDFD_INFO_PID
+    if (::ioctl(pidfd, pidfd_get_info, &info) == 0) return static_cast<pid_t>(info.ppid);
+    if (errno == ESRCH) return 0;
+    // An older kernel: /proc, which describes the held process only if it is still
+    // alive once read (until then its number cannot go to another).
+    char path[64], line[512];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    Fd proc(::open(path, O_RDONLY | O_CLOEXEC));
+    const ssize_t n = proc.get() < 0 ? -1 : ::read(proc.get(), line, sizeof line - 1);
+    if (n <= 0) return 0;
+    line[n] = '\0';
+    // "pid (name) state ppid ...": the name may hold anything, so read after its last ')'.
+    const char* close = std::strrchr(line, ')');
+    int parent = 0;
+    char state = 0;
+    if (!close || std::sscanf(close + 1, " %c %d", &state, &parent) != 2) return 0;
+    return ::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) == 0 ? parent : 0;
+}
+
 // The command's process ID, once the runner's status text names it after `key` and
-// it is the runner's own child. Checked while the process is held by a pidfd and
-// still alive, so the number cannot meanwhile belong to another process. nullopt while
-// the text does not name it yet; 0 when it names something else or the process is gone.
+// it is the runner's own child (judged while a pidfd holds the process, so that the
+// number cannot meanwhile pass to another). nullopt while the text does not name it
+// yet; 0 when it names something else or the process is gone.
 std::optional<pid_t> reported_command(const std::string& text, const std::string& key, pid_t runner) {
     const std::size_t at = text.find(key);
     if (at == std::string::npos) return std::nullopt;
@@ -267,19 +300,7 @@ std::optional<pid_t> reported_command(const std::string& text, const std::string
     if (digits == 0 || number <= 1 || number > 0x3fffffff) return 0;
     const auto pid = static_cast<pid_t>(number);
     Fd held(open_pidfd(pid));
-    if (held.get() < 0) return 0;
-    char path[64], stat_line[512];
-    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-    Fd proc(::open(path, O_RDONLY | O_CLOEXEC));
-    const ssize_t n = proc.get() < 0 ? -1 : ::read(proc.get(), stat_line, sizeof stat_line - 1);
-    if (n <= 0) return 0;
-    stat_line[n] = '\0';
-    // "pid (name) state ppid ...": the name may hold anything, so read after its last ')'.
-    const char* close = std::strrchr(stat_line, ')');
-    int parent = 0;
-    char state = 0;
-    if (!close || std::sscanf(close + 1, " %c %d", &state, &parent) != 2 || parent != runner) return 0;
-    if (::syscall(SYS_pidfd_send_signal, held.get(), 0, nullptr, 0) != 0) return 0;
+    if (held.get() < 0 || parent_of(held.get(), pid) != runner) return 0;
     return pid;
 }
 
