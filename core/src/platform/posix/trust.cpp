@@ -38,8 +38,7 @@ std::string cannot_stat(const std::filesystem::path& p) { return p.string() + ":
 // it: the verdict goes to `reason`. Returns false, judging nothing further, when a
 // component is a symbolic link after all (the caller then resolves the path first).
 bool walk_without_links(const std::filesystem::path& file, uid_t me, std::optional<std::string>& reason) {
-    bool leaf_or_parent = true;
-    int level = 0;
+    int level = 0;  // 0: the file, 1: its directory
     for (std::filesystem::path p = file;; p = p.parent_path(), ++level) {
         struct stat st {};
         if (::lstat(p.c_str(), &st) != 0) {
@@ -47,11 +46,10 @@ bool walk_without_links(const std::filesystem::path& file, uid_t me, std::option
             return true;
         }
         if (S_ISLNK(st.st_mode)) return false;
-        if (auto bad = judge(p, st, me, leaf_or_parent)) {
+        if (auto bad = judge(p, st, me, level <= 1)) {
             reason = std::move(bad);
             return true;
         }
-        leaf_or_parent = level == 0;
         if (p == p.root_path()) return true;
     }
 }
