@@ -35,6 +35,16 @@ struct Bwrapped {
         args.insert(args.end(), {"--", "/bin/sh", "-c", script});
         return confine.run(args, env, as_user(unprivileged));
     }
+    // Runs `command` confined, with confinectl in the background of a shell that runs
+    // `before` first; once `ready` holds something, the shell sends confinectl
+    // `signal_name`, waits for it, then runs `after` (by default: print its status).
+    test::Result run_then_signal(const Tree& tree, const fs::path& ready, const std::string& signal_name, const std::string& command,
+                                 const std::string& before = "", const std::string& after = "echo \"status=$?\"") const {
+        const std::string script = before + "\"$@\" & runner=$!; for i in $(seq 200); do [ -s " + ready.string() +
+                                   " ] && break; sleep 0.05; done; kill -" + signal_name + " $runner; wait $runner; " + after;
+        return test::run({"/bin/sh", "-c", script, "sh", confine.confinectl().string(), "run", "--config", config.string(),
+                          "--workspace", tree.ws.string(), "--", "/bin/sh", "-c", command});
+    }
     json wrap(const std::vector<std::string>& flags) const {
         std::vector<std::string> args{"wrap", "--json", "--config", config.string()};
         args.insert(args.end(), flags.begin(), flags.end());
@@ -340,14 +350,9 @@ TEST_CASE("a signal sent to confinectl reaches the command itself under bubblewr
         Tree t(false);
         Bwrapped c;
         const fs::path pidfile = t.ws / "pid", handled = t.ws / "handled";
-        const std::string script =
-            "\"$@\" & runner=$!; "
-            "for i in $(seq 200); do [ -s " + pidfile.string() + " ] && break; sleep 0.05; done; "
-            "kill -" + signal_name + " $runner; wait $runner; echo \"status=$?\"";
         const std::string command = "trap 'echo " + signal_name + " > " + handled.string() + "; exit 7' " + signal_name +
                                     "; echo $$ > " + pidfile.string() + "; while :; do sleep 0.05; done";
-        auto r = test::run({"/bin/sh", "-c", script, "sh", c.confine.confinectl().string(), "run", "--config", c.config.string(),
-                            "--workspace", t.ws.string(), "--", "/bin/sh", "-c", command});
+        auto r = c.run_then_signal(t, pidfile, signal_name, command);
         CHECK(r.out == "status=7\n");
         CHECK(test::read_file(handled) == signal_name + "\n");
     }
@@ -368,14 +373,9 @@ TEST_CASE("a process the runner names that is not its child never gets confinect
         "exit $status");
     test::write_file(c.config, "[platform.linux]\nchain = [\"bwrap\"]\n[runner.bwrap]\nprogram = \"" + liar.string() + "\"\n");
     const fs::path ready = t.ws / "ready";
-    const std::string script =
-        "sleep 30 & victim=$!; export VICTIM=$victim; "
-        "\"$@\" & runner=$!; "
-        "for i in $(seq 200); do [ -s " + ready.string() + " ] && break; sleep 0.05; done; "
-        "kill -TERM $runner; wait $runner; "
-        "if kill -0 $victim 2>/dev/null; then echo victim-alive; kill $victim; fi";
-    auto r = test::run({"/bin/sh", "-c", script, "sh", c.confine.confinectl().string(), "run", "--config", c.config.string(), "--workspace",
-                        t.ws.string(), "--", "/bin/sh", "-c", "echo ready > " + ready.string() + "; exec sleep 1"});
+    auto r = c.run_then_signal(t, ready, "TERM", "echo ready > " + ready.string() + "; exec sleep 1",
+                               "sleep 30 & victim=$!; export VICTIM=$victim; ",
+                               "if kill -0 $victim 2>/dev/null; then echo victim-alive; kill $victim; fi");
     CHECK(test::read_file(ready) == "ready\n");
     CHECK(r.out == "victim-alive\n");
 }
@@ -385,13 +385,8 @@ TEST_CASE("a signal sent to confinectl ends a bubblewrap run, the command includ
     Tree t(false);
     Bwrapped c;
     const fs::path pidfile = t.ws / "pid";
-    // confinectl in the background; once the command has said who it is, TERM confinectl.
-    const std::string script =
-        "\"$@\" & runner=$!; "
-        "for i in $(seq 200); do [ -s " + pidfile.string() + " ] && break; sleep 0.05; done; "
-        "kill -TERM $runner; wait $runner; echo \"status=$?\"";
-    auto r = test::run({"/bin/sh", "-c", script, "sh", c.confine.confinectl().string(), "run", "--config", c.config.string(), "--workspace",
-                        t.ws.string(), "--", "/bin/sh", "-c", "echo $$ > " + pidfile.string() + "; exec sleep 30"});
+    // Once the command has said who it is, TERM confinectl.
+    auto r = c.run_then_signal(t, pidfile, "TERM", "echo $$ > " + pidfile.string() + "; exec sleep 30");
     CHECK(r.out == "status=" + std::to_string(128 + SIGTERM) + "\n");
     const std::string pid = test::read_file(pidfile);
     REQUIRE_FALSE(pid.empty());
