@@ -245,8 +245,10 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     r.runner = std::string(asserted_runner_name);
     r.argv = s.runner_command;
     // As the bwrap runner spells it: without --cap-drop ALL a command run by root could
-    // remount the read-only root writable; --new-session keeps it from the terminal.
-    for (const char* a : {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--cap-drop", "ALL", "--new-session"})
+    // remount the read-only root writable; without its own PID namespace it could reach
+    // the host through /proc/<its parent>/root; --new-session keeps it from the terminal.
+    for (const char* a : {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
+                          "--new-session"})
         r.argv.emplace_back(a);
     if (policy.mode == Mode::workspace_write) {
         for (const char* a : {"--tmpfs", "/tmp"}) r.argv.emplace_back(a);
