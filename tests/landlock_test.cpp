@@ -48,14 +48,23 @@ struct Confined {
     }
     test::Result run(const Tree& tree, const std::string& script, bool unprivileged, std::vector<std::string> flags = {},
                      std::vector<std::string> env = {}) const {
+        return run_argv(tree, {"/bin/sh", "-c", script}, as_user(unprivileged), flags, env);
+    }
+    // The command as given, no shell; `prefix` goes in front of confinectl (a user
+    // switch, a terminal).
+    test::Result run_argv(const Tree& tree, const std::vector<std::string>& command, const std::vector<std::string>& prefix,
+                          std::vector<std::string> flags = {}, std::vector<std::string> env = {}) const {
         std::vector<std::string> args{"run", "--config", config.string(), "--workspace", tree.ws.string()};
         const bool has_report = std::find(flags.begin(), flags.end(), "--report") != flags.end();
         if (path == Path::forked_in_process && !has_report) args.insert(args.end(), {"--report", (tree.root / "forced.json").string()});
         args.insert(args.end(), flags.begin(), flags.end());
-        args.insert(args.end(), {"--", "/bin/sh", "-c", script});
-        return confine.run(args, env, as_user(unprivileged));
+        args.push_back("--");
+        args.insert(args.end(), command.begin(), command.end());
+        return confine.run(args, env, prefix);
     }
 };
+
+constexpr Path all_paths[] = {Path::launcher, Path::forked_in_process, Path::in_place};
 
 void check_confinement(bool unprivileged, Path path) {
     test::require_landlock();
@@ -330,4 +339,238 @@ TEST_CASE("both Landlock paths look the command up with the run's own PATH", "[l
         CHECK(done.outcome.basis == confine::Basis::attestation);
         CHECK(done.stdout_text == "from the workspace tool\n");
     }
+}
+
+// The escapes of the first Landlock audit: a command that pushes a line into its
+// terminal for the caller's shell to run after it, and a command run by root that keeps
+// every capability (device nodes, chown, the host's network...). Each through the three
+// paths, as root and as an unprivileged user.
+namespace {
+
+const std::string no_caps = "0000000000000000";
+
+// The value of `key:` in a /proc/<pid>/status text, or "(absent)".
+std::string status_field(const std::string& status, const std::string& key) {
+    const std::string head = key + ":\t";
+    for (std::size_t at = 0; at < status.size();) {
+        std::size_t end = status.find('\n', at);
+        if (end == std::string::npos) end = status.size();
+        if (status.compare(at, head.size(), head) == 0) return status.substr(at + head.size(), end - at - head.size());
+        at = end + 1;
+    }
+    return "(absent)";
+}
+
+void check_no_capabilities(const std::string& status, bool bounding_too) {
+    INFO(status);
+    for (const char* key : {"CapInh", "CapPrm", "CapEff", "CapAmb"}) CHECK(status_field(status, key) == no_caps);
+    if (bounding_too) CHECK(status_field(status, "CapBnd") == no_caps);
+    CHECK(status_field(status, "NoNewPrivs") == "1");
+    CHECK(status_field(status, "Seccomp") == "2");  // the terminal filter
+}
+
+// What with-pty found queued on the terminal's input once the run had ended.
+std::string queued(const test::Result& r) {
+    const std::string head = "queued: ";
+    if (r.err.rfind(head, 0) != 0 || r.err.back() != '\n') FAIL("unexpected with-pty report: " << r.err);
+    return r.err.substr(head.size(), r.err.size() - head.size() - 1);
+}
+
+std::vector<std::string> on_terminal(bool unprivileged) {
+    auto prefix = as_user(unprivileged);
+    prefix.push_back(WITH_PTY);
+    return prefix;
+}
+
+void check_terminal(bool unprivileged) {
+    test::require_landlock();
+    if (unprivileged) test::require_user_switch();
+    Tree t(unprivileged);
+    const fs::path marker = t.root / "ESCAPED";
+    const std::string line = "touch " + marker.string() + "\n";
+    // What the caller's shell does next: read the terminal and run what it finds there.
+    auto shell_reads_terminal = [&](const test::Result& r) {
+        auto cmd = as_user(unprivileged);
+        cmd.insert(cmd.end(), {"/bin/sh", "-c", queued(r)});
+        test::run(cmd);
+    };
+
+    // Unconfined, the helpers show the attack whole: the line is queued, the shell runs it.
+    auto control = test::run([&] {
+        auto argv = on_terminal(unprivileged);
+        argv.insert(argv.end(), {TIOCSTI_HELPER, line});
+        return argv;
+    }());
+    INFO("unconfined: " << control.out << control.err);
+    const bool kernel_allows = control.out == line + "injected " + std::to_string(line.size()) + "\n";
+    if (kernel_allows) {
+        CHECK(queued(control) == line);
+        shell_reads_terminal(control);
+        CHECK(fs::exists(marker));
+        fs::remove(marker);
+    }
+
+    for (Path path : all_paths) {
+        INFO("path: " << path_name(path));
+        Confined c("", path);
+        auto r = c.run_argv(t, {TIOCSTI_HELPER, line}, on_terminal(unprivileged));
+        CHECK(r.out == "refused: Operation not permitted\n");
+        CHECK(r.exit_code == 1);
+        CHECK(queued(r).empty());
+        shell_reads_terminal(r);
+        CHECK_FALSE(fs::exists(marker));
+
+        // The request's upper half is ignored by the kernel, so by the filter too; the
+        // compat entries (i386, x32) are filtered as the native one.
+        for (const char* entry : {"--high-bits", "--i386", "--x32"}) {
+            INFO(entry);
+            auto other = c.run_argv(t, {TIOCSTI_HELPER, entry, "x"}, on_terminal(unprivileged));
+            if (other.out == "unavailable\n") continue;  // no i386 entry in this kernel
+            CHECK(other.out == "refused: Operation not permitted\n");
+            CHECK(queued(other).empty());
+        }
+        auto linux_request = c.run_argv(t, {TIOCSTI_HELPER, "--linux"}, on_terminal(unprivileged));
+        CHECK(linux_request.out == "refused: Operation not permitted\n");
+
+        // Every other terminal request still works: read and change the settings.
+        auto stty = c.run_argv(t, {"/bin/sh", "-c", "stty -echo && stty -g"}, on_terminal(unprivileged));
+        CHECK(stty.exit_code == 0);
+        CHECK_THAT(stty.out, Catch::Matches("[0-9a-f]+(:[0-9a-f]+)+\n"));
+    }
+}
+
+// A set-user-ID-root copy of cat in the workspace, owned by root.
+fs::path setuid_root_cat(const Tree& t) {
+    const fs::path copy = t.ws / "suid-cat";
+    fs::copy_file("/bin/cat", copy);
+    if (::chown(copy.c_str(), 0, 0) != 0 || ::chmod(copy.c_str(), 04755) != 0) FAIL("cannot make " << copy << " set-user-ID root");
+    return copy;
+}
+
+void check_capabilities_as_root(Path path) {
+    test::require_landlock();
+    if (::geteuid() != 0) test::skip_test("needs root");
+    INFO("path: " << path_name(path));
+    Tree t(false);
+    Confined c("", path);
+    const std::string ws = t.ws.string();
+
+    // A block device whose backing file is outside the workspace, the kernel log.
+    for (const std::string node : {"blk b 7 0", "kmsg c 1 11"}) {
+        INFO(node);
+        auto r = c.run(t, "mknod " + ws + "/" + node, false);
+        CHECK(r.exit_code != 0);
+        CHECK_THAT(r.err, Catch::Contains("Operation not permitted"));
+    }
+    struct stat st {};
+    CHECK(::lstat((t.ws / "blk").c_str(), &st) != 0);
+    CHECK(::lstat((t.ws / "kmsg").c_str(), &st) != 0);
+
+    // Ownership outside the writable roots, and inside them.
+    auto chown_outside = c.run(t, "chown 1234 " + t.outside_file.string(), false);
+    CHECK(chown_outside.exit_code != 0);
+    REQUIRE(::stat(t.outside_file.c_str(), &st) == 0);
+    CHECK(st.st_uid == 0);
+    c.run(t, "echo x > " + ws + "/own && chown 1234 " + ws + "/own", false);
+    REQUIRE(::stat((t.ws / "own").c_str(), &st) == 0);
+    CHECK(st.st_uid == 0);
+
+    // Nothing left, and nothing to regain: not by a set-user-ID-root program, not by
+    // executing as uid 0 (the securebits are locked).
+    check_no_capabilities(c.run(t, "cat /proc/self/status", false).out, true);
+    const fs::path suid = setuid_root_cat(t);
+    check_no_capabilities(c.run(t, suid.string() + " /proc/self/status", false).out, true);
+    auto bits = c.run(t, "setpriv -d", false);
+    CHECK_THAT(bits.out, Catch::Contains("Securebits: noroot,noroot_locked,no_setuid_fixup,no_setuid_fixup_locked,keep_caps_locked"));
+}
+
+void check_capabilities_unprivileged(Path path) {
+    test::require_landlock();
+    test::require_user_switch();
+    INFO("path: " << path_name(path));
+    Tree t(true);
+    Confined c("", path);
+
+    // A plain user: nothing in its sets; a set-user-ID-root program changes nothing.
+    check_no_capabilities(c.run(t, "cat /proc/self/status", true).out, false);
+    const fs::path suid = setuid_root_cat(t);
+    auto status = c.run(t, suid.string() + " /proc/self/status", true).out;
+    check_no_capabilities(status, false);
+    CHECK(status_field(status, "Uid") == "65534\t65534\t65534\t65534");
+
+    // A user that holds capabilities (ambient, as a service may be given them) loses
+    // them all, the bounding set included.
+    const std::string ids = "--reuid=" + std::to_string(test::nobody), gids = "--regid=" + std::to_string(test::nobody);
+    const std::vector<std::string> with_setpcap{"/usr/bin/setpriv", ids, gids, "--clear-groups", "--inh-caps=+chown,+setpcap",
+                                                "--ambient-caps=+chown,+setpcap", "--"};
+    auto held = c.run_argv(t, {"/bin/sh", "-c", "cat /proc/self/status; chown 1234 " + t.outside_file.string()}, with_setpcap);
+    check_no_capabilities(held.out, true);
+    CHECK(held.exit_code != 0);
+    struct stat st {};
+    REQUIRE(::stat(t.outside_file.c_str(), &st) == 0);
+    CHECK(st.st_uid == static_cast<uid_t>(test::nobody));
+
+    // One that holds a capability but not the one needed to drop the bounding set and
+    // lock the securebits is refused: the command never runs.
+    const std::vector<std::string> chown_only{"/usr/bin/setpriv", ids, gids, "--clear-groups", "--inh-caps=+chown", "--ambient-caps=+chown", "--"};
+    auto refused = c.run_argv(t, {"/bin/sh", "-c", "chown 1234 " + t.outside_file.string() + "; touch " + t.ws.string() + "/ran"}, chown_only);
+    CHECK(refused.exit_code == 125);
+    const std::string why = "cannot drop capabilities: Operation not permitted";
+    if (path == Path::launcher)  // the launcher's own line, then confinectl's
+        CHECK(refused.err == "landlock-run: " + why + "\nconfinectl: sandbox unavailable: landlock-run: " + why + "\n");
+    else
+        CHECK(refused.err == "confinectl: sandbox unavailable: " + why + "\n");
+    CHECK_FALSE(fs::exists(t.ws / "ran"));
+    REQUIRE(::stat(t.outside_file.c_str(), &st) == 0);
+    CHECK(st.st_uid == static_cast<uid_t>(test::nobody));
+}
+
+}  // namespace
+
+TEST_CASE("no Landlock path lets a command push input into its terminal, as root", "[landlock][e2e][escape]") {
+    check_terminal(false);
+}
+TEST_CASE("no Landlock path lets a command push input into its terminal, as an unprivileged user", "[landlock][e2e][escape]") {
+    check_terminal(true);
+}
+
+TEST_CASE("root keeps no capability under Landlock, through the launcher", "[landlock][e2e][escape]") {
+    check_capabilities_as_root(Path::launcher);
+}
+TEST_CASE("root keeps no capability under Landlock, in a forked child", "[landlock][e2e][escape]") {
+    check_capabilities_as_root(Path::forked_in_process);
+}
+TEST_CASE("root keeps no capability under Landlock, in place", "[landlock][e2e][escape]") {
+    check_capabilities_as_root(Path::in_place);
+}
+TEST_CASE("an unprivileged user keeps no capability under Landlock, through the launcher", "[landlock][e2e][escape]") {
+    check_capabilities_unprivileged(Path::launcher);
+}
+TEST_CASE("an unprivileged user keeps no capability under Landlock, in a forked child", "[landlock][e2e][escape]") {
+    check_capabilities_unprivileged(Path::forked_in_process);
+}
+TEST_CASE("an unprivileged user keeps no capability under Landlock, in place", "[landlock][e2e][escape]") {
+    check_capabilities_unprivileged(Path::in_place);
+}
+
+TEST_CASE("landlock-run runs nothing when it cannot drop a capability it holds", "[landlock][e2e][escape]") {
+    test::require_landlock();
+    test::require_user_switch();
+    test::TempDir dir;
+    const std::string marker = (dir / "ran").string();
+    // Root without CAP_SETPCAP: it holds capabilities it cannot take out of the bounding set.
+    const std::vector<std::string> no_setpcap{"/usr/bin/setpriv", "--bounding-set=-setpcap", "--", launcher};
+    auto run_argv = no_setpcap;
+    run_argv.insert(run_argv.end(), {"--ro", "/", "--rw", dir.path().string(), "--", "/usr/bin/touch", marker});
+    auto r = test::run(run_argv);
+    CHECK(r.exit_code == 125);
+    CHECK(r.err == "landlock-run: cannot drop capabilities: Operation not permitted\n");
+    CHECK_FALSE(fs::exists(marker));
+    // The probe goes through the same steps, so it says so before any run is attempted.
+    auto probe_argv = no_setpcap;
+    probe_argv.push_back("--probe");
+    auto probe = test::run(probe_argv);
+    CHECK(probe.exit_code == 125);
+    CHECK(probe.err == "landlock-run: cannot drop capabilities: Operation not permitted\n");
+    CHECK(probe.out.empty());
 }

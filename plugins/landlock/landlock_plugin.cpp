@@ -35,8 +35,8 @@ void copy_line(char* out, std::size_t size, const char* a, const char* b) {
 // Runs between fork and exec, or just before an exec in place: system calls only.
 std::int32_t apply_prepared(void* state, char* error, std::size_t error_size) {
     auto* prepared = static_cast<Prepared*>(state);
-    if (int rc = ll::restrict_self(prepared->ruleset_fd); rc < 0) {
-        copy_line(error, error_size, "landlock ruleset error: ", ::strerrordesc_np(-rc));
+    if (auto failed = ll::confine_self(prepared->ruleset_fd); failed.what) {
+        copy_line(error, error_size, failed.what, ::strerrordesc_np(failed.error));
         return 1;
     }
     if (prepared->partial) {

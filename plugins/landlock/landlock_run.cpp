@@ -5,7 +5,9 @@
 //   landlock-run --probe
 //
 // It sits in front of every confined command, so it reads no configuration, uses no
-// environment variable, allocates nothing, and goes straight to execvp.
+// environment variable, allocates nothing, and goes straight to execvp. What it applies
+// is confine_self() (ruleset.hpp), the same as the plugin's in-process paths: every
+// capability dropped, the terminal filter, then the ruleset.
 #include "ruleset.hpp"
 
 #include <cstdio>
@@ -42,10 +44,12 @@ const char not_enforced[] = "landlock is not enforced by this kernel (ABI unsupp
 int probe() {
     const int abi = kernel_abi();
     if (abi < 1) fatal(not_enforced);
-    // Functional: build a ruleset and confine this very process with it.
+    // Functional: build a ruleset and confine this very process with it, through every
+    // step a run takes (capabilities, terminal filter), so that a step this host
+    // refuses makes the runner unusable instead of failing each run.
     int fd = ll::create_ruleset(ll::handled_access(abi));
     if (fd < 0) fatal("landlock ruleset error: ", std::strerror(-fd));
-    if (int rc = ll::restrict_self(fd); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));
+    if (auto failed = ll::confine_self(fd); failed.what) fatal(failed.what, std::strerror(failed.error));
     std::puts(ll::fully_enforced(abi) ? "landlock: fully enforced" : "landlock: partially enforced (older ABI)");
     return 0;
 }
@@ -88,7 +92,7 @@ int main(int argc, char** argv) {
         if (int rc = ll::add_rule(ruleset, path_fd, grant, handled); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));
         ::close(path_fd);
     }
-    if (int rc = ll::restrict_self(ruleset); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));
+    if (auto failed = ll::confine_self(ruleset); failed.what) fatal(failed.what, std::strerror(failed.error));
     ::close(ruleset);
     if (!ll::fully_enforced(abi)) {
         static const char notice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";

@@ -1,16 +1,25 @@
 // Landlock, spoken directly to the kernel: the one table that maps a kernel's ABI to
-// what can be governed, and the few steps that build and apply a ruleset. Shared by
-// the landlock-run launcher and the plugin. Allocates nothing and throws nothing, so
-// it may run between fork and exec.
+// what can be governed, the few steps that build a ruleset, and confine_self(), which
+// applies it together with what Landlock does not govern (capabilities, terminal
+// injection). Shared by the landlock-run launcher and the plugin, so every Landlock
+// path confines the same way. Allocates nothing and throws nothing, so it may run
+// between fork and exec.
 #pragma once
 
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 
 // Vendored from <linux/landlock.h>: the system headers may predate the ABIs we handle.
@@ -95,12 +104,151 @@ inline int add_rule(int ruleset_fd, int path_fd, Grant grant, std::uint64_t hand
     return ::syscall(__NR_landlock_add_rule, ruleset_fd, rule_path_beneath, &rule, 0u) == 0 ? 0 : -errno;
 }
 
-// The irreversible step: from here on this process and everything it executes is
-// confined by the ruleset. no_new_privs first, as the kernel requires of the
-// unprivileged, and so that no set-user-ID program can shed the ruleset. 0 or -errno.
-inline int restrict_self(int ruleset_fd) noexcept {
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -errno;
-    return ::syscall(__NR_landlock_restrict_self, ruleset_fd, 0u) == 0 ? 0 : -errno;
+namespace detail {
+
+// Drops every capability for good: the securebits that would give capabilities back
+// to a uid 0 exec or keep them across setuid are set and locked, the bounding set is
+// emptied, then the ambient, inheritable, permitted and effective sets. Landlock does
+// not govern what capabilities allow (device nodes, chown, the network...), so a
+// command run by root must hold none. 0 or -errno.
+inline int drop_capabilities() noexcept {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3]{};
+    if (::syscall(SYS_capget, &header, caps) != 0) return -errno;
+    bool holds = false;
+    for (const auto& c : caps) holds = holds || c.effective != 0 || c.permitted != 0;
+
+    // Setting the securebits and shrinking the bounding set need CAP_SETPCAP. A process
+    // holding no capability may not be able to, and need not: with no_new_privs it
+    // cannot gain any. One that holds some and cannot drop them all must not go on.
+    if (holds) {
+        // What it is permitted, made effective, so that CAP_SETPCAP is usable if held.
+        for (auto& c : caps) c.effective = c.permitted;
+        if (::syscall(SYS_capset, &header, caps) != 0) return -errno;
+        const int current = ::prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+        if (current < 0) return -errno;
+        const unsigned long bits = static_cast<unsigned long>(current) | SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                   SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+                                   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+        if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0) return -errno;
+        // Up to the kernel's last capability, past which the drop says EINVAL: its number
+        // is in /proc, which must not be read here.
+        for (unsigned long cap = 0; cap < 64; ++cap) {
+            if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
+            if (errno == EINVAL && cap > 0) break;
+            return -errno;
+        }
+    }
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) return -errno;
+    __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3]{};
+    if (::syscall(SYS_capset, &header, none) != 0) return -errno;
+    return 0;
+}
+
+// The architectures a process may make system calls through, with their ioctl number.
+#if defined(__x86_64__)
+inline constexpr std::uint32_t native_arch = AUDIT_ARCH_X86_64, native_ioctl = 16;
+inline constexpr std::uint32_t compat_arch = AUDIT_ARCH_I386, compat_ioctl = 54;
+inline constexpr std::uint32_t x32_bit = 0x40000000, x32_ioctl = 514;
+#elif defined(__aarch64__)
+inline constexpr std::uint32_t native_arch = AUDIT_ARCH_AARCH64, native_ioctl = 29;
+inline constexpr std::uint32_t compat_arch = AUDIT_ARCH_ARM, compat_ioctl = 54;
+#elif defined(__i386__)
+inline constexpr std::uint32_t native_arch = AUDIT_ARCH_I386, native_ioctl = 54;
+#elif defined(__arm__) && defined(__ARMEL__)
+inline constexpr std::uint32_t native_arch = AUDIT_ARCH_ARM, native_ioctl = 54;
+#elif defined(__riscv) && __riscv_xlen == 64
+inline constexpr std::uint32_t native_arch = AUDIT_ARCH_RISCV64, native_ioctl = 29;
+#else
+#define CONFINE_LANDLOCK_NO_TERMINAL_FILTER 1
+#endif
+
+// Refuses, with EPERM, the two ioctl requests that act on a terminal's other side:
+// TIOCSTI pushes bytes into its input (a line the caller's shell runs once the command
+// has ended, unconfined) and TIOCLINUX, on a virtual console, pastes the selection into
+// it. Everything else is allowed. A system call through an architecture this filter
+// does not know kills the process: that is how a filter is bypassed. Needs
+// no_new_privs. 0 or -errno.
+inline int install_terminal_filter() noexcept {
+#ifdef CONFINE_LANDLOCK_NO_TERMINAL_FILTER
+    return -ENOSYS;  // fail closed: no filter known for this architecture
+#else
+    // The kernel reads the request as an unsigned int: compare its lower 32 bits only.
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    constexpr std::uint32_t request = offsetof(seccomp_data, args) + sizeof(std::uint64_t);
+#else
+    constexpr std::uint32_t request = offsetof(seccomp_data, args) + sizeof(std::uint64_t) + sizeof(std::uint32_t);
+#endif
+    constexpr std::uint32_t allow = SECCOMP_RET_ALLOW, deny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+    // Jump offsets count the instructions skipped; the labels say where they land.
+    sock_filter program[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+#ifdef __x86_64__
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, native_arch, 2, 0),  // -> native
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, compat_arch, 6, 0),  // -> compat
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        // native: x86-64 and x32 (its numbers carry x32_bit; its ioctl is 514)
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~x32_bit),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, native_ioctl, 5, 0),  // -> request
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, x32_ioctl, 4, 0),     // -> request
+        BPF_STMT(BPF_RET | BPF_K, allow),
+        // compat:
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, compat_ioctl, 1, 0),  // -> request
+        BPF_STMT(BPF_RET | BPF_K, allow),
+#elif defined(__aarch64__)
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, native_arch, 2, 0),  // -> native
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, compat_arch, 4, 0),  // -> compat
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        // native:
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, native_ioctl, 4, 0),  // -> request
+        BPF_STMT(BPF_RET | BPF_K, allow),
+        // compat:
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, compat_ioctl, 1, 0),  // -> request
+        BPF_STMT(BPF_RET | BPF_K, allow),
+#else
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, native_arch, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, native_ioctl, 1, 0),  // -> request
+        BPF_STMT(BPF_RET | BPF_K, allow),
+#endif
+        // request:
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, request),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 1, 0),  // -> refuse
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1),  // -> refuse, else allow
+        // refuse:
+        BPF_STMT(BPF_RET | BPF_K, deny),
+        BPF_STMT(BPF_RET | BPF_K, allow),
+    };
+    sock_fprog fprog{static_cast<unsigned short>(sizeof program / sizeof program[0]), program};
+    return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -errno;
+#endif
+}
+
+}  // namespace detail
+
+// Why confine_self() stopped: `what` (nullptr when it did not) is the start of the
+// report line, to be followed by the error's text.
+struct Failure {
+    const char* what = nullptr;
+    int error = 0;
+};
+
+// The irreversible steps, in this order: every capability dropped and the securebits
+// locked (while the process may still hold CAP_SETPCAP); no_new_privs, which the
+// kernel requires of the unprivileged for what follows and which keeps a
+// set-user-ID program from giving anything back; the terminal filter; then the
+// ruleset. From here on this process and everything it executes is confined.
+inline Failure confine_self(int ruleset_fd) noexcept {
+    if (int rc = detail::drop_capabilities(); rc < 0) return {"cannot drop capabilities: ", -rc};
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return {"landlock ruleset error: ", errno};
+    if (int rc = detail::install_terminal_filter(); rc < 0) return {"cannot install the terminal filter: ", -rc};
+    if (::syscall(__NR_landlock_restrict_self, ruleset_fd, 0u) != 0) return {"landlock ruleset error: ", errno};
+    return {};
 }
 
 }  // namespace confine::landlock
