@@ -15,7 +15,22 @@
 
 namespace test {
 
-TempDir::TempDir() : TempDir(fs::temp_directory_path()) {}
+namespace {
+// Not the system temp directory: a confined command may write /tmp, so confine refuses
+// to load plugins or read configuration from there, and the tests keep theirs in the
+// build tree.
+fs::path test_temp_root() {
+    static const fs::path root = [] {
+        fs::path dir = TEST_TMP_DIR;
+        fs::create_directories(dir);
+        fs::permissions(dir, fs::perms(0755));
+        return dir;
+    }();
+    return root;
+}
+}  // namespace
+
+TempDir::TempDir() : TempDir(test_temp_root()) {}
 
 TempDir::TempDir(const fs::path& under) {
     std::string templ = (under / "confine-test-XXXXXX").string();

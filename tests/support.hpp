@@ -11,7 +11,8 @@ namespace test {
 
 namespace fs = std::filesystem;
 
-// A private directory under the system temp directory, removed afterwards.
+// A private directory under the tests' own temp directory in the build tree (never
+// /tmp, where a confined command may write), removed afterwards.
 class TempDir {
 public:
     TempDir();

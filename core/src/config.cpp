@@ -41,6 +41,7 @@ namespace {
 constexpr std::uint32_t max_probe_timeout_ms = 600'000;
 constexpr std::array known_platforms{"linux", "darwin", "windows", "freebsd", "netbsd", "openbsd"};
 constexpr std::size_t max_config_bytes = 1 << 20;
+constexpr std::size_t max_list_entries = 64;
 
 // A table's entries in the order the file gives them (toml++ keeps them sorted by
 // key), so that errors and runner settings follow the file.
@@ -128,6 +129,11 @@ private:
     std::expected<std::vector<std::string>, Error> string_array(const toml::node& node, const std::string& what) const {
         auto arr = node.as_array();
         if (!arr) return std::unexpected(fail(node.source(), what + " must be an array of strings, not " + type_name(node)));
+        // A configuration names a few runners, directories and arguments: a bound keeps
+        // every use of them (searches, probes, error lines) small.
+        if (arr->size() > max_list_entries)
+            return std::unexpected(fail(node.source(), what + " has " + std::to_string(arr->size()) + " entries; at most " +
+                                                           std::to_string(max_list_entries) + " are accepted"));
         std::vector<std::string> out;
         for (const toml::node& item : *arr) {
             auto s = single_line(item, "every entry of " + what);
@@ -285,26 +291,19 @@ std::expected<Config, Error> parse_config(std::string_view text, std::string sou
 }
 
 std::expected<Config, Error> load_config_file(const std::filesystem::path& file) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(file, ec);
-    if (status.type() == std::filesystem::file_type::not_found)
-        return std::unexpected(Error{ErrorCode::config_not_found, file.string() + ": configuration file not found"});
-    if (ec) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": cannot stat: " + ec.message()});
-    if (status.type() != std::filesystem::file_type::regular)
-        return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": not a regular file"});
-    if (auto bad = detail::untrusted_reason(file, detail::TrustScope::file_only))
-        return std::unexpected(Error{ErrorCode::config_untrusted, file.string() + ": refusing configuration: " + *bad});
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file.string().c_str(), "rb"), &std::fclose);
-    if (!in) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": cannot open for reading"});
-    // Read in small steps up to the limit: a configuration is a few hundred bytes.
-    std::string text;
-    char chunk[4096];
-    std::size_t n = 0;
-    while (text.size() <= max_config_bytes && (n = std::fread(chunk, 1, sizeof chunk, in.get())) > 0) text.append(chunk, n);
-    if (std::ferror(in.get())) return std::unexpected(Error{ErrorCode::config_unreadable, file.string() + ": read error"});
-    if (text.size() > max_config_bytes)
-        return std::unexpected(Error{ErrorCode::config_invalid, file.string() + ": larger than 1 MiB"});
-    return parse_config(text, file.string());
+    auto text = detail::read_trusted_file(file, max_config_bytes);
+    if (!text) {
+        using Kind = detail::ReadFailure::Kind;
+        const std::string& why = text.error().message;
+        switch (text.error().kind) {
+        case Kind::not_found: return std::unexpected(Error{ErrorCode::config_not_found, file.string() + ": configuration file not found"});
+        case Kind::not_regular:
+        case Kind::unreadable: return std::unexpected(Error{ErrorCode::config_unreadable, why});
+        case Kind::untrusted: return std::unexpected(Error{ErrorCode::config_untrusted, file.string() + ": refusing configuration: " + why});
+        case Kind::too_large: return std::unexpected(Error{ErrorCode::config_invalid, file.string() + ": larger than 1 MiB"});
+        }
+    }
+    return parse_config(*text, file.string());
 }
 
 std::expected<Config, Error> load_config(const ConfigLookup& lookup) {
@@ -320,11 +319,7 @@ std::expected<Config, Error> load_config(const ConfigLookup& lookup) {
         return load_from(p, "CONFINE_CONFIG");
     }
     std::error_code ec;
-    if (std::filesystem::exists(lookup.system_path, ec)) {
-        if (auto bad = detail::untrusted_reason(lookup.system_path, detail::TrustScope::file_and_ancestors))
-            return std::unexpected(Error{ErrorCode::config_untrusted, lookup.system_path.string() + ": refusing configuration: " + *bad});
-        return load_from(lookup.system_path, "the system configuration");
-    }
+    if (std::filesystem::exists(lookup.system_path, ec)) return load_from(lookup.system_path, "the system configuration");
     return parse_config(embedded_default_config(), std::string(embedded_config_name));
 }
 

@@ -25,6 +25,8 @@
 #if defined(_WIN32)
 #include <windows.h>
 #else
+#include <confine/trust_posix.hpp>
+
 #include <dlfcn.h>
 #include <sys/auxv.h>
 #include <climits>
@@ -72,16 +74,6 @@ char* dup_c(const std::string& s) {
     if (p) std::memcpy(p, s.data(), s.size() + 1);
     return p;
 }
-
-#if !defined(_WIN32)
-std::string mode_text(const fs::path& file) {
-    struct stat st {};
-    if (::stat(file.c_str(), &st) != 0) return "unknown";
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return buf;
-}
-#endif
 
 Error plugin_error(ErrorCode code, const fs::path& file, const std::string& what) {
     return Error{code, file.string() + ": " + what};
@@ -554,21 +546,46 @@ std::optional<Error> check_abi(const fs::path& file, const confine_plugin_abi_in
 
 }  // namespace
 
+#if !defined(_WIN32)
+namespace {
+
+// The descriptor a plugin file is loaded through, one per file for the life of the
+// process. The dynamic loader knows a library by the name it was opened by, and would
+// hand back the library already loaded as "/proc/self/fd/N" for another file that got
+// the same number once the first descriptor was closed; a descriptor kept open also
+// keeps its file's identity from passing to another file.
+int pinned_descriptor(trust::Descriptor fd, const struct stat& st) {
+    static std::mutex mutex;
+    static std::map<std::pair<dev_t, ino_t>, int> pinned;
+    std::lock_guard lock(mutex);
+    auto [it, added] = pinned.try_emplace({st.st_dev, st.st_ino}, fd.get());
+    if (added) fd.release();
+    return it->second;
+}
+
+}  // namespace
+#endif
+
 std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, std::string_view expected_runner) {
     std::error_code ec;
     if (!fs::is_regular_file(file, ec))
         return std::unexpected(plugin_error(ErrorCode::plugin_not_found, file, "not a regular file"));
+#if defined(_WIN32)
     if (auto bad = detail::untrusted_reason(file, detail::TrustScope::file_and_ancestors))
         return std::unexpected(plugin_error(ErrorCode::plugin_untrusted, file, "refusing plugin: " + *bad));
-#if !defined(_WIN32)
+    const fs::path load_path = file;
+#else
+    // Judged on the descriptor the walk opened, and loaded through that same descriptor
+    // (/proc/self/fd/N): no other file can be put in its place between the two.
+    const fs::path absolute = fs::absolute(file, ec);
+    auto opened = trust::open_trusted(absolute.string(), O_RDONLY);
+    if (!opened) return std::unexpected(plugin_error(ErrorCode::plugin_untrusted, file, "refusing plugin: " + opened.error()));
     // Code is installed executable; a plugin file without the permission was not.
-    if (::access(file.c_str(), X_OK) != 0)
+    if ((opened->status.st_mode & 0111) == 0)
         return std::unexpected(plugin_error(ErrorCode::plugin_not_executable, file, "refusing plugin: it is not executable (mode " +
-                                                                                        mode_text(file) + ")"));
+                                                                                        trust::detail::mode_text(opened->status.st_mode) + ")"));
+    const fs::path load_path = "/proc/self/fd/" + std::to_string(pinned_descriptor(std::move(opened->fd), opened->status));
 #endif
-    if (fs::is_symlink(fs::symlink_status(file, ec)))
-        if (auto bad = detail::untrusted_reason(file.parent_path(), detail::TrustScope::file_and_ancestors))
-            return std::unexpected(plugin_error(ErrorCode::plugin_untrusted, file, "refusing plugin: " + *bad));
 
 #if defined(__ELF__)
     // Read the ABI record from the file itself: a plugin of another ABI is refused
@@ -576,7 +593,7 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
     {
         const detail::ElfSymbolRequest wanted[] = {{CONFINE_PLUGIN_ABI_SYMBOL, sizeof(confine_plugin_abi_info)},
                                                    {CONFINE_PLUGIN_DESCRIPTOR_SYMBOL, sizeof(std::uint32_t)}};
-        auto symbols = detail::read_elf_symbols(file, wanted);
+        auto symbols = detail::read_elf_symbols(load_path, wanted);
         if (!symbols) return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file, "cannot load: " + symbols.error()));
         const auto& abi_bytes = (*symbols)[0];
         const auto& desc_bytes = (*symbols)[1];
@@ -590,11 +607,11 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
 #endif
     auto impl = std::make_unique<Plugin::Impl>();
 #if defined(_WIN32)
-    impl->library.load(file, boost::dll::load_mode::default_mode, ec);
+    impl->library.load(load_path, boost::dll::load_mode::default_mode, ec);
     if (ec) return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file, "cannot load: " + ec.message()));
 #else
     ::dlerror();
-    impl->library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+    impl->library.load(load_path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
     if (ec) {
         const char* why = ::dlerror();
         return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file,

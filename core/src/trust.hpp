@@ -2,6 +2,8 @@
 // judge their files. Internal to libconfine.
 #pragma once
 
+#include <cstddef>
+#include <expected>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -18,5 +20,16 @@ enum class TrustScope {
 // /tmp is accepted above the file's own directory: nobody else can replace what
 // lies beneath it), and anything owned by a user other than root or the caller.
 std::optional<std::string> untrusted_reason(const std::filesystem::path& file, TrustScope scope);
+
+// Why a trusted file could not be read.
+struct ReadFailure {
+    enum class Kind { not_found, not_regular, untrusted, unreadable, too_large } kind;
+    std::string message;  // names the path
+};
+
+// The contents of `file` (at most `max_bytes`), judged with the file and every directory
+// above it and read through the same descriptor that was judged (POSIX), so that
+// nothing can be swapped between the check and the read.
+std::expected<std::string, ReadFailure> read_trusted_file(const std::filesystem::path& file, std::size_t max_bytes);
 
 }  // namespace confine::detail

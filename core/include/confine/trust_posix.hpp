@@ -1,0 +1,225 @@
+// The one trust rule of confine on POSIX systems, for the host and for runner plugins:
+// nothing confine executes, loads or reads as configuration may be changeable by
+// another user or writable by any sandbox confine creates.
+//
+//   auto file = confine::trust::open_trusted("/etc/confine/confine.toml", O_RDONLY);
+//   if (!file) { report(file.error()); return; }      // one line naming the path
+//   read(file->fd.get(), ...);                         // judged and read: one object
+//
+// A path is walked one component at a time from "/", each directory opened without
+// following links and judged on its descriptor (fstat), the next component looked up
+// beneath that descriptor; a symbolic link is followed only from a directory already
+// judged. So what was judged is what is opened: nobody can swap a component between
+// the check and the use, and a file is read, loaded or executed through the descriptor
+// the walk ends on. Header-only and allocation-light; POSIX only.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <expected>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace confine::trust {
+
+// A descriptor that closes itself.
+class Descriptor {
+public:
+    Descriptor() = default;
+    explicit Descriptor(int fd) : fd_(fd) {}
+    Descriptor(Descriptor&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    Descriptor& operator=(Descriptor&& o) noexcept {
+        if (this != &o) reset(std::exchange(o.fd_, -1));
+        return *this;
+    }
+    ~Descriptor() { reset(); }
+    int get() const noexcept { return fd_; }
+    int release() noexcept { return std::exchange(fd_, -1); }
+    void reset(int fd = -1) noexcept {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = fd;
+    }
+
+private:
+    int fd_ = -1;
+};
+
+// What the walk ends on: the open file, where it really is, and its status.
+struct TrustedFile {
+    Descriptor fd;
+    std::string real_path;  // absolute, no link, no "." or ".."
+    struct stat status {};
+};
+
+// Places every sandbox confine creates may write, whatever its policy: a file there,
+// or reached through a directory there, is refused whoever owns it. A run adds its own
+// workspace and writable roots.
+inline const std::vector<std::string>& always_sandbox_writable() {
+    static const std::vector<std::string> places{"/tmp", "/dev/shm"};
+    return places;
+}
+
+// Whether `path` is `root` or lies beneath it (both absolute and resolved).
+inline bool is_within(std::string_view path, std::string_view root) {
+    if (root == "/") return true;
+    return path == root || (path.size() > root.size() && path.substr(0, root.size()) == root && path[root.size()] == '/');
+}
+
+namespace detail {
+
+inline std::string mode_text(mode_t mode) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+    return buf;
+}
+
+// Who may change the object: only root and the caller. `holds_the_file`: the file
+// itself or the directory holding it, where even a sticky directory writable by others
+// is refused (above that, a root-owned sticky directory such as /var/tmp lets nobody
+// else rename or remove what lies beneath it).
+inline std::string judge_owner(const std::string& path, const struct stat& st, bool holds_the_file) {
+    const uid_t me = ::geteuid();
+    if (st.st_uid != 0 && st.st_uid != me)
+        return path + " is owned by uid " + std::to_string(st.st_uid) + ", neither root nor the current user";
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !S_ISLNK(st.st_mode)) {
+        const bool sticky_root_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0;
+        if (holds_the_file || !sticky_root_dir)
+            return path + " is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") + " (mode " + mode_text(st.st_mode) + ")";
+    }
+    return {};
+}
+
+inline std::string sandbox_writable_reason(const std::string& dir, const std::vector<std::string>& writable) {
+    for (const auto& places : {&always_sandbox_writable(), &writable})
+        for (const auto& root : *places)
+            if (!root.empty() && is_within(dir, root)) return dir + " lies in " + root + ", which the confined command may write";
+    return {};
+}
+
+inline std::string join(const std::string& dir, std::string_view name) {
+    return dir == "/" ? "/" + std::string(name) : dir + "/" + std::string(name);
+}
+
+}  // namespace detail
+
+// Opens `path` (absolute) with `flags` (O_RDONLY to read or load it, O_PATH to run it)
+// after judging every directory on the way and the file itself, or says why not in one
+// line. Refused: anything owned by a user other than root or the caller, or writable by
+// group or others (see judge_owner), and anything looked up inside a place a confined
+// command may write (always_sandbox_writable() and `sandbox_writable`, given resolved).
+// The file must be a regular file.
+inline std::expected<TrustedFile, std::string> open_trusted(const std::string& path, int flags,
+                                                            const std::vector<std::string>& sandbox_writable = {}) {
+    if (path.empty() || path.front() != '/') return std::unexpected("'" + path + "' is not an absolute path");
+    // Components still to walk, last first; a link's target is pushed in front of the rest.
+    std::vector<std::string> todo;
+    auto push_components = [&todo](std::string_view p) {
+        std::vector<std::string> parts;
+        for (std::size_t at = 0; at <= p.size();) {
+            std::size_t end = p.find('/', at);
+            if (end == std::string_view::npos) end = p.size();
+            if (end > at) parts.emplace_back(p.substr(at, end - at));
+            at = end + 1;
+        }
+        todo.insert(todo.end(), parts.rbegin(), parts.rend());
+    };
+    push_components(path);
+
+    // The directories walked so far (the last is where we are), and their paths.
+    std::vector<std::pair<Descriptor, std::string>> dirs;
+    auto open_root = [&dirs]() -> std::string {
+        dirs.clear();
+        Descriptor root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (root.get() < 0) return std::string("/: cannot open: ") + std::strerror(errno);
+        struct stat st {};
+        if (::fstat(root.get(), &st) != 0) return std::string("/: cannot stat: ") + std::strerror(errno);
+        if (auto bad = detail::judge_owner("/", st, false); !bad.empty()) return bad;
+        dirs.emplace_back(std::move(root), "/");
+        return {};
+    };
+    if (auto bad = open_root(); !bad.empty()) return std::unexpected(bad);
+
+    int links = 0;
+    while (!todo.empty()) {
+        const std::string name = std::move(todo.back());
+        todo.pop_back();
+        if (name == ".") continue;
+        if (name == "..") {
+            if (dirs.size() > 1) dirs.pop_back();
+            continue;
+        }
+        const std::string& here = dirs.back().second;
+        const std::string next = detail::join(here, name);
+        // Anything in a directory a sandbox may write can be replaced by that sandbox.
+        if (auto bad = detail::sandbox_writable_reason(here, sandbox_writable); !bad.empty())
+            return std::unexpected(next + ": refusing it: " + bad);
+        const bool last = todo.empty();
+        Descriptor fd(::openat(dirs.back().first.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        if (fd.get() < 0) {
+            // A missing part means the path names nothing: say so of the path asked for.
+            if (errno == ENOENT) return std::unexpected(path + ": " + std::strerror(errno));
+            return std::unexpected(next + ": " + std::strerror(errno));
+        }
+        struct stat st {};
+        if (::fstat(fd.get(), &st) != 0) return std::unexpected(next + ": cannot stat: " + std::strerror(errno));
+        if (S_ISLNK(st.st_mode)) {
+            // The link lies in a directory judged above: nobody else can have put it there.
+            if (++links > 40) return std::unexpected(path + ": " + std::strerror(ELOOP));
+            char target[4096];
+            const ssize_t n = ::readlinkat(fd.get(), "", target, sizeof target - 1);
+            if (n <= 0) return std::unexpected(next + ": cannot read the link: " + std::strerror(errno));
+            const std::string_view t(target, static_cast<std::size_t>(n));
+            if (t.front() == '/')
+                if (auto bad = open_root(); !bad.empty()) return std::unexpected(bad);
+            push_components(t);
+            continue;
+        }
+        if (auto bad = detail::judge_owner(next, st, last); !bad.empty()) return std::unexpected(bad);
+        if (!last) {
+            if (!S_ISDIR(st.st_mode)) return std::unexpected(next + ": " + std::strerror(ENOTDIR));
+            dirs.emplace_back(std::move(fd), next);
+            continue;
+        }
+        if (!S_ISREG(st.st_mode)) return std::unexpected(next + " is not a regular file");
+        // The directory that holds the file is judged as strictly as the file itself,
+        // wherever a link led (a sticky directory does not keep others from it).
+        struct stat holder {};
+        if (::fstat(dirs.back().first.get(), &holder) != 0) return std::unexpected(here + ": cannot stat: " + std::strerror(errno));
+        if (auto bad = detail::judge_owner(here, holder, true); !bad.empty()) return std::unexpected(bad);
+        TrustedFile out;
+        if ((flags & O_PATH) != 0) {
+            out.fd = std::move(fd);
+        } else {
+            // Opened again beneath the same judged directory, without following a link;
+            // still the object judged, which the status below proves.
+            out.fd = Descriptor(::openat(dirs.back().first.get(), name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC));
+            if (out.fd.get() < 0) return std::unexpected(next + ": cannot open: " + std::strerror(errno));
+            struct stat again {};
+            if (::fstat(out.fd.get(), &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino)
+                return std::unexpected(next + ": changed while it was being checked");
+        }
+        out.real_path = next;
+        out.status = st;
+        return out;
+    }
+    return std::unexpected(path + " is not a regular file");
+}
+
+// Why `program` cannot be trusted to run as (part of) a sandbox, or an empty string:
+// open_trusted's rule, and it must be executable.
+inline std::string untrusted_program(const std::string& program, const std::vector<std::string>& sandbox_writable = {}) {
+    auto file = open_trusted(program, O_PATH, sandbox_writable);
+    if (!file) return file.error();
+    if ((file->status.st_mode & 0111) == 0 || ::faccessat(AT_FDCWD, file->real_path.c_str(), X_OK, AT_EACCESS) != 0)
+        return file->real_path + " is not executable";
+    return {};
+}
+
+}  // namespace confine::trust
