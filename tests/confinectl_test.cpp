@@ -432,9 +432,17 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
     FakeRunnerSetup plain(true, false);
     auto ro = plain.confine.run({"wrap", "--json", "--config", plain.config.string(), "--mode", "read-only", "--", "true"});
     CHECK(json::parse(ro.out)["argv"] == json::array({"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=read-only", "--", "true"}));
+    test::TempDir cache;
     auto extra = plain.confine.run({"wrap", "--json", "--config", plain.config.string(), "--workspace", plain.workspace.path().string(),
-                                    "--writable", plain.plugins.path().string(), "--", "true"});
-    CHECK(json::parse(extra.out)["argv"][3] == "FAKE_WRITABLE=" + plain.plugins.path().string());
+                                    "--writable", cache.path().string(), "--", "true"});
+    CHECK(json::parse(extra.out)["argv"][3] == "FAKE_WRITABLE=" + cache.path().string());
+    // The plugin itself may not become writable: the next run would load what this one wrote.
+    auto over_plugin = plain.confine.run({"wrap", "--json", "--config", plain.config.string(), "--workspace", plain.workspace.path().string(),
+                                          "--writable", plain.plugins.path().string(), "--", "true"});
+    CHECK(over_plugin.exit_code == 125);
+    CHECK(over_plugin.out.empty());
+    CHECK_THAT(over_plugin.err, Catch::StartsWith("confinectl: sandbox unavailable: refusing to run: the plugin ") &&
+                                    Catch::Contains(" lies in " + plain.plugins.path().string() + ", which the confined command may write"));
 
     Installed dflt;
     dflt.remove_launcher();

@@ -222,7 +222,7 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     auto ro = provider->wrap({confine::Mode::read_only, {}, {}}, argv);
     REQUIRE(ro);
     CHECK(ro->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                               "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--", "make", "-j2"});
+                                               "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--", "make", "-j2"});
     CHECK(ro->enforcement == confine::Enforcement::full);
     CHECK(ro->denial_signatures == std::vector<std::string>{"read-only file system", "permission denied"});
     CHECK(ro->failure_rule.fatal_signatures == std::vector<std::string>{"bwrap: ", "company-wrapper: "});
@@ -235,20 +235,21 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     auto rw = provider->wrap({confine::Mode::workspace_write, ws, {cache}}, argv);
     REQUIRE(rw);
     CHECK(rw->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                               "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--tmpfs", "/tmp", "--bind", ws, ws, "--bind", cache, cache, "--", "make",
+                                               "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--tmpfs", "/tmp", "--bind", ws, ws, "--bind", cache, cache, "--", "make",
                                                "-j2"});
     CHECK(rw->attestation.kind == confine::Attestation::Kind::none);
 }
 
 TEST_CASE("wrap goes through the selected runner", "[selection]") {
     test::TempDir dir;
+    test::TempDir ws;
     test::install_fake(dir.path(), "usable");
     auto provider = provider_for(dir, chain({"usable"}));
     std::vector<std::string> argv{"echo", "hi"};
-    auto wrapped = provider->wrap({confine::Mode::workspace_write, dir.path(), {}}, argv);
+    auto wrapped = provider->wrap({confine::Mode::workspace_write, ws.path(), {}}, argv);
     REQUIRE(wrapped);
     CHECK(wrapped->runner == "usable");
-    CHECK(wrapped->argv == std::vector<std::string>{"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=workspace-write:" + dir.path().string(),
+    CHECK(wrapped->argv == std::vector<std::string>{"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=workspace-write:" + ws.path().string(),
                                                     "--", "echo", "hi"});
 }
 

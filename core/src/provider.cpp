@@ -1,9 +1,20 @@
 #include <confine/provider.hpp>
 
 #include "log.hpp"
+#include "roots.hpp"
+#include "trust.hpp"
 #include "verdict_cache.hpp"
 
 #include <cstdlib>
+
+#if !defined(_WIN32)
+#include <confine/trust_posix.hpp>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#endif
 
 #include <mutex>
 
@@ -211,31 +222,47 @@ Selection Provider::diagnose() const {
 
 namespace {
 
-std::optional<Error> check_policy(const Policy& policy, std::span<const std::string> argv) {
-    auto bad = [](std::string m) { return Error{ErrorCode::invalid_policy, std::move(m)}; };
+// The policy as a runner may be given it (see resolve_policy), for a command it can run.
+std::expected<Policy, Error> checked_policy(const Policy& policy, std::span<const std::string> argv) {
+    auto bad = [](std::string m) { return std::unexpected(Error{ErrorCode::invalid_policy, std::move(m)}); };
     if (argv.empty()) return bad("no command to run");
-    auto has_nul = [](const std::string& s) { return s.find('\0') != std::string::npos; };
     for (const auto& a : argv)
-        if (has_nul(a)) return bad("a command argument contains a NUL byte");
-    // Grants name existing directories: a runner cannot bind or allow what is not there.
-    auto existing_dir = [&](const fs::path& p, const std::string& what) -> std::optional<Error> {
-        if (!p.is_absolute()) return bad(what + " must be an absolute path: " + p.string());
-        if (has_nul(p.string())) return bad(what + " path contains a NUL byte");
+        if (a.find('\0') != std::string::npos) return bad("a command argument contains a NUL byte");
+    return detail::resolve_policy(policy);
+}
+
+// Nothing confine loads or reads as configuration may lie where this run's command
+// could write: it would be the next run's plugin or configuration (DESIGN §11). /tmp and
+// /dev/shm were refused when they were opened; these are the run's own roots.
+std::optional<Error> writable_by_the_run(const Policy& resolved, const std::vector<std::pair<std::string, fs::path>>& files) {
+    const auto places = detail::writable_places(resolved);
+    for (const auto& [what, file] : files) {
+        if (file.empty()) continue;
         std::error_code ec;
-        auto st = fs::status(p, ec);
-        if (st.type() == fs::file_type::not_found) return bad(what + " does not exist: " + p.string());
-        if (st.type() != fs::file_type::directory) return bad(what + " is not a directory: " + p.string());
-        return std::nullopt;
-    };
-    if (policy.mode == Mode::workspace_write) {
-        if (policy.workspace.empty()) return bad("workspace-write mode needs a workspace");
-        if (auto e = existing_dir(policy.workspace, "workspace")) return e;
-    } else if (!policy.writable.empty()) {
-        return bad("read-only mode cannot have writable roots");
+        const fs::path real = fs::canonical(file, ec);
+        if (ec) continue;  // gone since it was read: nothing of it is used again
+        for (const auto& place : places)
+            if (detail::is_within(real, place))
+                return Error{ErrorCode::sandbox_unavailable, "refusing to run: " + what + " " + real.string() + " lies in " + place +
+                                                                  ", which the confined command may write"};
     }
-    for (const auto& w : policy.writable)
-        if (auto e = existing_dir(w, "writable root")) return e;
     return std::nullopt;
+}
+
+// Why the asserted runner command's program cannot be trusted to confine, or nullopt.
+std::optional<std::string> untrusted_runner_program(const std::string& program, const Policy& resolved) {
+#if defined(_WIN32)
+    (void)resolved;
+    if (auto bad = detail::untrusted_reason(program, detail::TrustScope::file_and_ancestors)) return bad;
+    return std::nullopt;
+#else
+    if (program.empty() || program.front() != '/') return std::string("its program must be an absolute path");
+    // A program that is not there is said plainly, as the spawn would have.
+    if (struct stat st {}; ::stat(program.c_str(), &st) != 0) return std::string(std::strerror(errno));
+    std::string why = trust::untrusted_program(program, detail::writable_places(resolved));
+    if (why.empty()) return std::nullopt;
+    return why;
+#endif
 }
 
 // The bwrap-shaped wrap of an asserted runner command (DESIGN §3, §4).
@@ -270,12 +297,30 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
 
 }  // namespace
 
+// What of this provider a run relies on that a file holds: the configuration, if read
+// from a file, and the plugin.
+std::vector<std::pair<std::string, fs::path>> relied_on(const Config& config, const fs::path& plugin) {
+    std::vector<std::pair<std::string, fs::path>> files{{"the plugin", plugin}};
+    if (config.source != embedded_config_name) files.emplace_back("the configuration", config.source);
+    return files;
+}
+
 std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<const std::string> argv) const {
-    if (auto bad = check_policy(policy, argv)) return std::unexpected(*bad);
+    auto resolved = checked_policy(policy, argv);
+    if (!resolved) return std::unexpected(resolved.error());
     const Selection& s = selection();
     if (!s.usable()) return std::unexpected(*s.failure);
-    if (s.asserted) return asserted_wrap(s, impl_->config.platforms.at(impl_->platform), policy, argv);
-    auto wrapped = impl_->selected->wrap(policy, argv);
+    const fs::path plugin = s.asserted || s.candidates.empty() ? fs::path() : s.candidates.back().plugin_file;
+    if (auto bad = writable_by_the_run(*resolved, relied_on(impl_->config, plugin))) return std::unexpected(*bad);
+    if (s.asserted) {
+        // The operator's program is judged like any runner program: one the command, a
+        // previous run or another user could have replaced would confine nothing.
+        if (auto bad = untrusted_runner_program(s.runner_command.front(), *resolved))
+            return std::unexpected(Error{ErrorCode::sandbox_unavailable,
+                                         "cannot start runner '" + std::string(asserted_runner_name) + "' (" + s.runner_command.front() + "): " + *bad});
+        return asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv);
+    }
+    auto wrapped = impl_->selected->wrap(*resolved, argv);
     if (!wrapped) {
         // Whatever stopped the runner from wrapping, nothing may run unconfined.
         return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
@@ -285,11 +330,13 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
 
 std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, const Policy& policy,
                                                      std::span<const std::string> argv) const {
-    if (auto bad = check_policy(policy, argv)) return std::unexpected(*bad);
+    auto resolved = checked_policy(policy, argv);
+    if (!resolved) return std::unexpected(resolved.error());
     fs::path file;
     auto opened = impl_->open_runner(std::string(runner), file);
     if (!opened) return std::unexpected(Error{ErrorCode::sandbox_unavailable, "runner '" + std::string(runner) + "' cannot be used: " + opened.error().message});
-    auto wrapped = (*opened)->wrap(policy, argv);
+    if (auto bad = writable_by_the_run(*resolved, relied_on(impl_->config, file))) return std::unexpected(*bad);
+    auto wrapped = (*opened)->wrap(*resolved, argv);
     if (!wrapped) return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
     return wrapped;
 }

@@ -1,0 +1,38 @@
+// Writable roots: what a policy may make writable, resolved once. Internal to libconfine.
+#pragma once
+
+#include <confine/error.hpp>
+#include <confine/runner.hpp>
+
+#include <expected>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace confine::detail {
+
+// Why granting `real` (resolved: absolute, no link, no "." or "..") as writable would
+// let a confined command change the system or the user's own start-up files, or
+// nullopt. Refused: "/", the system directories and anything beneath those that hold
+// programs, libraries, configuration or devices, the directories that hold homes, and
+// the caller's home directory itself or anything above it. `home` is the caller's home
+// directory, resolved (empty when there is none).
+std::optional<std::string> refused_writable_root(const std::filesystem::path& real, const std::filesystem::path& home);
+
+// Whether `path` is `root` or lies beneath it, component by component (both resolved).
+bool is_within(const std::filesystem::path& path, const std::filesystem::path& root);
+
+// The caller's home directory, resolved ($HOME, else the user database), or empty.
+std::filesystem::path caller_home();
+
+// The policy with every root resolved (links followed once, here) and checked: each an
+// existing directory that refused_writable_root() accepts; duplicates dropped. What a
+// runner is given is what was checked.
+std::expected<Policy, Error> resolve_policy(const Policy& policy);
+
+// The places a confined command may write under `policy` (resolved), beyond those every
+// sandbox may write.
+std::vector<std::string> writable_places(const Policy& resolved);
+
+}  // namespace confine::detail
