@@ -14,6 +14,7 @@
 #include "arguments.hpp"
 #include "platform.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -53,7 +54,10 @@ private:
 };
 
 int fail(const std::string& message) {
-    std::string line = message;
+    // One line, and one a terminal or a log can take whole.
+    constexpr std::size_t max_line = 4096;
+    std::string line = message.size() <= max_line ? message
+                                                  : message.substr(0, max_line) + "... (" + std::to_string(message.size() - max_line) + " more bytes)";
     for (char& c : line)
         if (c == '\n' || c == '\r') c = ' ';
     std::fprintf(stderr, "confinectl: %s\n", line.c_str());
@@ -256,6 +260,16 @@ struct PolicyFlags {
         for (const auto& w : writable) {
             fs::path abs = fs::absolute(w, ec).lexically_normal();
             if (ec) return std::unexpected("cannot resolve --writable " + w + ": " + ec.message());
+            // A relative root names something of the workspace's: one that resolves
+            // outside it (`build -> /etc`, `../..`) is not what it says.
+            std::error_code real_ec, ws_ec;
+            const fs::path real = fs::canonical(abs, real_ec), ws = fs::canonical(p.workspace, ws_ec);
+            if (fs::path(w).is_relative() && !p.workspace.empty() && !real_ec && !ws_ec) {
+                const auto [end, rest] = std::mismatch(ws.begin(), ws.end(), real.begin(), real.end());
+                if (end != ws.end())
+                    return std::unexpected("refusing --writable " + w + ": it resolves to " + real.string() + ", outside the workspace " +
+                                           p.workspace.string());
+            }
             p.writable.push_back(abs);
         }
         return p;
@@ -287,13 +301,17 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
         // The command must never inherit the report's descriptor.
         if (auto bad = confinectl::prepare_report_descriptor(*report_fd)) return fail(*bad);
     }
+    std::optional<confinectl::ReportFile> report_to;
     if (!report_file.empty()) {
-        std::filesystem::path dir = std::filesystem::path(report_file).parent_path();
-        if (dir.empty()) dir = ".";
-        if (auto bad = confinectl::cannot_write_in(dir)) return fail("--report " + report_file + ": cannot write in " + dir.string() + ": " + *bad);
+        auto opened = confinectl::ReportFile::open(report_file);
+        if (!opened) return fail("--report " + opened.error());
+        report_to.emplace(std::move(*opened));
     }
     auto provider = open_provider(config_path, provider_options(false));
     if (!provider) return exit_failure;
+    // Probing happens here, before any signal is forwarded: a signal now ends confinectl
+    // by its default action, and the command never starts.
+    provider->selection();
 
     confinectl::forward_signals(g_child_pid);
     confine::RunOptions options;
@@ -312,8 +330,7 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
 
     if (!report_file.empty() || report_fd) {
         const std::string report = outcome_json(*outcome).dump() + "\n";
-        const std::optional<std::string> report_error = !report_file.empty() ? confinectl::write_file_atomically(report_file, report)
-                                                                             : confinectl::write_to_descriptor(*report_fd, report);
+        const std::optional<std::string> report_error = report_to ? report_to->write(report) : confinectl::write_to_descriptor(*report_fd, report);
         if (report_error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", report_error->c_str());
     }
 
@@ -414,6 +431,7 @@ std::expected<int, std::string> descriptor_number(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    confinectl::make_undumpable();
     confine::set_log_program_name("confinectl");
     const auto commands = command_specs();
     auto parsed = confine::cli::parse(std::span<const char* const>(argv + 1, static_cast<std::size_t>(argc > 0 ? argc - 1 : 0)), commands);

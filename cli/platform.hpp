@@ -2,11 +2,18 @@
 #pragma once
 
 #include <atomic>
+#include <expected>
+#include <memory>
 #include <filesystem>
 #include <optional>
 #include <string>
 
 namespace confinectl {
+
+// Keeps confinectl from being traced, read or entered through /proc by a process of the
+// same user — a confined command included (DESIGN §11: the supervisor cannot be
+// entered). Processes it executes are dumpable again as usual.
+void make_undumpable();
 
 // Signals sent to confinectl by another process reach the process `child` names (when
 // non-zero). Where the OS has no such signals, nothing.
@@ -15,12 +22,26 @@ void forward_signals(std::atomic<int>& child);
 // Ends confinectl by the signal that ended the command (no core file of its own).
 [[noreturn]] void die_by(int sig);
 
-// Writes `text` beside `path` and renames it into place: a reader never sees half of
-// it. The error, if any, as one line.
-std::optional<std::string> write_file_atomically(const std::string& path, const std::string& text);
+// The report's file, fixed before the command runs: its directory is opened (and shown
+// to take a new file) then, and the report is written through that directory, so that
+// a command which replaces the directory, or a directory above it, by a link cannot
+// redirect it. Written beside its name and renamed into place: a reader never sees
+// half of it.
+class ReportFile {
+public:
+    // The report file `path`, or one line saying why it cannot be written.
+    static std::expected<ReportFile, std::string> open(const std::string& path);
+    ReportFile(ReportFile&&) noexcept;
+    ReportFile& operator=(ReportFile&&) noexcept;
+    ~ReportFile();
+    // Writes `text` and renames it into place; the error, if any, as one line.
+    std::optional<std::string> write(const std::string& text);
 
-// Why `dir` cannot take a new file, if it cannot.
-std::optional<std::string> cannot_write_in(const std::filesystem::path& dir);
+private:
+    struct Impl;
+    explicit ReportFile(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
 
 // Makes descriptor `fd` ready to take the report: open, not a standard stream, and
 // never inherited by the command. The error, if any, as one line.

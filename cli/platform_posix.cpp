@@ -2,11 +2,16 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 
 namespace confinectl {
@@ -16,12 +21,27 @@ std::atomic<int>* g_child = nullptr;
 
 // Those the terminal sends already reach the command (it shares confinectl's process
 // group); only signals sent by another process are passed on.
+// With no command started yet, or none any more, the signal is confinectl's own: it
+// ends confinectl by its default action, so that nothing starts after it.
 void forward(int sig, siginfo_t* info, void*) {
     const int pid = g_child ? g_child->load() : 0;
-    if (pid > 0 && info && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) ::kill(pid, sig);
+    if (pid <= 0) {
+        struct rlimit no_core {0, 0};
+        ::setrlimit(RLIMIT_CORE, &no_core);
+        ::signal(sig, SIG_DFL);
+        ::raise(sig);
+        return;
+    }
+    if (info && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) ::kill(pid, sig);
 }
 
 }  // namespace
+
+void make_undumpable() {
+#if defined(__linux__)
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#endif
+}
 
 void forward_signals(std::atomic<int>& child) {
     g_child = &child;
@@ -44,12 +64,55 @@ void die_by(int sig) {
     std::_Exit(128 + sig);
 }
 
-std::optional<std::string> write_file_atomically(const std::string& path, const std::string& text) {
+struct ReportFile::Impl {
+    int dir = -1;
+    std::string name, shown;
+    ~Impl() {
+        if (dir >= 0) ::close(dir);
+    }
+    // A new, empty temporary file beside the report, or -1 with errno set.
+    int create_temp(std::string& temp) const {
+        for (int attempt = 0; attempt < 100; ++attempt) {
+            char suffix[16];
+            std::snprintf(suffix, sizeof suffix, ".%08x", static_cast<unsigned>(::random()) ^ static_cast<unsigned>(::getpid()));
+            temp = "." + name + suffix;
+            const int fd = ::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (fd >= 0 || errno != EEXIST) return fd;
+        }
+        return -1;
+    }
+};
+
+ReportFile::ReportFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ReportFile::ReportFile(ReportFile&&) noexcept = default;
+ReportFile& ReportFile::operator=(ReportFile&&) noexcept = default;
+ReportFile::~ReportFile() = default;
+
+std::expected<ReportFile, std::string> ReportFile::open(const std::string& path) {
     namespace fs = std::filesystem;
-    fs::path target(path);
-    std::string temp = (target.parent_path().empty() ? fs::path(".") : target.parent_path()).string() + "/." +
-                       target.filename().string() + ".XXXXXX";
-    int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+    const fs::path target(path);
+    auto impl = std::make_unique<Impl>();
+    impl->name = target.filename().string();
+    impl->shown = path;
+    if (impl->name.empty() || impl->name == "." || impl->name == "..") return std::unexpected(path + ": names a directory, not a file");
+    const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+    impl->dir = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (impl->dir < 0) return std::unexpected(path + ": cannot open its directory " + dir.string() + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstatat(impl->dir, impl->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+        return std::unexpected(path + ": is a directory");
+    // Shown now that a file can be made there, rather than after the command has run.
+    std::string temp;
+    const int fd = impl->create_temp(temp);
+    if (fd < 0) return std::unexpected(path + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
+    ::close(fd);
+    ::unlinkat(impl->dir, temp.c_str(), 0);
+    return ReportFile(std::move(impl));
+}
+
+std::optional<std::string> ReportFile::write(const std::string& text) {
+    std::string temp;
+    const int fd = impl_->create_temp(temp);
     if (fd < 0) return std::string(std::strerror(errno));
     bool ok = true;
     for (std::size_t off = 0; ok && off < text.size();) {
@@ -60,15 +123,11 @@ std::optional<std::string> write_file_atomically(const std::string& path, const 
     }
     int saved = errno;
     ok = ::close(fd) == 0 && ok;
-    if (ok && ::rename(temp.c_str(), path.c_str()) == 0) return std::nullopt;
+    // renameat replaces whatever the name holds now, a link included, and follows none.
+    if (ok && ::renameat(impl_->dir, temp.c_str(), impl_->dir, impl_->name.c_str()) == 0) return std::nullopt;
     saved = errno ? errno : saved;
-    ::unlink(temp.c_str());
+    ::unlinkat(impl_->dir, temp.c_str(), 0);
     return std::string(std::strerror(saved));
-}
-
-std::optional<std::string> cannot_write_in(const std::filesystem::path& dir) {
-    if (::access(dir.c_str(), W_OK) != 0) return std::string(std::strerror(errno));
-    return std::nullopt;
 }
 
 std::optional<std::string> prepare_report_descriptor(int fd) {

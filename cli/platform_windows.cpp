@@ -19,14 +19,40 @@ std::string last_error_text() {
 
 }  // namespace
 
+// A process of the same user opens another only as its access list allows; nothing to
+// change here.
+void make_undumpable() {}
+
 // Windows has no signals to pass on; a console's Ctrl+C reaches the whole console group.
 void forward_signals(std::atomic<int>&) {}
 
 void die_by(int sig) { std::_Exit(128 + sig); }
 
-std::optional<std::string> write_file_atomically(const std::string& path, const std::string& text) {
+struct ReportFile::Impl {
+    std::filesystem::path target;
+};
+
+ReportFile::ReportFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ReportFile::ReportFile(ReportFile&&) noexcept = default;
+ReportFile& ReportFile::operator=(ReportFile&&) noexcept = default;
+ReportFile::~ReportFile() = default;
+
+std::expected<ReportFile, std::string> ReportFile::open(const std::string& path) {
     namespace fs = std::filesystem;
-    const fs::path target(path);
+    auto impl = std::make_unique<Impl>();
+    impl->target = fs::path(path);
+    const std::string name = impl->target.filename().string();
+    if (name.empty() || name == "." || name == "..") return std::unexpected(path + ": names a directory, not a file");
+    std::error_code ec;
+    const fs::path dir = impl->target.parent_path().empty() ? fs::path(".") : impl->target.parent_path();
+    if (!fs::is_directory(dir, ec)) return std::unexpected(path + ": cannot write in " + dir.string() + ": not a directory");
+    if (fs::is_directory(impl->target, ec)) return std::unexpected(path + ": is a directory");
+    return ReportFile(std::move(impl));
+}
+
+std::optional<std::string> ReportFile::write(const std::string& text) {
+    namespace fs = std::filesystem;
+    const fs::path& target = impl_->target;
     std::random_device random;
     const fs::path temp = (target.parent_path().empty() ? fs::path(".") : target.parent_path()) /
                           ("." + target.filename().string() + "." + std::to_string(random()));
@@ -39,12 +65,6 @@ std::optional<std::string> write_file_atomically(const std::string& path, const 
     if (!error && !::MoveFileExW(temp.wstring().c_str(), target.wstring().c_str(), MOVEFILE_REPLACE_EXISTING)) error = last_error_text();
     if (error) ::DeleteFileW(temp.wstring().c_str());
     return error;
-}
-
-std::optional<std::string> cannot_write_in(const std::filesystem::path& dir) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) return std::string("not a directory");
-    return std::nullopt;
 }
 
 std::optional<std::string> prepare_report_descriptor(int) {

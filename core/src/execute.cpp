@@ -7,11 +7,13 @@
 #include <io.h>
 #define isatty _isatty
 #else
+#include <fcntl.h>
 #include <unistd.h>
 #endif
 
 #include <cerrno>
 #include <csignal>
+#include <string_view>
 
 #ifndef SIGKILL
 #define SIGKILL 9  // Windows: any signal ends the run's job
@@ -54,11 +56,44 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
 }
 
 // The command as the runner will look it up, checked before anything runs.
+#if !defined(_WIN32)
+// A script's interpreter, checked as the kernel will look it up: a missing one is the
+// command's own fault (127, as with env), not the sandbox's.
+std::optional<Error> check_interpreter(const std::string& name, std::filesystem::path program, const RunOptions& options) {
+    if (program.is_relative() && !options.working_directory.empty()) program = options.working_directory / program;
+    char head[256];
+    ssize_t n = -1;
+    if (const int fd = ::open(program.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+        n = ::read(fd, head, sizeof head);
+        ::close(fd);
+    }
+    if (n < 3 || head[0] != '#' || head[1] != '!') return std::nullopt;  // not a script, or unreadable: the kernel says
+    std::string_view line(head + 2, static_cast<std::size_t>(n - 2));
+    line = line.substr(0, line.find('\n'));
+    const std::size_t start = line.find_first_not_of(" \t");
+    if (start == std::string_view::npos) return std::nullopt;
+    const std::string interpreter(line.substr(start, line.find_first_of(" \t", start) - start));
+    if (interpreter.empty() || interpreter.front() != '/') return std::nullopt;
+    if (::access(interpreter.c_str(), F_OK) != 0)
+        return Error{ErrorCode::command_not_found, name + ": bad interpreter " + interpreter + ": No such file or directory"};
+    if (::access(interpreter.c_str(), X_OK) != 0)
+        return Error{ErrorCode::command_not_executable, name + ": bad interpreter " + interpreter + ": Permission denied"};
+    return std::nullopt;
+}
+#endif
+
 std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options) {
-    if (argv.empty() || argv.front().empty()) return std::nullopt;  // the policy check names it
+    if (argv.empty()) return std::nullopt;  // the policy check names it
     const std::string& name = argv.front();
+    if (name.empty()) return Error{ErrorCode::command_not_found, "'': No such file or directory"};
     int error = 0;
-    if (detail::find_program(name, options.environment, options.working_directory, error)) return std::nullopt;
+    if (auto program = detail::find_program(name, options.environment, options.working_directory, error)) {
+#if !defined(_WIN32)
+        return check_interpreter(name, *program, options);
+#else
+        return std::nullopt;
+#endif
+    }
     if (error == EACCES) return Error{ErrorCode::command_not_executable, name + ": Permission denied"};
     if (name.find('/') != std::string::npos) return Error{ErrorCode::command_not_found, name + ": No such file or directory"};
     return Error{ErrorCode::command_not_found, name + ": command not found"};
