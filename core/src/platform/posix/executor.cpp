@@ -13,8 +13,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -284,11 +286,73 @@ pid_t parent_of(int pidfd, pid_t pid) {
     return ::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) == 0 ? parent : 0;
 }
 
+// Whether the process `pidfd` holds is still alive (a number read about it before this
+// still describes it: a live process's number cannot pass to another).
+bool alive(int pidfd) { return ::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) == 0; }
+
+// Reads a small /proc file whole into `buf` (NUL-terminated); its length, or -1.
+ssize_t read_proc(const char* path, char* buf, std::size_t size) {
+    Fd f(::open(path, O_RDONLY | O_CLOEXEC));
+    if (f.get() < 0) return -1;
+    std::size_t got = 0;
+    while (got + 1 < size) {
+        const ssize_t n = ::read(f.get(), buf + got, size - 1 - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -1;
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    buf[got] = '\0';
+    return static_cast<ssize_t>(got);
+}
+
+// Whether the process `pidfd` holds is PID 1 of a PID namespace of its own, as
+// bubblewrap's reaper is with --unshare-pid: its "NSpid:" line (its number in each
+// namespace from this one down) has more than one number, and the last is 1.
+bool namespace_init(int pidfd, pid_t pid) {
+    char path[64], text[8192];
+    std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
+    if (read_proc(path, text, sizeof text) <= 0) return false;
+    const char* line = std::strstr(text, "\nNSpid:");
+    if (!line) return false;
+    line += 7;
+    int count = 0;
+    long last = 0;
+    for (char* end = nullptr;; line = end) {
+        const long n = std::strtol(line, &end, 10);
+        if (end == line) break;
+        last = n;
+        ++count;
+        if (*end == '\n' || *end == '\0') break;
+    }
+    return count > 1 && last == 1 && alive(pidfd);
+}
+
+// The command below a PID namespace's init `init` (held by `init_fd`): the init's first
+// child, the oldest (orphans the command leaves are reparented to the init after it),
+// held in `held` and judged to be the init's child while held, the init still alive.
+// 0 while the init has no child that has not already ended (it forks the command once
+// the sandbox is set up).
+pid_t child_of_init(int init_fd, pid_t init, Fd& held) {
+    char path[96], text[256];
+    std::snprintf(path, sizeof path, "/proc/%d/task/%d/children", static_cast<int>(init), static_cast<int>(init));
+    if (read_proc(path, text, sizeof text) <= 0) return 0;
+    char* end = nullptr;
+    const long child = std::strtol(text, &end, 10);
+    if (end == text || child <= 1 || child > 0x3fffffff) return 0;
+    Fd fd(open_pidfd(static_cast<pid_t>(child)));
+    if (fd.get() < 0 || parent_of(fd.get(), static_cast<pid_t>(child)) != init || !alive(init_fd)) return 0;
+    pollfd ended{fd.get(), POLLIN, 0};
+    if (::poll(&ended, 1, 0) != 0) return 0;  // an ended command the init has not reaped yet
+    held = std::move(fd);
+    return static_cast<pid_t>(child);
+}
+
 // The command's process ID, once the runner's status text names it after `key` and
 // it is the runner's own child (judged while a pidfd holds the process, so that the
-// number cannot meanwhile pass to another). nullopt while the text does not name it
-// yet; 0 when it names something else or the process is gone.
-std::optional<pid_t> reported_command(const std::string& text, const std::string& key, pid_t runner) {
+// number cannot meanwhile pass to another; that pidfd is left in `held`). nullopt while
+// the text does not name it yet; 0 when it names something else or the process is gone.
+std::optional<pid_t> reported_command(const std::string& text, const std::string& key, pid_t runner, Fd& held) {
     const std::size_t at = text.find(key);
     if (at == std::string::npos) return std::nullopt;
     std::size_t i = at + key.size();
@@ -299,8 +363,9 @@ std::optional<pid_t> reported_command(const std::string& text, const std::string
     if (i == text.size()) return std::nullopt;  // the rest of the number may still be coming
     if (digits == 0 || number <= 1 || number > 0x3fffffff) return 0;
     const auto pid = static_cast<pid_t>(number);
-    Fd held(open_pidfd(pid));
-    if (held.get() < 0 || parent_of(held.get(), pid) != runner) return 0;
+    Fd fd(open_pidfd(pid));
+    if (fd.get() < 0 || parent_of(fd.get(), pid) != runner) return 0;
+    held = std::move(fd);
     return pid;
 }
 
@@ -508,15 +573,39 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     std::optional<int> status;
     std::string status_text;
     bool command_pid_known = false;
+    // With a PID namespace of its own (bubblewrap's --unshare-pid), the runner names its
+    // reaper, PID 1 there: a signal from outside to a namespace's init is dropped unless
+    // it handles it, so the command is its child, looked for (briefly, without blocking
+    // the output) until the init forks it. Until then signals go to the runner as before.
+    // Once found it is held, so that its end is seen: signals then go back to the runner,
+    // whose number cannot pass to another before it is waited for, and the init's next
+    // child is looked for (a setuid bubblewrap's set-up helper comes before the command).
+    Fd init_fd, command_fd;
+    pid_t init_pid = 0;
+    bool looking = false;
+    std::chrono::steady_clock::time_point looking_since{};
+    constexpr std::chrono::milliseconds look_fast(100), look_limit(10000);
+    auto look_for_command = [&] {
+        if (!looking) return;
+        if (!running || !alive(init_fd.get()) || std::chrono::steady_clock::now() - looking_since > look_limit) {
+            looking = false;
+            return;
+        }
+        if (pid_t command = child_of_init(init_fd.get(), init_pid, command_fd)) {
+            looking = false;
+            spec.on_started(command);
+        }
+    };
     char buf[65536];
     while (running || out_open || err_open || status_open) {
-        pollfd fds[4];
+        pollfd fds[5];
         nfds_t n = 0;
-        int oi = -1, ei = -1, si = -1, pi = -1;
+        int oi = -1, ei = -1, si = -1, pi = -1, ci = -1;
         if (out_open) { oi = static_cast<int>(n); fds[n++] = {out_r.get(), POLLIN, 0}; }
         if (err_open) { ei = static_cast<int>(n); fds[n++] = {err_r.get(), POLLIN, 0}; }
         if (status_open) { si = static_cast<int>(n); fds[n++] = {status_r.get(), POLLIN, 0}; }
         if (running && pidfd.get() >= 0) { pi = static_cast<int>(n); fds[n++] = {pidfd.get(), POLLIN, 0}; }
+        if (running && command_fd.get() >= 0) { ci = static_cast<int>(n); fds[n++] = {command_fd.get(), POLLIN, 0}; }
         if (n == 0) {
             // Nothing to read and no pidfd: a blocking wait is all that is left.
             int st = 0;
@@ -529,6 +618,10 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         // Once the command has exited, take what its pipes already hold and stop: a
         // daemon it left behind may keep them open for ever.
         int timeout_ms = !running ? 0 : pi < 0 ? 10 : -1;
+        if (looking && running) {
+            const int step = std::chrono::steady_clock::now() - looking_since < look_fast ? 1 : 10;
+            if (timeout_ms < 0 || timeout_ms > step) timeout_ms = step;
+        }
         int ready = ::poll(fds, n, timeout_ms);
         if (ready < 0 && errno != EINTR) break;
         if (ready == 0 && !running) break;
@@ -547,13 +640,28 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         if (si >= 0 && (fds[si].revents & (POLLIN | POLLHUP | POLLERR))) {
             drain(status_r.get(), status_open, status_text, false);
             if (status_text.size() > (1u << 20)) status_open = false;  // a status is a few lines
-            if (!command_pid_known && !spec.attestation.status_pid_key.empty()) {
-                if (auto command = reported_command(status_text, spec.attestation.status_pid_key, pid)) {
+            if (!command_pid_known && !spec.attestation.status_pid_key.empty() && spec.on_started) {
+                Fd held;
+                if (auto command = reported_command(status_text, spec.attestation.status_pid_key, pid, held)) {
                     command_pid_known = true;
-                    if (*command > 0 && spec.on_started) spec.on_started(*command);
+                    if (*command > 0 && namespace_init(held.get(), *command)) {
+                        init_fd = std::move(held);
+                        init_pid = *command;
+                        looking = true;
+                        looking_since = std::chrono::steady_clock::now();
+                    } else if (*command > 0) {
+                        spec.on_started(*command);
+                    }
                 }
             }
         }
+        if (ci >= 0 && (fds[ci].revents & (POLLIN | POLLHUP | POLLERR))) {
+            command_fd.reset();
+            spec.on_started(pid);
+            looking = true;
+            looking_since = std::chrono::steady_clock::now();
+        }
+        look_for_command();
         if (running && (pi < 0 || (fds[pi].revents & POLLIN))) {
             int st = 0;
             pid_t w = ::waitpid(pid, &st, pi >= 0 ? 0 : WNOHANG);
