@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <csignal>
+#include <sstream>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -36,14 +36,21 @@ struct Bwrapped {
         return confine.run(args, env, as_user(unprivileged));
     }
     // Runs `command` confined, with confinectl in the background of a shell that runs
-    // `before` first; once `ready` holds something, the shell sends confinectl
-    // `signal_name`, waits for it, then runs `after` (by default: print its status).
+    // `before` first; once `ready` holds something, the shell runs `between` (confinectl's
+    // process ID is $runner), sends confinectl `signal_name`, waits for it, then runs
+    // `after` (by default: print its status).
     test::Result run_then_signal(const Tree& tree, const fs::path& ready, const std::string& signal_name, const std::string& command,
-                                 const std::string& before = "", const std::string& after = "echo \"status=$?\"") const {
+                                 const std::string& before = "", const std::string& after = "echo \"status=$?\"",
+                                 const std::string& between = "", bool unprivileged = false) const {
         const std::string script = before + "\"$@\" & runner=$!; for i in $(seq 200); do [ -s " + ready.string() +
-                                   " ] && break; sleep 0.05; done; kill -" + signal_name + " $runner; wait $runner; " + after;
-        return test::run({"/bin/sh", "-c", script, "sh", confine.confinectl().string(), "run", "--config", config.string(),
-                          "--workspace", tree.ws.string(), "--", "/bin/sh", "-c", command});
+                                   " ] && break; sleep 0.05; done; " + between + "kill -" + signal_name + " $runner; wait $runner; " +
+                                   after;
+        std::vector<std::string> argv{"/bin/sh", "-c", script, "sh"};
+        for (const auto& a : as_user(unprivileged)) argv.push_back(a);
+        argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + confine.scratch("cache").string(),
+                                 confine.confinectl().string(), "run", "--config", config.string(), "--workspace", tree.ws.string(), "--",
+                                 "/bin/sh", "-c", command});
+        return test::run(argv);
     }
     json wrap(const std::vector<std::string>& flags) const {
         std::vector<std::string> args{"wrap", "--json", "--config", config.string()};
@@ -71,6 +78,21 @@ fs::path Programs::add(const std::string& name, const std::string& body) const {
 }
 
 json report_of(const fs::path& file) { return json::parse(test::read_file(file)); }
+
+// A shell snippet that finds, from outside, the deepest process below `start` by first
+// children (confinectl, bubblewrap, its reaper, the command), and writes its process ID
+// to `into` and its NSpid numbers ("outer inner") to `into`-nspid.
+std::string command_below(const std::string& start, const fs::path& into) {
+    return "p=" + start + "; while c=$(cat /proc/$p/task/$p/children 2>/dev/null) && [ -n \"$c\" ]; do p=${c%% *}; done; printf %s $p > " +
+           into.string() + "; awk '/^NSpid:/ { print $2, $3 }' /proc/$p/status > " + into.string() + "-nspid; ";
+}
+
+// A word for a POSIX shell: `text` verbatim.
+std::string quoted(const std::string& text) {
+    std::string q = "'";
+    for (char ch : text) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return q + "'";
+}
 
 void check_confinement(bool unprivileged) {
     test::require_bwrap();
@@ -168,13 +190,13 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     Bwrapped c;
     test::TempDir ws("/var/tmp"), extra("/var/tmp");
     auto ro = c.wrap({"--mode", "read-only"});
-    const std::vector<std::string> base{bwrap,          "--ro-bind", "/",       "/",   "--dev",       "/dev",
-                                        "--proc",       "/proc",     "--die-with-parent", "--cap-drop", "ALL", "--new-session",
-                                        "--json-status-fd", "{status-fd}"};
+    const std::vector<std::string> base{bwrap,         "--ro-bind",         "/",          "/",   "--dev",         "/dev",
+                                        "--proc",      "/proc",             "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
+                                        "--new-session", "--json-status-fd", "{status-fd}"};
     std::vector<std::string> expected = base;
     expected.insert(expected.end(), {"--", "echo", "hi"});
     CHECK(ro["argv"] == expected);
-    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 13}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
+    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 14}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
     CHECK(ro["denial_signatures"] == json::array({"read-only file system"}));
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
     CHECK(ro["enforcement"] == "full");
@@ -186,10 +208,36 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
                                      extra.path().string(), extra.path().string(), "--", "echo", "hi"});
     CHECK(rw["argv"] == expected);
 
-    Bwrapped no_session("[runner.bwrap]\nnew_session = false\n");
-    auto plain = no_session.wrap({"--mode", "read-only"});
-    CHECK(std::find(plain["argv"].begin(), plain["argv"].end(), "--new-session") == plain["argv"].end());
-    CHECK(plain["attestation"]["status_argument"] == 12);
+    // new_session = true is what it always is; said explicitly, it changes nothing.
+    Bwrapped with_session("[runner.bwrap]\nnew_session = true\n");
+    CHECK(with_session.wrap({"--mode", "read-only"})["argv"] == ro["argv"]);
+}
+
+TEST_CASE("bwrap refuses new_session = false, which would let the command inject terminal input", "[bwrap]") {
+    Tree t(false);
+    Bwrapped c("[runner.bwrap]\nnew_session = false\n");
+    const std::string why = "runner.bwrap: setting 'new_session' cannot be false: without bubblewrap's --new-session the command "
+                            "could push input into the terminal it was started from (TIOCSTI)";
+    auto checked = c.confine.run({"check-config", c.config.string()});
+    CHECK(checked.exit_code == 125);
+    CHECK(test::line_count(checked.err) == 1);
+    CHECK_THAT(checked.err, Catch::Contains(why));
+    for (const std::string mode : {"read-only", "workspace-write"}) {
+        INFO(mode);
+        const fs::path marker = t.root / ("ran-" + mode);
+        std::vector<std::string> args{"run", "--config", c.config.string(), "--mode", mode};
+        if (mode == "workspace-write") args.insert(args.end(), {"--workspace", t.ws.string()});
+        args.insert(args.end(), {"--", "/usr/bin/touch", marker.string()});
+        auto r = c.confine.run(args);
+        CHECK(r.exit_code == 125);
+        CHECK(test::line_count(r.err) == 1);
+        CHECK_THAT(r.err, Catch::StartsWith("confinectl: sandbox unavailable: ") && Catch::Contains(why));
+        CHECK_FALSE(fs::exists(marker));
+    }
+    // wrap, for hosts that spawn by themselves, refuses it too.
+    auto wrapped = c.confine.run({"wrap", "--json", "--config", c.config.string(), "--mode", "read-only", "--", "true"});
+    CHECK(wrapped.exit_code == 125);
+    CHECK_THAT(wrapped.err, Catch::Contains(why));
 }
 
 TEST_CASE("bwrap's program is an absolute, trusted path outside anything the command may write", "[bwrap]") {
@@ -228,7 +276,8 @@ TEST_CASE("bwrap's program is an absolute, trusted path outside anything the com
     CHECK(r.exit_code == 125);
     CHECK(test::line_count(r.err) == 1);
     CHECK_THAT(r.err, Catch::Contains("sandbox unavailable: ") &&
-                          Catch::Contains(" lies in " + ws.path().string() + ", which the confined command may write"));
+                          Catch::Contains(" lies in " + ws.path().string() + ", which ") &&
+                          Catch::Contains(" confined command may write"));
     CHECK_FALSE(fs::exists(ws / "ran"));
 }
 
@@ -384,17 +433,179 @@ TEST_CASE("a signal sent to confinectl ends a bubblewrap run, the command includ
     test::require_bwrap();
     Tree t(false);
     Bwrapped c;
-    const fs::path pidfile = t.ws / "pid";
-    // Once the command has said who it is, TERM confinectl.
-    auto r = c.run_then_signal(t, pidfile, "TERM", "echo $$ > " + pidfile.string() + "; exec sleep 30");
+    const fs::path pidfile = t.ws / "pid", outer = t.root / "outer";
+    // Once the command has said who it is, find it from outside — in its own PID
+    // namespace, $$ is not the number this side knows it by — then TERM confinectl.
+    auto r = c.run_then_signal(t, pidfile, "TERM", "echo $$ > " + pidfile.string() + "; exec sleep 30", "", "echo \"status=$?\"",
+                               command_below("$runner", outer));
     CHECK(r.out == "status=" + std::to_string(128 + SIGTERM) + "\n");
-    const std::string pid = test::read_file(pidfile);
+    const std::string pid = test::read_file(outer);
     REQUIRE_FALSE(pid.empty());
+    // The process found is the command: its number in its own namespace is what it wrote.
+    CHECK(test::read_file(t.root / "outer-nspid") == pid + " " + test::read_file(pidfile));
     // The command is gone with it (bubblewrap's --die-with-parent), not left running.
     bool gone = false;
     for (int i = 0; i < 100 && !gone; ++i) {
-        gone = !fs::exists("/proc/" + pid.substr(0, pid.find('\n')));
+        gone = !fs::exists("/proc/" + pid);
         if (!gone) ::usleep(20000);
     }
     CHECK(gone);
+}
+
+// The escape suite for bubblewrap (DESIGN §11, "the supervisor cannot be entered"): run
+// through the bwrap plugin and through an operator's asserted runner_command of the real
+// bubblewrap, as root and as an unprivileged user, in both modes. Each case checks the
+// world, not only the command's status.
+namespace {
+
+enum class Via { plugin, runner_command };
+
+struct Escape {
+    Via via;
+    bool unprivileged;
+    std::string mode;
+    test::Installed confine;
+    fs::path config = confine.scratch("escape.toml");
+
+    Escape(Via v, bool u, std::string m) : via(v), unprivileged(u), mode(std::move(m)) {
+        test::write_file(config, via == Via::plugin ? "[platform.linux]\nchain = [\"bwrap\"]\n"
+                                                    : "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\n"
+                                                      "runner_failure_signatures = [\"bwrap: \"]\n");
+    }
+    // confinectl running `script` confined as this case's user, in `run_mode` (this
+    // case's mode by default), with `t`'s workspace in workspace-write; a shell line.
+    std::string line(const Tree& t, const std::string& script, const std::string& run_mode = "") const {
+        const std::string m = run_mode.empty() ? mode : run_mode;
+        std::vector<std::string> argv = as_user(unprivileged);
+        argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + confine.scratch("cache").string(),
+                                 confine.confinectl().string(), "run", "--config", config.string(), "--mode", m});
+        if (m == "workspace-write") argv.insert(argv.end(), {"--workspace", t.ws.string()});
+        argv.insert(argv.end(), {"--", "/bin/sh", "-c", script});
+        std::string text;
+        for (const auto& a : argv) text += (text.empty() ? "" : " ") + quoted(a);
+        return text;
+    }
+    test::Result run(const Tree& t, const std::string& script) const { return test::run({"/bin/sh", "-c", line(t, script)}); }
+};
+
+// Runs `check` through each way to bubblewrap, as each user, in each mode.
+template <class Check>
+void for_each_escape_case(Check check) {
+    test::require_bwrap();
+    test::require_user_switch();
+    for (Via via : {Via::plugin, Via::runner_command})
+        for (bool unprivileged : {false, true})
+            for (const std::string mode : {"read-only", "workspace-write"}) {
+                INFO((via == Via::plugin ? "bwrap plugin" : "asserted runner_command") << ", "
+                                                                                       << (unprivileged ? "as nobody" : "as root") << ", " << mode);
+                Escape e(via, unprivileged, mode);
+                check(e);
+            }
+}
+
+// Names of the entries of `dir` that start with `prefix`.
+std::vector<std::string> entries_starting(const fs::path& dir, const std::string& prefix) {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(dir))
+        if (entry.path().filename().string().starts_with(prefix)) found.push_back(entry.path().filename().string());
+    return found;
+}
+
+}  // namespace
+
+TEST_CASE("bubblewrap: the command cannot write the host through /proc/<its parent>/root, nor any process's it sees",
+          "[bwrap][e2e][escape]") {
+    for_each_escape_case([](const Escape& e) {
+        Tree t(e.unprivileged);
+        const std::string outside = t.root.path().string();
+        // Its parent first ($PPID is bubblewrap's process outside the sandbox when there is
+        // no PID namespace), then every process its /proc shows.
+        auto r = e.run(t, "for p in $PPID $(ls /proc | grep -E '^[0-9]+$'); do echo pwned > /proc/$p/root" + outside +
+                              "/escaped-$p 2>/dev/null; done; echo tried");
+        CHECK(r.out == "tried\n");
+        CHECK(entries_starting(t.root.path(), "escaped") == std::vector<std::string>{});
+    });
+}
+
+TEST_CASE("bubblewrap: the command cannot reach another sandbox's workspace through /proc/<its pid>/root", "[bwrap][e2e][escape]") {
+    for_each_escape_case([](const Escape& e) {
+        Tree t(e.unprivileged), other(e.unprivileged);
+        const fs::path up = other.ws / "up", found = t.root / "other", target = t.ws / "target";
+        const std::string other_ws = other.ws.string();
+        // Another confined run that waits, writable workspace and all; its command is found
+        // from outside and handed to the first run through a file in the first's workspace.
+        const std::string script =
+            e.line(other, "echo up > " + up.string() + "; exec sleep 30", "workspace-write") + " & second=$!; " +
+            "for i in $(seq 400); do [ -s " + up.string() + " ] && break; sleep 0.05; done; " + command_below("$second", found) +
+            "[ -d /proc/$(cat " + found.string() + ")/root" + other_ws + " ] && echo other-workspace-found; cp " + found.string() + " " +
+            target.string() + "; " +
+            e.line(t, "p=$(cat " + target.string() + "); echo pwned > /proc/$p/root" + other_ws + "/escaped 2>/dev/null; echo tried") +
+            "; kill $second; wait $second";
+        auto r = test::run({"/bin/sh", "-c", script});
+        CHECK(r.out == "other-workspace-found\ntried\n");
+        CHECK(test::read_file(up) == "up\n");  // the other sandbox could write there itself
+        CHECK_FALSE(fs::exists(other.ws / "escaped"));
+    });
+}
+
+TEST_CASE("bubblewrap: the command can neither see, signal, trace nor take descriptors from confinectl or bubblewrap",
+          "[bwrap][e2e][escape]") {
+    for_each_escape_case([](const Escape& e) {
+        Tree t(e.unprivileged);
+        const fs::path reach = t.root / "reach", pids = t.ws / "pids", out = t.root / "out";
+        fs::copy_file(REACH, reach);
+        fs::permissions(reach, fs::perms(0755));
+        // Outside, confinectl's process ID and that of its child (bubblewrap) go to the
+        // command through its workspace; the command tries them.
+        const std::string command = "while [ ! -s " + pids.string() + " ]; do sleep 0.05; done; for p in $(cat " + pids.string() +
+                                    "); do kill -0 $p 2>/dev/null && echo signalled $p; done; " + reach.string() + " $(cat " +
+                                    pids.string() + "); echo init $(cat /proc/1/comm); echo visible $(ls /proc | grep -E '^[0-9]+$')";
+        const std::string script = e.line(t, command) + " > " + out.string() + " 2>&1 & runner=$!; " +
+                                   "for i in $(seq 400); do b=$(cat /proc/$runner/task/$runner/children 2>/dev/null); [ -n \"$b\" ] && "
+                                   "break; sleep 0.05; done; echo $runner ${b%% *} > " +
+                                   pids.string() + "; wait $runner; echo status=$? >> " + out.string() + "; cat " + pids.string();
+        auto r = test::run({"/bin/sh", "-c", script});
+        std::istringstream ids(r.out);
+        std::string confinectl, bubblewrap;
+        ids >> confinectl >> bubblewrap;
+        REQUIRE_FALSE(bubblewrap.empty());
+        const std::string said = test::read_file(out);
+        INFO(said);
+        std::istringstream lines(said);
+        std::size_t tried = 0;
+        for (std::string line; std::getline(lines, line);) {
+            CHECK_FALSE(line.starts_with("signalled "));
+            if (line.starts_with(confinectl + " ") || line.starts_with(bubblewrap + " ")) {
+                ++tried;
+                CHECK_THAT(line, !Catch::Contains("=ok"));
+            }
+            if (line.starts_with("visible ")) {
+                // Its /proc is its PID namespace's: neither of them is in it.
+                std::istringstream visible(line.substr(8));
+                for (std::string pid; visible >> pid;) CHECK((pid != confinectl && pid != bubblewrap));
+            }
+        }
+        CHECK(tried == 2);
+        // Its PID 1 is bubblewrap's reaper, not this machine's init.
+        CHECK_THAT(said, Catch::Contains("\ninit bwrap\n"));
+        CHECK_THAT(said, Catch::EndsWith("status=0\n"));
+    });
+}
+
+TEST_CASE("a command in its own PID namespace handles the TERM sent to confinectl, and its status is confinectl's", "[bwrap][e2e]") {
+    test::require_bwrap();
+    for (bool unprivileged : {false, true}) {
+        INFO((unprivileged ? "as nobody" : "as root"));
+        if (unprivileged) test::require_user_switch();
+        Tree t(unprivileged);
+        Bwrapped c;
+        const fs::path ready = t.ws / "ready", handled = t.ws / "handled";
+        const std::string command = "trap 'echo handled > " + handled.string() + "; exit 9' TERM; cat /proc/1/comm > " + ready.string() +
+                                    "; while :; do sleep 0.05; done";
+        auto r = c.run_then_signal(t, ready, "TERM", command, "", "echo \"status=$?\"", "", unprivileged);
+        CHECK(r.out == "status=9\n");
+        CHECK(test::read_file(handled) == "handled\n");
+        // It ran in a PID namespace of its own, whose PID 1 is bubblewrap's reaper.
+        CHECK(test::read_file(ready) == "bwrap\n");
+    }
 }

@@ -1,6 +1,7 @@
-// The bwrap runner: confines a command in bubblewrap's mount namespace — the whole
-// file system read-only, a private /tmp, the workspace bound writable — and learns out
-// of band, from bubblewrap's --json-status-fd, whether the command itself ran.
+// The bwrap runner: confines a command in bubblewrap's mount and PID namespaces — the
+// whole file system read-only, a private /tmp, the workspace bound writable, no process
+// outside the sandbox in sight — and learns out of band, from bubblewrap's
+// --json-status-fd, whether the command itself ran.
 #include "../common/program_trust.hpp"
 
 #include <confine/plugin_sdk.hpp>
@@ -18,13 +19,14 @@ constexpr const char* status_placeholder = "{status-fd}";
 // bubblewrap writes this once the command has run and exited; never when its set-up
 // (mounts, namespaces, the command's execvp) failed.
 constexpr const char* status_marker = "\"exit-code\"";
-// bubblewrap reports the command's process ID (as this side sees it) as "child-pid".
+// bubblewrap reports as "child-pid" the process ID (as this side sees it) of its child in
+// the sandbox: with --unshare-pid, the reaper that is PID 1 there and whose own child is
+// the command (the host finds the command below it).
 constexpr const char* status_pid_key = "\"child-pid\"";
 
 class BwrapRunner final : public sdk::Runner {
 public:
-    BwrapRunner(sdk::Host host, std::string program, bool new_session)
-        : host_(host), program_(std::move(program)), new_session_(new_session) {}
+    BwrapRunner(sdk::Host host, std::string program) : host_(host), program_(std::move(program)) {}
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
         if (auto bad = config.settings.reject_unknown({"program", "new_session"})) return std::unexpected(*bad);
@@ -33,12 +35,17 @@ public:
         // Never found through PATH, never relative to wherever the command runs.
         if (program->empty() || program->front() != '/')
             return std::unexpected(sdk::invalid_argument("setting 'program' must be an absolute path, got '" + *program + "'"));
-        bool new_session = true;
+        // Kept as a setting so that a configuration saying `true` stays valid; `false` is
+        // refused rather than honoured, because --new-session is what keeps the command from
+        // injecting terminal input (DESIGN §11: refused on every runner and path).
         if (const sdk::Setting* s = config.settings.find("new_session")) {
             if (s->kind != CONFINE_SETTING_BOOLEAN) return std::unexpected(sdk::invalid_argument("setting 'new_session' must be a boolean"));
-            new_session = s->boolean_value;
+            if (!s->boolean_value)
+                return std::unexpected(sdk::invalid_argument(
+                    "setting 'new_session' cannot be false: without bubblewrap's --new-session the command could push input into "
+                    "the terminal it was started from (TIOCSTI)"));
         }
-        return std::make_unique<BwrapRunner>(host, *program, new_session);
+        return std::make_unique<BwrapRunner>(host, *program);
     }
 
     // Functional: confine `true` with the read-only profile, as a run would.
@@ -73,15 +80,19 @@ public:
     }
 
 private:
-    // DESIGN §4, plus what makes it hold: no capabilities (as root, bubblewrap would
-    // otherwise leave the command able to remount / read-write), and a new session (no
-    // terminal injection through TIOCSTI) unless the operator turns it off. With
-    // `status_argument`, a status descriptor placeholder whose index lands there.
+    // DESIGN §4, plus what makes it hold:
+    // - a PID namespace of its own: without it the command shares the host's, and (as
+    //   root) reaches the host's files through /proc/<bubblewrap's pid>/root, another
+    //   sandbox's through /proc/<its pid>/root, and may signal or trace confinectl. The
+    //   /proc mounted is then that namespace's, showing only the sandbox's processes;
+    // - no capabilities (as root, bubblewrap would otherwise leave the command able to
+    //   remount / read-write);
+    // - a new session: no terminal injection through TIOCSTI.
+    // With `status_argument`, a status descriptor placeholder whose index lands there.
     std::vector<std::string> profile(sdk::Mode mode, const std::string& workspace, const std::vector<std::string>& extra,
                                      std::uint32_t* status_argument) const {
-        std::vector<std::string> a{program_,      "--ro-bind", "/",     "/",        "--dev", "/dev", "--proc", "/proc",
-                                   "--die-with-parent", "--cap-drop", "ALL"};
-        if (new_session_) a.push_back("--new-session");
+        std::vector<std::string> a{program_, "--ro-bind",         "/",          "/",   "--dev",        "/dev", "--proc",
+                                   "/proc",  "--unshare-pid",     "--die-with-parent", "--cap-drop", "ALL", "--new-session"};
         if (status_argument) {
             a.push_back("--json-status-fd");
             *status_argument = static_cast<std::uint32_t>(a.size());
@@ -98,7 +109,6 @@ private:
 
     sdk::Host host_;
     std::string program_;
-    bool new_session_ = true;
 };
 
 }  // namespace
