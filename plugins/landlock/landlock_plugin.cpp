@@ -1,6 +1,7 @@
 // The landlock runner: confines a command with the Landlock LSM through the
 // landlock-run launcher (contracts/landlock-run.md), which execs the command itself —
 // so the host can attest, out of band, that the launcher reached it.
+#include "../common/program_trust.hpp"
 #include "ruleset.hpp"
 
 #include <confine/plugin_sdk.hpp>
@@ -68,6 +69,11 @@ public:
         if (!launcher) return std::unexpected(launcher.error());
         if (launcher->empty() || launcher->front() != '/')
             return std::unexpected(sdk::invalid_argument("setting 'launcher' must be an absolute path, got '" + *launcher + "'"));
+        // A launcher the operator names is judged now, so that check-config says so; the
+        // default one (or one not there yet) when it is probed and on every wrap.
+        if (config.settings.find("launcher") && ::access(launcher->c_str(), F_OK) == 0)
+            if (auto bad = confine::builtin::untrusted_program(*launcher))
+                return std::unexpected(sdk::invalid_argument("setting 'launcher': refusing " + *launcher + ": " + *bad));
         auto runner = std::make_unique<LandlockRunner>(*launcher);
         runner->host_ = host;
         runner->in_process_ = in_process;
@@ -82,6 +88,8 @@ public:
             return sdk::Verdict::unusable("landlock-run launcher not found at " + launcher_ + ": " + std::strerror(errno));
         if (!S_ISREG(st.st_mode) || ::access(launcher_.c_str(), X_OK) != 0)
             return sdk::Verdict::unusable("landlock-run launcher at " + launcher_ + " is not executable");
+        if (auto bad = confine::builtin::untrusted_program(launcher_))
+            return sdk::Verdict::unusable("landlock-run launcher at " + launcher_ + " cannot be trusted: " + *bad);
         const std::vector<std::string> argv{launcher_, "--probe"};
         auto run = host_.run_probe(argv, timeout_ms);
         if (!run) return sdk::Verdict::unusable(run.error().message);
@@ -112,6 +120,17 @@ public:
             grants.emplace_back(ll::Grant::read_write, policy.workspace);
             for (const auto& w : policy.writable) grants.emplace_back(ll::Grant::read_write, w);
         }
+        // The launcher runs the command, or is handed to a host that will run it: one that
+        // the command, a previous run or another user could have replaced confines nothing.
+        // Checked on every wrap (a verdict may come from the cache). The in-process path
+        // needs no launcher, only one that is there must be trustworthy.
+        if (!in_process_ || ::access(launcher_.c_str(), F_OK) == 0) {
+            std::vector<std::string> writable;
+            for (const auto& [grant, path] : grants)
+                if (grant == ll::Grant::read_write) writable.push_back(path);
+            if (auto bad = confine::builtin::untrusted_program(launcher_, writable))
+                return std::unexpected(sdk::unsupported("landlock-run launcher at " + launcher_ + " cannot be trusted: " + *bad));
+        }
         sdk::WrapResult r;
         r.argv = {launcher_};
         for (const auto& [grant, path] : grants) r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", path});
@@ -134,6 +153,20 @@ public:
 private:
     static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+    // A grant's root, opened without following a link anywhere in it: the host gives
+    // each root resolved, so a link found now was put there since it was checked (a
+    // directory swapped for a link to /etc), and the grant fails instead of following it.
+    static int open_root(const std::string& path) {
+#ifdef SYS_openat2
+        struct {
+            std::uint64_t flags, mode, resolve;
+        } how{O_PATH | O_CLOEXEC, 0, 0x04 /* RESOLVE_NO_SYMLINKS */};
+        const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+        if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
+#endif
+        return ::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);  // a kernel before 5.6: the last part at least
+    }
+
     // Builds the ruleset the launcher would build, here, ready to be applied.
     static std::expected<std::unique_ptr<Prepared>, sdk::Error> prepare(int abi, const std::vector<std::pair<ll::Grant, std::string>>& grants) {
         auto prepared = std::make_unique<Prepared>();
@@ -146,7 +179,7 @@ private:
             return std::unexpected(sdk::Error{std::string("landlock ruleset error: ") + std::strerror(err)});
         }
         for (const auto& [grant, path] : grants) {
-            int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+            int fd = open_root(path);
             if (fd < 0) {
                 int err = errno;
                 release_prepared(prepared.release());
