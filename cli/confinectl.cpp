@@ -206,6 +206,7 @@ int cmd_check_config(const std::string& file) {
     std::expected<confine::Config, confine::Error> config =
         file.empty() ? confine::load_config() : confine::load_config_file(file);
     if (!config) return fail(config.error().message);
+    if (auto bad = confine::untrusted_runner_command(*config)) return fail(bad->message);
     const std::string source = config->source;
     const auto runners = config->runners;
     auto provider = confine::Provider::create(std::move(*config));

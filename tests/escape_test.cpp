@@ -386,10 +386,18 @@ TEST_CASE("a runner program that could have been replaced confines nothing: the 
             test::write_file(launcher_config, "[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nlauncher = \"" + launcher.string() +
                                                   "\"\nin_process = " + in_process + "\n");
             p.check_refused(p.run_with(launcher_config), c.says);
+            if (c.what != "in the workspace") p.check_refused(p.confine.run({"check-config", launcher_config.string()}), c.says);
         }
         const fs::path asserted = p.confine.scratch("asserted.toml");
         test::write_file(asserted, "[platform.linux]\nrunner_command = [\"" + c.program.string() + "\"]\nrunner_failure_signatures = [\"bwrap: \"]\n");
         p.check_refused(p.run_with(asserted), c.says);
+        if (c.what != "in the workspace") {
+            // Said before any run: by check-config, and by probe, which fails closed.
+            p.check_refused(p.confine.run({"check-config", asserted.string()}), c.says);
+            auto probed = p.confine.run({"probe", "--config", asserted.string()});
+            CHECK(probed.exit_code == 125);
+            CHECK_THAT(probed.err, Catch::StartsWith("confinectl: sandbox unavailable: ") && Catch::Contains(c.says));
+        }
     }
 }
 

@@ -106,6 +106,10 @@ struct Provider::Impl {
             s.runner = std::string(asserted_runner_name);
             s.selected_without_probe = true;
             s.enforcement = Enforcement::full;
+            if (auto bad = untrusted_runner_command(config, platform)) {
+                unavailable(s, bad->message);
+                s.runner.reset();
+            }
             return;
         }
         s.chain = pc.chain;
@@ -339,6 +343,16 @@ std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, co
     auto wrapped = (*opened)->wrap(*resolved, argv);
     if (!wrapped) return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
     return wrapped;
+}
+
+std::optional<Error> untrusted_runner_command(const Config& config, std::string_view platform) {
+    const auto pit = config.platforms.find(std::string(platform));
+    if (pit == config.platforms.end() || pit->second.runner_command.empty()) return std::nullopt;
+    const std::string& program = pit->second.runner_command.front();
+    if (auto bad = untrusted_runner_program(program, Policy{Mode::read_only, {}, {}}))
+        return Error{ErrorCode::sandbox_unavailable, to_string(pit->second.where) + ": platform." + std::string(platform) +
+                                                         ".runner_command: refusing " + program + ": " + *bad};
+    return std::nullopt;
 }
 
 const Config& Provider::config() const noexcept { return impl_->config; }

@@ -49,6 +49,11 @@ struct VerdictCacheOptions {
 // neither variable is set.
 std::optional<std::filesystem::path> default_verdict_cache_file();
 
+// Why the asserted runner command that `config` sets for `platform`, if it sets one,
+// cannot be trusted to confine (its program judged as every runner program is: see
+// DESIGN §11), or nullopt. A run checks it again against its own writable roots.
+std::optional<Error> untrusted_runner_command(const Config& config, std::string_view platform = current_platform());
+
 struct ProviderOptions {
     std::optional<std::string> platform;  // default: current_platform()
     // Searched after the configuration's plugin_dirs. Default: builtin_plugin_dir().
