@@ -258,12 +258,16 @@ TEST_CASE("bwrap's program is an absolute, trusted path outside anything the com
     test::write_file(cfg, "[platform.linux]\nchain = [\"bwrap\"]\n[runner.bwrap]\nprogram = \"" + loose.string() + "\"\n");
     r = confine.run({"probe", "--config", cfg.string()});
     CHECK(r.exit_code == 125);
-    CHECK_THAT(r.err, Catch::EndsWith("bubblewrap cannot be used: " + loose.string() + " is writable by its group (mode 0775)\n"));
+    CHECK_THAT(r.err, Catch::Contains("runner.bwrap: setting 'program': refusing " + loose.string() + ": " + loose.string() +
+                                      " is writable by its group (mode 0775)"));
+    // check-config says so too, before anything runs.
+    auto checked = confine.run({"check-config", cfg.string()});
+    CHECK(checked.exit_code == 125);
+    CHECK_THAT(checked.err, Catch::Contains(loose.string() + " is writable by its group (mode 0775)"));
 
     // Not executable.
     fs::permissions(loose, fs::perms(0644));
-    CHECK_THAT(confine.run({"probe", "--config", cfg.string()}).err,
-               Catch::EndsWith("bubblewrap cannot be used: " + loose.string() + " is not executable\n"));
+    CHECK_THAT(confine.run({"probe", "--config", cfg.string()}).err, Catch::Contains("refusing " + loose.string() + ": " + loose.string() + " is not executable"));
 
     // Inside the workspace: whoever put it there, the command could have replaced it.
     test::TempDir ws("/var/tmp");

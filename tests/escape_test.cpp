@@ -376,6 +376,7 @@ TEST_CASE("a runner program that could have been replaced confines nothing: the 
         const fs::path plugin_config = p.confine.scratch("program.toml");
         test::write_file(plugin_config, "[platform.linux]\nchain = [\"bwrap\"]\n[runner.bwrap]\nprogram = \"" + c.program.string() + "\"\n");
         p.check_refused(p.run_with(plugin_config), c.says);
+        if (c.what != "in the workspace") p.check_refused(p.confine.run({"check-config", plugin_config.string()}), c.says);
         const fs::path launcher = c.program.parent_path() / (c.program.filename().string() + "-landlock-run");
         fs::copy_file(p.confine.plugin_dir() / "landlock-run", launcher, fs::copy_options::overwrite_existing);
         fs::permissions(launcher, fs::perms(c.what == "writable by others" ? 0777 : 0755));

@@ -349,6 +349,9 @@ std::optional<Error> untrusted_runner_command(const Config& config, std::string_
     const auto pit = config.platforms.find(std::string(platform));
     if (pit == config.platforms.end() || pit->second.runner_command.empty()) return std::nullopt;
     const std::string& program = pit->second.runner_command.front();
+    // One not there is a runner that cannot be started: said when a run tries (DESIGN §3).
+    std::error_code ec;
+    if (!fs::exists(program, ec)) return std::nullopt;
     if (auto bad = untrusted_runner_program(program, Policy{Mode::read_only, {}, {}}))
         return Error{ErrorCode::sandbox_unavailable, to_string(pit->second.where) + ": platform." + std::string(platform) +
                                                          ".runner_command: refusing " + program + ": " + *bad};
