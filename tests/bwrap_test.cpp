@@ -191,12 +191,12 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     test::TempDir ws("/var/tmp"), extra("/var/tmp");
     auto ro = c.wrap({"--mode", "read-only"});
     const std::vector<std::string> base{bwrap,         "--ro-bind",         "/",          "/",   "--dev",         "/dev",
-                                        "--proc",      "/proc",             "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
+                                        "--proc",      "/proc",             "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
                                         "--new-session", "--json-status-fd", "{status-fd}"};
     std::vector<std::string> expected = base;
     expected.insert(expected.end(), {"--", "echo", "hi"});
     CHECK(ro["argv"] == expected);
-    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 14}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
+    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 15}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
     CHECK(ro["denial_signatures"] == json::array({"read-only file system"}));
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
     CHECK(ro["enforcement"] == "full");

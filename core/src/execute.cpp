@@ -8,6 +8,7 @@
 #define isatty _isatty
 #else
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -63,8 +64,10 @@ std::optional<Error> check_interpreter(const std::string& name, std::filesystem:
     if (program.is_relative() && !options.working_directory.empty()) program = options.working_directory / program;
     char head[256];
     ssize_t n = -1;
-    if (const int fd = ::open(program.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-        n = ::read(fd, head, sizeof head);
+    // Without blocking on, or becoming the terminal of, something that is not a file.
+    if (const int fd = ::open(program.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); fd >= 0) {
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) n = ::read(fd, head, sizeof head);
         ::close(fd);
     }
     if (n < 3 || head[0] != '#' || head[1] != '!') return std::nullopt;  // not a script, or unreadable: the kernel says

@@ -278,7 +278,7 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     // As the bwrap runner spells it: without --cap-drop ALL a command run by root could
     // remount the read-only root writable; without its own PID namespace it could reach
     // the host through /proc/<its parent>/root; --new-session keeps it from the terminal.
-    for (const char* a : {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
+    for (const char* a : {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
                           "--new-session"})
         r.argv.emplace_back(a);
     if (policy.mode == Mode::workspace_write) {

@@ -92,14 +92,16 @@ private:
     //   root) reaches the host's files through /proc/<bubblewrap's pid>/root, another
     //   sandbox's through /proc/<its pid>/root, and may signal or trace confinectl. The
     //   /proc mounted is then that namespace's, showing only the sandbox's processes;
-    // - no capabilities (as root, bubblewrap would otherwise leave the command able to
-    //   remount / read-write);
+    // - a user namespace of its own, and no capabilities: as root, bubblewrap would
+    //   otherwise leave the command able to remount / read-write, and --cap-drop alone
+    //   leaves root's bounding set as it was; in its own user namespace the command holds
+    //   nothing over the host's namespaces, and no set at all (bounding included);
     // - a new session: no terminal injection through TIOCSTI.
     // With `status_argument`, a status descriptor placeholder whose index lands there.
     std::vector<std::string> profile(sdk::Mode mode, const std::string& workspace, const std::vector<std::string>& extra,
                                      std::uint32_t* status_argument) const {
-        std::vector<std::string> a{program_, "--ro-bind",         "/",          "/",   "--dev",        "/dev", "--proc",
-                                   "/proc",  "--unshare-pid",     "--die-with-parent", "--cap-drop", "ALL", "--new-session"};
+        std::vector<std::string> a{program_,        "--ro-bind",       "/",          "/",   "--dev",        "/dev", "--proc", "/proc",
+                                   "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--new-session"};
         if (status_argument) {
             a.push_back("--json-status-fd");
             *status_argument = static_cast<std::uint32_t>(a.size());
