@@ -245,6 +245,32 @@ ESCAPE_CASES(Way::landlock_launcher, "landlock-run")
 ESCAPE_CASES(Way::landlock_forked, "landlock in a forked child")
 ESCAPE_CASES(Way::landlock_in_place, "landlock in place")
 
+// A third-party runner that does nothing about terminals (here one that simply execs
+// the command) still gets the host's terminal filter, plainly started or traced.
+TEST_CASE("no terminal injection through a runner that does not refuse it itself", "[escape][e2e]") {
+    for (bool unprivileged : {false, true}) {
+        for (const char* attest : {"false", "true"}) {
+            if (unprivileged) test::require_user_switch();
+            test::Installed confine;
+            Tree t(unprivileged);
+            test::TempDir fakes;
+            test::install_fake(fakes.path(), "usable");
+            const fs::path config = confine.scratch("third-party.toml");
+            test::write_file(config, "plugin_dirs = [\"" + fakes.path().string() + "\"]\n[platform.linux]\nchain = [\"usable\"]\n"
+                                     "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = " + attest + "\n");
+            std::vector<std::string> argv = as_user(unprivileged);
+            argv.insert(argv.begin(), WITH_PTY);
+            argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG", confine.confinectl().string(), "run", "--config", config.string(),
+                                     "--workspace", t.ws.string(), "--", TIOCSTI_HELPER, "touch " + (t.root / "tiocsti").string() + "\n"});
+            auto r = test::run(argv);
+            INFO((unprivileged ? "as nobody" : "as root") << ", traced: " << attest << "\nstdout: " << r.out << "\nstderr: " << r.err);
+            CHECK_THAT(r.out, Catch::Contains("Operation not permitted"));
+            CHECK_THAT(r.err, Catch::Contains("queued: \n") || Catch::EndsWith("queued: "));
+            CHECK_FALSE(fs::exists(t.root / "tiocsti"));
+        }
+    }
+}
+
 // ---------------------------------------------------------------- what the next run trusts
 
 namespace {

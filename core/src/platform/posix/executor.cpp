@@ -1,12 +1,14 @@
 #include "executor.hpp"
 #include "fd.hpp"
 
+#include <confine/terminal_filter_linux.hpp>
+
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -73,7 +75,7 @@ std::optional<std::string> find_program(const std::string& name, const std::opti
 namespace {
 
 // Why a child reported failure on its error pipe, before or instead of its exec.
-enum class ChildStage : int { chdir = 1, trace = 2, exec = 3, confine = 4 };
+enum class ChildStage : int { chdir = 1, trace = 2, exec = 3, confine = 4, terminal = 5 };
 struct ChildReport {
     int stage;
     int error;
@@ -211,47 +213,6 @@ bool follow_execs(pid_t pid, std::uint32_t command_exec, Observation& o) {
 }
 
 }  // namespace
-
-// What a plainly spawned runner gets: its process group, its standard descriptors,
-// the one status descriptor it inherits on purpose, its working directory.
-struct SpawnPlan {
-    bool own_group;
-    int stdin_fd, stdout_fd, stderr_fd, status_fd;  // -1: unchanged / none
-    const std::string& cwd;
-};
-
-// posix_spawn (vfork-style: no copy of this process's page tables). Signal handlers are
-// reset in the child by posix_spawn itself; the mask is this thread's. Returns 0 or
-// the error of the spawn (of the exec, once the working directory was checked).
-int spawn_plain(const SpawnPlan& plan, const char* program, const ExecArrays& arrays, pid_t& pid) {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    if (int err = ::posix_spawn_file_actions_init(&actions)) return err;
-    if (int err = ::posix_spawnattr_init(&attr)) {
-        ::posix_spawn_file_actions_destroy(&actions);
-        return err;
-    }
-    int err = 0;
-    short flags = POSIX_SPAWN_SETSIGMASK;
-    sigset_t mask;
-    ::pthread_sigmask(SIG_SETMASK, nullptr, &mask);
-    err = err ? err : ::posix_spawnattr_setsigmask(&attr, &mask);
-    if (plan.own_group) {
-        flags |= POSIX_SPAWN_SETPGROUP;
-        err = err ? err : ::posix_spawnattr_setpgroup(&attr, 0);
-    }
-    err = err ? err : ::posix_spawnattr_setflags(&attr, flags);
-    if (plan.stdin_fd >= 0) err = err ? err : ::posix_spawn_file_actions_adddup2(&actions, plan.stdin_fd, 0);
-    if (plan.stdout_fd >= 0) err = err ? err : ::posix_spawn_file_actions_adddup2(&actions, plan.stdout_fd, 1);
-    if (plan.stderr_fd >= 0) err = err ? err : ::posix_spawn_file_actions_adddup2(&actions, plan.stderr_fd, 2);
-    // dup2 onto itself clears close-on-exec: the runner inherits this one descriptor.
-    if (plan.status_fd >= 0) err = err ? err : ::posix_spawn_file_actions_adddup2(&actions, plan.status_fd, plan.status_fd);
-    if (!plan.cwd.empty()) err = err ? err : ::posix_spawn_file_actions_addchdir_np(&actions, plan.cwd.c_str());
-    if (!err) err = ::posix_spawn(&pid, program, &actions, &attr, arrays.argv(), arrays.envp());
-    ::posix_spawnattr_destroy(&attr);
-    ::posix_spawn_file_actions_destroy(&actions);
-    return err;
-}
 
 namespace {
 
@@ -437,31 +398,12 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         return result;
     }
 
-    // A runner that is neither traced nor confined in-process needs nothing between
-    // fork and exec that posix_spawn cannot do, and posix_spawn does not copy this
-    // process's page tables first.
-    const bool plain_spawn = !trace && !spec.in_process;
+    // Every runner is started by a forked child that prepares what it inherits: a runner
+    // confined in-process applies its confinement there, every other runner gets the
+    // terminal filter (DESIGN §11: no terminal injection on any runner or path, whether
+    // or not the mechanism refuses it itself).
     pid_t pid = -1;
-    if (plain_spawn) {
-        struct stat dir {};
-        const int cwd_error = cwd.empty()                              ? 0
-                              : ::stat(cwd.c_str(), &dir) != 0         ? errno
-                              : !S_ISDIR(dir.st_mode)                  ? ENOTDIR
-                              : ::access(cwd.c_str(), X_OK) != 0       ? errno
-                                                                       : 0;
-        if (cwd_error != 0) {
-            o.spawned = false;
-            o.spawn_errno = cwd_error;
-            o.attestation_detail = "cannot enter the working directory " + cwd;
-            return result;
-        }
-        const SpawnPlan plan{own_group, null_in.get(), out_w.get(), err_w.get(), status_w.get(), cwd};
-        if (int err = spawn_plain(plan, program->c_str(), arrays, pid); err != 0) {
-            o.spawned = false;
-            o.spawn_errno = err;
-            return result;
-        }
-    } else {
+    {
         sigset_t all, saved;
         sigfillset(&all);
         ::pthread_sigmask(SIG_SETMASK, &all, &saved);
@@ -493,6 +435,17 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
                 ChildReport r{static_cast<int>(ChildStage::trace), errno, {}};
                 write_all(report_w.get(), &r, sizeof r);
                 ::_exit(125);
+            }
+            if (!spec.in_process) {
+                // Allowed as is with CAP_SYS_ADMIN (root, and what bubblewrap needs then);
+                // otherwise with no_new_privs, which the kernel requires for a filter.
+                int rc = terminal::install_injection_filter();
+                if (rc == -EACCES && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) rc = terminal::install_injection_filter();
+                if (rc < 0) {
+                    ChildReport r{static_cast<int>(ChildStage::terminal), -rc, {}};
+                    write_all(report_w.get(), &r, sizeof r);
+                    ::_exit(125);
+                }
             }
             if (spec.in_process) {
                 ChildReport r{static_cast<int>(ChildStage::confine), 0, {}};
@@ -554,6 +507,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         o.spawn_errno = report.error;
         if (report.stage == static_cast<int>(ChildStage::trace)) o.attestation_detail = "cannot trace the runner to attest it";
         if (report.stage == static_cast<int>(ChildStage::chdir)) o.attestation_detail = "cannot enter the working directory " + cwd;
+        if (report.stage == static_cast<int>(ChildStage::terminal)) o.attestation_detail = "cannot install the terminal filter";
         return result;
     }
     // With an in-process runner, the error pipe closed by the exec is the attestation.
