@@ -96,10 +96,11 @@ inline std::string judge_owner(const std::string& path, const struct stat& st, b
     return {};
 }
 
-inline std::string sandbox_writable_reason(const std::string& dir, const std::vector<std::string>& writable) {
+// The place a confined command may write that holds `dir`, or an empty string.
+inline std::string sandbox_writable_place(const std::string& dir, const std::vector<std::string>& writable) {
     for (const auto& places : {&always_sandbox_writable(), &writable})
         for (const auto& root : *places)
-            if (!root.empty() && is_within(dir, root)) return dir + " lies in " + root + ", which the confined command may write";
+            if (!root.empty() && is_within(dir, root)) return root;
     return {};
 }
 
@@ -158,8 +159,8 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
         const std::string& here = dirs.back().second;
         const std::string next = detail::join(here, name);
         // Anything in a directory a sandbox may write can be replaced by that sandbox.
-        if (auto bad = detail::sandbox_writable_reason(here, sandbox_writable); !bad.empty())
-            return std::unexpected(next + ": refusing it: " + bad);
+        if (auto place = detail::sandbox_writable_place(here, sandbox_writable); !place.empty())
+            return std::unexpected(next + " lies in " + place + ", which the confined command may write");
         const bool last = todo.empty();
         Descriptor fd(::openat(dirs.back().first.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
         if (fd.get() < 0) {
