@@ -1,13 +1,11 @@
 // Whether a runner program may be trusted to confine: a program that someone else, or
 // a confined command, could have replaced is no sandbox at all. The rule itself is
-// confine's one trust rule (confine/trust_posix.hpp); this adds the run's own writable
-// places, resolved. POSIX only.
+// confine's one trust rule (confine/trust_posix.hpp), spelled for the built-in plugins.
+// POSIX only.
 #pragma once
 
 #include <confine/trust_posix.hpp>
 
-#include <climits>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,14 +13,10 @@
 namespace confine::builtin {
 
 // Why `program` cannot be trusted, or nullopt. `writable_roots` are places the confined
-// command may write: a program there is refused whoever owns it.
+// command may write, resolved (the host gives a policy's roots resolved): a program
+// there is refused whoever owns it.
 inline std::optional<std::string> untrusted_program(const std::string& program, const std::vector<std::string>& writable_roots = {}) {
-    std::vector<std::string> resolved;
-    for (const auto& root : writable_roots) {
-        char buf[PATH_MAX];
-        resolved.push_back(::realpath(root.c_str(), buf) ? std::string(buf) : root);
-    }
-    std::string why = trust::untrusted_program(program, resolved);
+    std::string why = trust::untrusted_program(program, writable_roots);
     if (why.empty()) return std::nullopt;
     return why;
 }

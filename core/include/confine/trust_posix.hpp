@@ -84,8 +84,7 @@ inline std::string mode_text(mode_t mode) {
 // itself or the directory holding it, where even a sticky directory writable by others
 // is refused (above that, a root-owned sticky directory such as /var/tmp lets nobody
 // else rename or remove what lies beneath it).
-inline std::string judge_owner(const std::string& path, const struct stat& st, bool holds_the_file) {
-    const uid_t me = ::geteuid();
+inline std::string judge_owner(const std::string& path, const struct stat& st, bool holds_the_file, uid_t me = ::geteuid()) {
     if (st.st_uid != 0 && st.st_uid != me)
         return path + " is owned by uid " + std::to_string(st.st_uid) + ", neither root nor the current user";
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !S_ISLNK(st.st_mode)) {
@@ -119,6 +118,7 @@ inline std::string join(const std::string& dir, std::string_view name) {
 inline std::expected<TrustedFile, std::string> open_trusted(const std::string& path, int flags,
                                                             const std::vector<std::string>& sandbox_writable = {}) {
     if (path.empty() || path.front() != '/') return std::unexpected("'" + path + "' is not an absolute path");
+    const uid_t me = ::geteuid();
     // Components still to walk, last first; a link's target is pushed in front of the rest.
     std::vector<std::string> todo;
     auto push_components = [&todo](std::string_view p) {
@@ -135,13 +135,13 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
 
     // The directories walked so far (the last is where we are), and their paths.
     std::vector<std::pair<Descriptor, std::string>> dirs;
-    auto open_root = [&dirs]() -> std::string {
+    auto open_root = [&dirs, me]() -> std::string {
         dirs.clear();
         Descriptor root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (root.get() < 0) return std::string("/: cannot open: ") + std::strerror(errno);
         struct stat st {};
         if (::fstat(root.get(), &st) != 0) return std::string("/: cannot stat: ") + std::strerror(errno);
-        if (auto bad = detail::judge_owner("/", st, false); !bad.empty()) return bad;
+        if (auto bad = detail::judge_owner("/", st, false, me); !bad.empty()) return bad;
         dirs.emplace_back(std::move(root), "/");
         return {};
     };
@@ -182,7 +182,7 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
             push_components(t);
             continue;
         }
-        if (auto bad = detail::judge_owner(next, st, last); !bad.empty()) return std::unexpected(bad);
+        if (auto bad = detail::judge_owner(next, st, last, me); !bad.empty()) return std::unexpected(bad);
         if (!last) {
             if (!S_ISDIR(st.st_mode)) return std::unexpected(next + ": " + std::strerror(ENOTDIR));
             dirs.emplace_back(std::move(fd), next);
@@ -193,7 +193,7 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
         // wherever a link led (a sticky directory does not keep others from it).
         struct stat holder {};
         if (::fstat(dirs.back().first.get(), &holder) != 0) return std::unexpected(here + ": cannot stat: " + std::strerror(errno));
-        if (auto bad = detail::judge_owner(here, holder, true); !bad.empty()) return std::unexpected(bad);
+        if (auto bad = detail::judge_owner(here, holder, true, me); !bad.empty()) return std::unexpected(bad);
         TrustedFile out;
         if ((flags & O_PATH) != 0) {
             out.fd = std::move(fd);
