@@ -263,11 +263,11 @@ struct PolicyFlags {
             if (ec) return std::unexpected("cannot resolve --writable " + w + ": " + ec.message());
             // A relative root names something of the workspace's: one that resolves
             // outside it (`build -> /etc`, `../..`) is not what it says.
-            std::error_code real_ec, ws_ec;
-            const fs::path real = fs::canonical(abs, real_ec), ws = fs::canonical(p.workspace, ws_ec);
-            if (fs::path(w).is_relative() && !p.workspace.empty() && !real_ec && !ws_ec) {
-                const auto [end, rest] = std::mismatch(ws.begin(), ws.end(), real.begin(), real.end());
-                if (end != ws.end())
+            if (fs::path(w).is_relative() && !p.workspace.empty()) {
+                std::error_code real_ec, ws_ec;
+                const fs::path real = fs::canonical(abs, real_ec), ws = fs::canonical(p.workspace, ws_ec);
+                // One that does not resolve is said by the policy check, which names it.
+                if (!real_ec && !ws_ec && std::mismatch(ws.begin(), ws.end(), real.begin(), real.end()).first != ws.end())
                     return std::unexpected("refusing --writable " + w + ": it resolves to " + real.string() + ", outside the workspace " +
                                            p.workspace.string());
             }

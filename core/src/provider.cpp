@@ -253,6 +253,14 @@ std::optional<Error> writable_by_the_run(const Policy& resolved, const std::vect
     return std::nullopt;
 }
 
+// What of this provider a run relies on that a file holds: the configuration, if read
+// from a file, and the plugin.
+std::vector<std::pair<std::string, fs::path>> relied_on(const Config& config, const fs::path& plugin) {
+    std::vector<std::pair<std::string, fs::path>> files{{"the plugin", plugin}};
+    if (config.source != embedded_config_name) files.emplace_back("the configuration", config.source);
+    return files;
+}
+
 // Why the asserted runner command's program cannot be trusted to confine, or nullopt.
 std::optional<std::string> untrusted_runner_program(const std::string& program, const Policy& resolved) {
 #if defined(_WIN32)
@@ -276,8 +284,9 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     r.runner = std::string(asserted_runner_name);
     r.argv = s.runner_command;
     // As the bwrap runner spells it: without --cap-drop ALL a command run by root could
-    // remount the read-only root writable; without its own PID namespace it could reach
-    // the host through /proc/<its parent>/root; --new-session keeps it from the terminal.
+    // remount the read-only root writable, and without a user namespace of its own it
+    // would keep root's bounding set; without its own PID namespace it could reach the
+    // host through /proc/<its parent>/root; --new-session keeps it from the terminal.
     for (const char* a : {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
                           "--new-session"})
         r.argv.emplace_back(a);
@@ -300,14 +309,6 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
 }
 
 }  // namespace
-
-// What of this provider a run relies on that a file holds: the configuration, if read
-// from a file, and the plugin.
-std::vector<std::pair<std::string, fs::path>> relied_on(const Config& config, const fs::path& plugin) {
-    std::vector<std::pair<std::string, fs::path>> files{{"the plugin", plugin}};
-    if (config.source != embedded_config_name) files.emplace_back("the configuration", config.source);
-    return files;
-}
 
 std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<const std::string> argv) const {
     auto resolved = checked_policy(policy, argv);
