@@ -539,14 +539,37 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     bool looking = false;
     std::chrono::steady_clock::time_point looking_since{};
     constexpr std::chrono::milliseconds look_fast(100), look_limit(10000);
+    // Copied stderr is held back while the runner may still be setting up: a runner
+    // whose command is an init's child (bubblewrap) has done all of its own set-up once
+    // that child exists, so what it wrote before is its own — on a set-up failure, the
+    // line the host then says once, as its evidence, rather than twice. Copied as soon as
+    // the command is there, when the runner turns out not to say, or past a bound.
+    constexpr std::size_t hold_limit = 64 * 1024;
+    bool holding = spec.copy_stderr && status_fd && !spec.attestation.status_pid_key.empty() && spec.on_started;
+    std::size_t shown = 0;  // how much of the command's stderr has been copied
+    auto show_stderr = [&] {
+        if (holding || !spec.copy_stderr || shown >= o.stderr_text.size()) return;
+        if (copy_ok) copy_ok = write_all_checked(2, o.stderr_text.data() + shown, o.stderr_text.size() - shown);
+        shown = o.stderr_text.size();
+    };
+    auto stop_holding = [&] {
+        holding = false;
+        show_stderr();
+    };
     auto look_for_command = [&] {
         if (!looking) return;
-        if (!running || !alive(init_fd.get()) || std::chrono::steady_clock::now() - looking_since > look_limit) {
+        if (!running || !alive(init_fd.get())) {
+            looking = false;  // what was held waits for the outcome: the set-up may have failed
+            return;
+        }
+        if (std::chrono::steady_clock::now() - looking_since > look_limit) {
             looking = false;
+            stop_holding();
             return;
         }
         if (pid_t command = child_of_init(init_fd.get(), init_pid, command_fd)) {
             looking = false;
+            stop_holding();
             spec.on_started(command);
         }
     };
@@ -579,20 +602,22 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         int ready = ::poll(fds, n, timeout_ms);
         if (ready < 0 && errno != EINTR) break;
         if (ready == 0 && !running) break;
-        auto drain = [&](int fd, bool& open, std::string& into, bool copy) {
+        auto drain = [&](int fd, bool& open, std::string& into) {
             ssize_t r = ::read(fd, buf, sizeof buf);
             if (r > 0) {
                 into.append(buf, static_cast<std::size_t>(r));
-                if (copy && copy_ok) copy_ok = write_all_checked(2, buf, static_cast<std::size_t>(r));
             } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
                 open = false;
             }
         };
-        if (oi >= 0 && (fds[oi].revents & (POLLIN | POLLHUP | POLLERR))) drain(out_r.get(), out_open, result.stdout_text, false);
-        if (ei >= 0 && (fds[ei].revents & (POLLIN | POLLHUP | POLLERR)))
-            drain(err_r.get(), err_open, o.stderr_text, spec.copy_stderr);
+        if (oi >= 0 && (fds[oi].revents & (POLLIN | POLLHUP | POLLERR))) drain(out_r.get(), out_open, result.stdout_text);
+        if (ei >= 0 && (fds[ei].revents & (POLLIN | POLLHUP | POLLERR))) {
+            drain(err_r.get(), err_open, o.stderr_text);
+            if (o.stderr_text.size() - shown > hold_limit) holding = false;
+            show_stderr();
+        }
         if (si >= 0 && (fds[si].revents & (POLLIN | POLLHUP | POLLERR))) {
-            drain(status_r.get(), status_open, status_text, false);
+            drain(status_r.get(), status_open, status_text);
             if (status_text.size() > (1u << 20)) status_open = false;  // a status is a few lines
             if (!command_pid_known && !spec.attestation.status_pid_key.empty() && spec.on_started) {
                 Fd held;
@@ -603,8 +628,9 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
                         init_pid = *command;
                         looking = true;
                         looking_since = std::chrono::steady_clock::now();
-                    } else if (*command > 0) {
-                        spec.on_started(*command);
+                    } else {
+                        stop_holding();  // nothing will say when its set-up is done
+                        if (*command > 0) spec.on_started(*command);
                     }
                 }
             }
@@ -655,6 +681,9 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
             o.attestation_detail = "the runner was ended by a signal before it reported";
         }
     }
+    // What was held is shown unless the runner stopped before the command: then it is
+    // the runner's own, and the outcome carries it.
+    if (o.attested != Observation::Attested::runner_stopped) stop_holding();
     return result;
 }
 
