@@ -172,7 +172,7 @@ private:
         auto prepared = std::make_unique<Prepared>();
         prepared->partial = !ll::fully_enforced(abi);
         const std::uint64_t handled = ll::handled_access(abi);
-        prepared->ruleset_fd = ll::create_ruleset(handled);
+        prepared->ruleset_fd = ll::create_ruleset(handled, ll::scopes(abi));
         if (prepared->ruleset_fd < 0) {
             int err = -prepared->ruleset_fd;
             prepared->ruleset_fd = -1;

@@ -47,7 +47,7 @@ int probe() {
     // Functional: build a ruleset and confine this very process with it, through every
     // step a run takes (capabilities, terminal filter), so that a step this host
     // refuses makes the runner unusable instead of failing each run.
-    int fd = ll::create_ruleset(ll::handled_access(abi));
+    int fd = ll::create_ruleset(ll::handled_access(abi), ll::scopes(abi));
     if (fd < 0) fatal("landlock ruleset error: ", std::strerror(-fd));
     if (auto failed = ll::confine_self(fd); failed.what) fatal(failed.what, std::strerror(failed.error));
     std::puts(ll::fully_enforced(abi) ? "landlock: fully enforced" : "landlock: partially enforced (older ABI)");
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     const int abi = kernel_abi();
     if (abi < 1) fatal(not_enforced);
     const std::uint64_t handled = ll::handled_access(abi);
-    const int ruleset = ll::create_ruleset(handled);
+    const int ruleset = ll::create_ruleset(handled, ll::scopes(abi));
     if (ruleset < 0) fatal("landlock ruleset error: ", std::strerror(-ruleset));
     for (int i = 1; i + 1 < command; i += 2) {
         const auto grant = std::strcmp(argv[i], "--rw") == 0 ? ll::Grant::read_write : ll::Grant::read_only;

@@ -49,8 +49,16 @@ inline constexpr std::uint64_t truncate = 1ull << 14;   // ABI 3
 inline constexpr std::uint64_t ioctl_dev = 1ull << 15;  // ABI 5
 }  // namespace access
 
+namespace scope {
+inline constexpr std::uint64_t signal = 1ull << 1;  // ABI 6
+}  // namespace scope
+
+// The kernel's struct landlock_ruleset_attr; it reads only the size it is given, so a
+// ruleset without scopes is passed as the first field alone (what ABI 1 knows).
 struct RulesetAttr {
     std::uint64_t handled_access_fs;
+    std::uint64_t handled_access_net;  // ABI 4; not handled here
+    std::uint64_t scoped;              // ABI 6
 };
 
 struct [[gnu::packed]] PathBeneathAttr {
@@ -75,6 +83,11 @@ inline std::uint64_t handled_access(int abi) noexcept {
     return 0;
 }
 
+// What the domain is scoped to for a kernel ABI: from ABI 6, signals (a confined command
+// cannot signal a process outside its domain: not confinectl, not the caller's other
+// processes). Below that, nothing: signals stay open, and the README says so.
+inline std::uint64_t scopes(int abi) noexcept { return abi >= 6 ? scope::signal : 0; }
+
 // Everything below ABI 5 leaves some filesystem access ungoverned.
 inline bool fully_enforced(int abi) noexcept { return abi >= 5; }
 
@@ -90,9 +103,10 @@ inline std::uint64_t allowed_access(Grant grant, std::uint64_t handled, bool is_
 }
 
 // A new ruleset descriptor, or -errno.
-inline int create_ruleset(std::uint64_t handled) noexcept {
-    RulesetAttr attr{handled};
-    long fd = ::syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0u);
+inline int create_ruleset(std::uint64_t handled, std::uint64_t scoped = 0) noexcept {
+    RulesetAttr attr{handled, 0, scoped};
+    const std::size_t size = scoped ? sizeof attr : sizeof attr.handled_access_fs;
+    long fd = ::syscall(__NR_landlock_create_ruleset, &attr, size, 0u);
     return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
