@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <thread>
 
 using confine::ErrorCode;
@@ -458,6 +460,17 @@ TEST_CASE("a verdict cache others could write, or one that is not ours, is ignor
     CHECK(test::read_file(cache).starts_with("confine-verdicts 2\n"));
     cached_provider(dir, text, cache)->selection();
     CHECK(log.count("probe usable") == 4);
+
+    // Under /tmp, where a confined command may write, whoever owns it: never read, never kept.
+    const fs::path tmp = "/tmp/confine-verdicts-test-" + std::to_string(::getpid());
+    fs::create_directory(tmp);
+    fs::permissions(tmp, fs::perms(0700));
+    fs::copy_file(cache, tmp / "verdicts");
+    cached_provider(dir, text, tmp / "verdicts")->selection();
+    CHECK(log.count("probe usable") == 5);
+    cached_provider(dir, text, tmp / "verdicts")->selection();
+    CHECK(log.count("probe usable") == 6);
+    fs::remove_all(tmp);
 }
 
 TEST_CASE("a timed-out or unusable probe is never kept", "[selection][cache]") {

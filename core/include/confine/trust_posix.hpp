@@ -114,7 +114,7 @@ inline std::string join(const std::string& dir, std::string_view name) {
 // line. Refused: anything owned by a user other than root or the caller, or writable by
 // group or others (see judge_owner), and anything looked up inside a place a confined
 // command may write (always_sandbox_writable() and `sandbox_writable`, given resolved).
-// The file must be a regular file.
+// The file must be a regular file, or a directory when `flags` has O_DIRECTORY.
 inline std::expected<TrustedFile, std::string> open_trusted(const std::string& path, int flags,
                                                             const std::vector<std::string>& sandbox_writable = {}) {
     if (path.empty() || path.front() != '/') return std::unexpected("'" + path + "' is not an absolute path");
@@ -188,7 +188,8 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
             dirs.emplace_back(std::move(fd), next);
             continue;
         }
-        if (!S_ISREG(st.st_mode)) return std::unexpected(next + " is not a regular file");
+        const bool wanted_directory = (flags & O_DIRECTORY) != 0 && S_ISDIR(st.st_mode);
+        if (!S_ISREG(st.st_mode) && !wanted_directory) return std::unexpected(next + " is not a regular file");
         // The directory that holds the file is judged as strictly as the file itself,
         // wherever a link led (a sticky directory does not keep others from it).
         struct stat holder {};

@@ -21,7 +21,9 @@ std::optional<std::string> untrusted_reason(const std::filesystem::path& file, T
     std::error_code ec;
     const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
     if (ec) return file.string() + ": " + ec.message();
-    auto opened = trust::open_trusted(absolute.string(), O_PATH);
+    std::error_code dir_ec;
+    const int kind = std::filesystem::is_directory(absolute, dir_ec) ? O_DIRECTORY : 0;
+    auto opened = trust::open_trusted(absolute.string(), O_PATH | kind);
     if (!opened) return opened.error();
     return std::nullopt;
 }

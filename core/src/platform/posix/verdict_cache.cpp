@@ -52,9 +52,10 @@ std::optional<Verdict::Kind> kind_from(const std::string& s) {
     return std::nullopt;
 }
 
-// The caller's own, and closed to others: a cache another user could write is ignored.
+// The caller's own, and closed to others — the file and every directory above it: a
+// cache another user, or a confined command (under /tmp), could write is ignored.
 bool owned_and_closed(const fs::path& p) {
-    if (auto bad = untrusted_reason(p, TrustScope::file_only)) {
+    if (auto bad = untrusted_reason(p, TrustScope::file_and_ancestors)) {
         log_debug("verdict cache not used: {}", *bad);
         return false;
     }
