@@ -29,7 +29,7 @@
 
 namespace confine::trust {
 
-// A descriptor that closes itself.
+// A descriptor that closes itself; moved, never copied.
 class Descriptor {
 public:
     Descriptor() = default;

@@ -1,6 +1,8 @@
 // An owned file descriptor, closed when it goes. Internal to libconfine.
 #pragma once
 
+#include <confine/trust_posix.hpp>
+
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -11,28 +13,8 @@
 
 namespace confine::detail {
 
-class Fd {
-public:
-    Fd() = default;
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    Fd& operator=(Fd&& o) noexcept {
-        reset();
-        fd_ = std::exchange(o.fd_, -1);
-        return *this;
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() { reset(); }
-    int get() const { return fd_; }
-    void reset() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_ = -1;
-};
+// The owned descriptor of the trust rule's header, under the name the process code uses.
+using Fd = trust::Descriptor;
 
 // A close-on-exec pipe; false (errno set) when it cannot be made.
 inline bool make_pipe(Fd& read_end, Fd& write_end) {
