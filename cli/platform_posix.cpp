@@ -66,7 +66,7 @@ void die_by(int sig) {
 
 struct ReportFile::Impl {
     int dir = -1;
-    std::string name, shown;
+    std::string name;
     ~Impl() {
         if (dir >= 0) ::close(dir);
     }
@@ -93,7 +93,6 @@ std::expected<ReportFile, std::string> ReportFile::open(const std::string& path)
     const fs::path target(path);
     auto impl = std::make_unique<Impl>();
     impl->name = target.filename().string();
-    impl->shown = path;
     if (impl->name.empty() || impl->name == "." || impl->name == "..") return std::unexpected(path + ": names a directory, not a file");
     const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
     impl->dir = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
