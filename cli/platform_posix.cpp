@@ -5,6 +5,7 @@
 #if defined(__linux__)
 #include <sys/prctl.h>
 #endif
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -73,8 +74,12 @@ struct ReportFile::Impl {
     // A new, empty temporary file beside the report, or -1 with errno set.
     int create_temp(std::string& temp) const {
         for (int attempt = 0; attempt < 100; ++attempt) {
+            // Unpredictable, so that the command cannot have taken the name first (it
+            // could only make the attempt fail: O_EXCL and O_NOFOLLOW follow nothing).
+            unsigned bits = 0;
+            if (::getrandom(&bits, sizeof bits, GRND_NONBLOCK) != sizeof bits) bits ^= static_cast<unsigned>(::getpid()) * 2654435761u + attempt;
             char suffix[16];
-            std::snprintf(suffix, sizeof suffix, ".%08x", static_cast<unsigned>(::random()) ^ static_cast<unsigned>(::getpid()));
+            std::snprintf(suffix, sizeof suffix, ".%08x", bits);
             temp = "." + name + suffix;
             const int fd = ::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
             if (fd >= 0 || errno != EEXIST) return fd;
