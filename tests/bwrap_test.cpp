@@ -204,8 +204,10 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
 
     auto rw = c.wrap({"--workspace", ws.path().string(), "--writable", extra.path().string()});
     expected = base;
-    expected.insert(expected.end(), {"--tmpfs", "/tmp", "--bind", ws.path().string(), ws.path().string(), "--bind",
-                                     extra.path().string(), extra.path().string(), "--", "echo", "hi"});
+    // Each root from a descriptor the host opens without following links (bubblewrap's
+    // --bind-fd), not by name.
+    expected.insert(expected.end(), {"--tmpfs", "/tmp", "--bind-fd", "{dir-fd:" + ws.path().string() + "}", ws.path().string(), "--bind-fd",
+                                     "{dir-fd:" + extra.path().string() + "}", extra.path().string(), "--", "echo", "hi"});
     CHECK(rw["argv"] == expected);
 
     // new_session = true is what it always is; said explicitly, it changes nothing.

@@ -10,6 +10,7 @@
 #include "support.hpp"
 
 #include <confine/plugins.hpp>
+#include "executor.hpp"
 #include <confine/runner.hpp>
 
 #include <catch2/catch.hpp>
@@ -441,6 +442,32 @@ TEST_CASE("a root swapped for a link after it was checked is not granted: the la
     auto wrapped = (*runner)->wrap({confine::Mode::workspace_write, t.ws, {t.ws / "build"}}, argv);
     REQUIRE_FALSE(wrapped);
     CHECK_THAT(wrapped.error().message, Catch::Contains("cannot open rule path: " + (t.ws / "build").string()));
+}
+
+TEST_CASE("a directory handed to a runner as a descriptor is the one checked: a link swapped in since fails the run", "[escape]") {
+    Tree t(false);
+    fs::create_directory(t.ws / "out");
+    auto spec_for = [&](const fs::path& root) {
+        confine::detail::ExecSpec spec;
+        // The runner prints where the descriptor it got in place of the placeholder leads.
+        spec.argv = {"/bin/sh", "-c", "readlink /proc/self/fd/$1", "sh", "{dir-fd:" + root.string() + "}", "--", "true"};
+        spec.directory_arguments = {{4, root.string()}};
+        spec.background = true;
+        return spec;
+    };
+    confine::detail::RunControl control;
+    auto fine = confine::detail::execute(spec_for(t.ws / "out"), control);
+    CHECK(fine.observed.spawned);
+    CHECK(fine.stdout_text == (t.ws / "out").string() + "\n");
+
+    // What a swap leaves: the root that was checked is now a link (to /etc).
+    fs::remove(t.ws / "out");
+    fs::create_directory_symlink("/etc", t.ws / "out");
+    confine::detail::RunControl control2;
+    auto swapped = confine::detail::execute(spec_for(t.ws / "out"), control2);
+    CHECK_FALSE(swapped.observed.spawned);
+    CHECK(swapped.observed.attestation_detail == "cannot open the writable root " + (t.ws / "out").string());
+    CHECK(swapped.stdout_text.empty());
 }
 
 TEST_CASE("roots that would make the system or the home directory writable are refused, also through links", "[escape][e2e]") {

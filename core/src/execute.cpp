@@ -34,6 +34,17 @@ Outcome unavailable(const Provider& provider, const Error& error) {
     return out;
 }
 
+// A runner argument `{dir-fd:PATH}` stands for a descriptor of the directory PATH that
+// the host opens, without following a link anywhere in it, and hands to the runner:
+// what is granted is then the directory the policy named when it was checked, never
+// what a link swapped in since leads to (bubblewrap's --bind-fd). The directory, or
+// nullopt for any other argument.
+std::optional<std::string_view> directory_placeholder(std::string_view argument) {
+    constexpr std::string_view head = "{dir-fd:";
+    if (!argument.starts_with(head) || !argument.ends_with('}') || argument.size() <= head.size() + 1) return std::nullopt;
+    return argument.substr(head.size(), argument.size() - head.size() - 1);
+}
+
 detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, bool background) {
     detail::ExecSpec spec;
     if (wrapped.in_process) {
@@ -43,6 +54,9 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     } else {
         spec.argv = wrapped.argv;
         spec.attestation = wrapped.attestation;
+        // Only the runner's own arguments: the command's are passed verbatim.
+        for (std::size_t i = 0; i + 1 < wrapped.command_index; ++i)
+            if (auto dir = directory_placeholder(wrapped.argv[i])) spec.directory_arguments.emplace_back(i, std::string(*dir));
     }
     spec.environment = options.environment;
     spec.working_directory = options.working_directory;

@@ -27,6 +27,9 @@ struct ExecSpec {
     bool background = false;     // own process group, stdin on /dev/null, stdout+stderr captured
     bool copy_stderr = false;    // foreground: stderr goes through a pipe and is copied to ours
     Attestation attestation;
+    // The runner's arguments that stand for a directory opened by the host (see
+    // directory_placeholder in execute.cpp): their index in `argv` and the directory.
+    std::vector<std::pair<std::size_t, std::string>> directory_arguments;
     std::optional<std::chrono::milliseconds> timeout;
     std::function<void(int)> on_started;
 };

@@ -109,9 +109,13 @@ private:
         }
         if (mode == sdk::Mode::workspace_write) {
             // After the tmpfs, so that a workspace under /tmp is bound on top of it.
+            // Each root bound from a descriptor the host opens without following a link
+            // ({dir-fd:PATH}; bubblewrap closes it before the command runs): what is
+            // granted is the directory that was checked, not what a link swapped in since
+            // leads to, as a bind by name would follow.
             a.insert(a.end(), {"--tmpfs", "/tmp"});
-            a.insert(a.end(), {"--bind", workspace, workspace});
-            for (const auto& w : extra) a.insert(a.end(), {"--bind", w, w});
+            a.insert(a.end(), {"--bind-fd", "{dir-fd:" + workspace + "}", workspace});
+            for (const auto& w : extra) a.insert(a.end(), {"--bind-fd", "{dir-fd:" + w + "}", w});
         }
         return a;
     }

@@ -153,20 +153,6 @@ public:
 private:
     static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-    // A grant's root, opened without following a link anywhere in it: the host gives
-    // each root resolved, so a link found now was put there since it was checked (a
-    // directory swapped for a link to /etc), and the grant fails instead of following it.
-    static int open_root(const std::string& path) {
-#ifdef SYS_openat2
-        struct {
-            std::uint64_t flags, mode, resolve;
-        } how{O_PATH | O_CLOEXEC, 0, 0x04 /* RESOLVE_NO_SYMLINKS */};
-        const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
-        if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
-#endif
-        return ::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);  // a kernel before 5.6: the last part at least
-    }
-
     // Builds the ruleset the launcher would build, here, ready to be applied.
     static std::expected<std::unique_ptr<Prepared>, sdk::Error> prepare(int abi, const std::vector<std::pair<ll::Grant, std::string>>& grants) {
         auto prepared = std::make_unique<Prepared>();
@@ -179,7 +165,9 @@ private:
             return std::unexpected(sdk::Error{std::string("landlock ruleset error: ") + std::strerror(err)});
         }
         for (const auto& [grant, path] : grants) {
-            int fd = open_root(path);
+            // The host gives each root resolved: a link found now was swapped in since it was
+            // checked (a directory swapped for a link to /etc), and the grant fails.
+            int fd = confine::trust::open_without_links(path, O_PATH);
             if (fd < 0) {
                 int err = errno;
                 release_prepared(prepared.release());

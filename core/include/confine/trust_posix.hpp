@@ -16,9 +16,11 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <expected>
@@ -108,6 +110,21 @@ inline std::string join(const std::string& dir, std::string_view name) {
 }
 
 }  // namespace detail
+
+// Opens `path` with `flags` without following a symbolic link in any part of it
+// (openat2's RESOLVE_NO_SYMLINKS; before Linux 5.6, the last part only), or -1 with
+// errno set. For a path resolved earlier: a link found now was swapped in since, and
+// the open fails instead of following it.
+inline int open_without_links(const std::string& path, int flags) {
+#ifdef SYS_openat2
+    struct {
+        std::uint64_t flags, mode, resolve;
+    } how{static_cast<std::uint64_t>(flags | O_CLOEXEC), 0, 0x04 /* RESOLVE_NO_SYMLINKS */};
+    const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+    if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
+#endif
+    return ::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
+}
 
 // Opens `path` (absolute) with `flags` (O_RDONLY to read or load it, O_PATH to run it)
 // after judging every directory on the way and the file itself, or says why not in one

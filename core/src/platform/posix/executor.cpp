@@ -381,8 +381,29 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         status_argv[spec.attestation.status_argument] = std::to_string(status_w.get());
     }
 
+    // Directories the runner is handed as descriptors: opened here without following a
+    // link anywhere in the path (the host resolved each root, so a link now is one swapped
+    // in since), kept above the standard descriptors, their numbers in place of the
+    // placeholder arguments.
+    std::vector<Fd> directories;
+    if (!spec.directory_arguments.empty()) {
+        if (!status_fd) status_argv = spec.argv;
+        for (const auto& [index, path] : spec.directory_arguments) {
+            Fd dir(trust::open_without_links(path, O_PATH | O_DIRECTORY));
+            if (dir.get() >= 0 && dir.get() <= 2) dir = Fd(::fcntl(dir.get(), F_DUPFD_CLOEXEC, 3));
+            if (dir.get() < 0 || index >= status_argv.size()) {
+                o.spawned = false;
+                o.spawn_errno = dir.get() < 0 ? errno : EINVAL;
+                o.attestation_detail = "cannot open the writable root " + path;
+                return result;
+            }
+            status_argv[index] = std::to_string(dir.get());
+            directories.push_back(std::move(dir));
+        }
+    }
+
     // Everything the child needs is built here: between fork and exec it allocates nothing.
-    const ExecArrays arrays(spec, status_fd ? &status_argv : nullptr);
+    const ExecArrays arrays(spec, status_fd || !directories.empty() ? &status_argv : nullptr);
     const std::string cwd = spec.working_directory.string();
     if (spec.background) {
         null_in = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
@@ -431,6 +452,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
             }
             // The one descriptor the runner inherits on purpose (it keeps it from the command).
             if (status_w.get() >= 0) ::fcntl(status_w.get(), F_SETFD, 0);
+            for (const Fd& dir : directories) ::fcntl(dir.get(), F_SETFD, 0);
             if (trace && ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) {
                 ChildReport r{static_cast<int>(ChildStage::trace), errno, {}};
                 write_all(report_w.get(), &r, sizeof r);
@@ -476,6 +498,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     err_w.reset();
     null_in.reset();
     status_w.reset();
+    directories.clear();
     Watchdog watchdog(spec.timeout, control);
 
     // The error pipe closes at the successful exec; a report means the runner never ran.
