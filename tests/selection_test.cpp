@@ -237,7 +237,7 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     auto rw = provider->wrap({confine::Mode::workspace_write, ws, {cache}}, argv);
     REQUIRE(rw);
     CHECK(rw->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                               "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--tmpfs", "/tmp", "--bind", ws, ws, "--bind", cache, cache, "--", "make",
+                                               "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--tmpfs", "/tmp", "--bind-fd", "{dir-fd:" + ws + "}", ws, "--bind-fd", "{dir-fd:" + cache + "}", cache, "--", "make",
                                                "-j2"});
     CHECK(rw->attestation.kind == confine::Attestation::Kind::none);
 }

@@ -292,8 +292,10 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
         r.argv.emplace_back(a);
     if (policy.mode == Mode::workspace_write) {
         for (const char* a : {"--tmpfs", "/tmp"}) r.argv.emplace_back(a);
+        // From a descriptor the host opens without following links, as the bwrap runner
+        // binds: what is granted is the directory that was checked.
         auto bind = [&](const fs::path& p) {
-            r.argv.insert(r.argv.end(), {"--bind", p.string(), p.string()});
+            r.argv.insert(r.argv.end(), {"--bind-fd", "{dir-fd:" + p.string() + "}", p.string()});
         };
         bind(policy.workspace);
         for (const auto& w : policy.writable) bind(w);
