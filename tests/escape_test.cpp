@@ -447,18 +447,22 @@ TEST_CASE("a root swapped for a link after it was checked is not granted: the la
 TEST_CASE("a directory handed to a runner as a descriptor is the one checked: a link swapped in since fails the run", "[escape]") {
     Tree t(false);
     fs::create_directory(t.ws / "out");
-    auto spec_for = [&](const fs::path& root) {
+    // The runner prints where the descriptor it got in place of the placeholder leads:
+    // as its number (bubblewrap's --bind-fd) or as /proc/self/fd/N (landlock-run's --rw).
+    auto spec_for = [&](const fs::path& root, bool as_path = false) {
         confine::detail::ExecSpec spec;
-        // The runner prints where the descriptor it got in place of the placeholder leads.
-        spec.argv = {"/bin/sh", "-c", "readlink /proc/self/fd/$1", "sh", "{dir-fd:" + root.string() + "}", "--", "true"};
-        spec.directory_arguments = {{4, root.string()}};
+        spec.argv = {"/bin/sh", "-c", as_path ? "readlink $1" : "readlink /proc/self/fd/$1", "sh",
+                     (as_path ? "{dir-path:" : "{dir-fd:") + root.string() + "}", "--", "true"};
+        spec.directory_arguments = {{4, root.string(), as_path}};
         spec.background = true;
         return spec;
     };
-    confine::detail::RunControl control;
-    auto fine = confine::detail::execute(spec_for(t.ws / "out"), control);
-    CHECK(fine.observed.spawned);
-    CHECK(fine.stdout_text == (t.ws / "out").string() + "\n");
+    for (bool as_path : {false, true}) {
+        confine::detail::RunControl control;
+        auto fine = confine::detail::execute(spec_for(t.ws / "out", as_path), control);
+        CHECK(fine.observed.spawned);
+        CHECK(fine.stdout_text == (t.ws / "out").string() + "\n");
+    }
 
     // What a swap leaves: the root that was checked is now a link (to /etc).
     fs::remove(t.ws / "out");

@@ -35,14 +35,18 @@ Outcome unavailable(const Provider& provider, const Error& error) {
 }
 
 // A runner argument `{dir-fd:PATH}` stands for a descriptor of the directory PATH that
-// the host opens, without following a link anywhere in it, and hands to the runner:
-// what is granted is then the directory the policy named when it was checked, never
-// what a link swapped in since leads to (bubblewrap's --bind-fd). The directory, or
-// nullopt for any other argument.
-std::optional<std::string_view> directory_placeholder(std::string_view argument) {
-    constexpr std::string_view head = "{dir-fd:";
-    if (!argument.starts_with(head) || !argument.ends_with('}') || argument.size() <= head.size() + 1) return std::nullopt;
-    return argument.substr(head.size(), argument.size() - head.size() - 1);
+// the host opens, without following a link anywhere in it, and hands to the runner
+// (the argument becomes its number: bubblewrap's --bind-fd); `{dir-path:PATH}` for the
+// same descriptor named as a path, /proc/self/fd/N (for a runner that takes paths, such
+// as landlock-run). What is granted is then the directory the policy named when it was
+// checked, never what a link swapped in since leads to. nullopt for any other argument.
+std::optional<detail::ExecSpec::DirectoryArgument> directory_placeholder(std::size_t index, std::string_view argument) {
+    for (const bool as_path : {false, true}) {
+        const std::string_view head = as_path ? "{dir-path:" : "{dir-fd:";
+        if (argument.starts_with(head) && argument.ends_with('}') && argument.size() > head.size() + 1)
+            return detail::ExecSpec::DirectoryArgument{index, std::string(argument.substr(head.size(), argument.size() - head.size() - 1)), as_path};
+    }
+    return std::nullopt;
 }
 
 detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, bool background) {
@@ -56,7 +60,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
         spec.attestation = wrapped.attestation;
         // Only the runner's own arguments: the command's are passed verbatim.
         for (std::size_t i = 0; i + 1 < wrapped.command_index; ++i)
-            if (auto dir = directory_placeholder(wrapped.argv[i])) spec.directory_arguments.emplace_back(i, std::string(*dir));
+            if (auto dir = directory_placeholder(i, wrapped.argv[i])) spec.directory_arguments.push_back(std::move(*dir));
     }
     spec.environment = options.environment;
     spec.working_directory = options.working_directory;

@@ -28,8 +28,14 @@ struct ExecSpec {
     bool copy_stderr = false;    // foreground: stderr goes through a pipe and is copied to ours
     Attestation attestation;
     // The runner's arguments that stand for a directory opened by the host (see
-    // directory_placeholder in execute.cpp): their index in `argv` and the directory.
-    std::vector<std::pair<std::size_t, std::string>> directory_arguments;
+    // directory_placeholder in execute.cpp): their index in `argv`, the directory, and
+    // whether the argument becomes the descriptor's number or its /proc/self/fd path.
+    struct DirectoryArgument {
+        std::size_t index;
+        std::string path;
+        bool as_path = false;
+    };
+    std::vector<DirectoryArgument> directory_arguments;
     std::optional<std::chrono::milliseconds> timeout;
     std::function<void(int)> on_started;
 };

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace sdk = confine::sdk;
@@ -133,7 +134,13 @@ public:
         }
         sdk::WrapResult r;
         r.argv = {launcher_};
-        for (const auto& [grant, path] : grants) r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", path});
+        for (const auto& [grant, path] : grants) {
+            // The policy's own roots reach the launcher as descriptors the host opens
+            // without following links ({dir-path:...} becomes /proc/self/fd/N): it grants
+            // the directory that was checked, not what a link swapped in since leads to.
+            const bool policy_root = path == policy.workspace || std::find(policy.writable.begin(), policy.writable.end(), path) != policy.writable.end();
+            r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", policy_root ? "{dir-path:" + path + "}" : path});
+        }
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = partial_ || !ll::fully_enforced(abi) ? sdk::Enforcement::partial : sdk::Enforcement::full;

@@ -388,7 +388,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     std::vector<Fd> directories;
     if (!spec.directory_arguments.empty()) {
         if (!status_fd) status_argv = spec.argv;
-        for (const auto& [index, path] : spec.directory_arguments) {
+        for (const auto& [index, path, as_path] : spec.directory_arguments) {
             Fd dir(trust::open_without_links(path, O_PATH | O_DIRECTORY));
             if (dir.get() >= 0 && dir.get() <= 2) dir = Fd(::fcntl(dir.get(), F_DUPFD_CLOEXEC, 3));
             if (dir.get() < 0 || index >= status_argv.size()) {
@@ -397,7 +397,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
                 o.attestation_detail = "cannot open the writable root " + path;
                 return result;
             }
-            status_argv[index] = std::to_string(dir.get());
+            status_argv[index] = (as_path ? "/proc/self/fd/" : "") + std::to_string(dir.get());
             directories.push_back(std::move(dir));
         }
     }
