@@ -363,22 +363,24 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
         o.spawn_errno = errno;
         return result;
     }
+    // The runner's argv with its placeholders filled in (the status descriptor's number,
+    // the directories' descriptors), when it has any.
+    std::vector<std::string> filled_argv;
     // The runner's status descriptor: its number replaces the placeholder argument.
     // Kept above the standard descriptors, which the child rearranges.
-    std::vector<std::string> status_argv;
     if (status_fd) {
         if (!make_pipe(status_r, status_w) || (status_w.get() <= 2 && (status_w = Fd(::fcntl(status_w.get(), F_DUPFD_CLOEXEC, 3))).get() < 0)) {
             o.spawned = false;
             o.spawn_errno = errno;
             return result;
         }
-        status_argv = spec.argv;
-        if (spec.attestation.status_argument >= status_argv.size()) {
+        filled_argv = spec.argv;
+        if (spec.attestation.status_argument >= filled_argv.size()) {
             o.spawned = false;
             o.spawn_errno = EINVAL;
             return result;
         }
-        status_argv[spec.attestation.status_argument] = std::to_string(status_w.get());
+        filled_argv[spec.attestation.status_argument] = std::to_string(status_w.get());
     }
 
     // Directories the runner is handed as descriptors: opened here without following a
@@ -387,23 +389,23 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     // placeholder arguments.
     std::vector<Fd> directories;
     if (!spec.directory_arguments.empty()) {
-        if (!status_fd) status_argv = spec.argv;
+        if (!status_fd) filled_argv = spec.argv;
         for (const auto& [index, path, as_path] : spec.directory_arguments) {
             Fd dir(trust::open_without_links(path, O_PATH | O_DIRECTORY));
             if (dir.get() >= 0 && dir.get() <= 2) dir = Fd(::fcntl(dir.get(), F_DUPFD_CLOEXEC, 3));
-            if (dir.get() < 0 || index >= status_argv.size()) {
+            if (dir.get() < 0 || index >= filled_argv.size()) {
                 o.spawned = false;
                 o.spawn_errno = dir.get() < 0 ? errno : EINVAL;
                 o.attestation_detail = "cannot open the writable root " + path;
                 return result;
             }
-            status_argv[index] = (as_path ? "/proc/self/fd/" : "") + std::to_string(dir.get());
+            filled_argv[index] = (as_path ? "/proc/self/fd/" : "") + std::to_string(dir.get());
             directories.push_back(std::move(dir));
         }
     }
 
     // Everything the child needs is built here: between fork and exec it allocates nothing.
-    const ExecArrays arrays(spec, status_fd || !directories.empty() ? &status_argv : nullptr);
+    const ExecArrays arrays(spec, status_fd || !directories.empty() ? &filled_argv : nullptr);
     const std::string cwd = spec.working_directory.string();
     if (spec.background) {
         null_in = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
