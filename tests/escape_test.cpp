@@ -152,6 +152,24 @@ void attempt_files(Way way, bool unprivileged) {
     CHECK(test::read_file(t.ws / "granted") == "granted\n");
 }
 
+// Metadata outside the writable roots: bubblewrap's read-only bind governs it. Landlock
+// does not (the README's table says so plainly), so only the bubblewrap ways are held
+// to it here.
+void attempt_metadata(Way way, bool unprivileged) {
+    if (unprivileged) test::require_user_switch();
+    Sandbox box(way);
+    Tree t(unprivileged);
+    struct stat before {};
+    REQUIRE(::stat(t.outside_file.c_str(), &before) == 0);
+    auto r = box.sh(t, spelled("chmod 0777 $OUT; touch -d 2001-01-01 $OUT; setfattr -n user.x -v 1 $OUT 2>/dev/null; true", t), unprivileged);
+    INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << "\nstderr: " << r.err);
+    struct stat after {};
+    REQUIRE(::stat(t.outside_file.c_str(), &after) == 0);
+    CHECK(after.st_mode == before.st_mode);
+    CHECK(after.st_mtim.tv_sec == before.st_mtim.tv_sec);
+    CHECK(after.st_uid == before.st_uid);
+}
+
 // Nothing is left in the host's /dev/shm for another process, or the next run, to find.
 void attempt_dev_shm(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
@@ -241,6 +259,11 @@ void attempt_capabilities(Way way) {
         attempt_terminal(WAY, true);                                                                                                        \
     }                                                                                                                                       \
     TEST_CASE("root keeps no capability through " TAG, "[escape][e2e]") { attempt_capabilities(WAY); }
+
+TEST_CASE("file metadata outside the writable roots stays as it was under bubblewrap", "[escape][e2e]") {
+    for (Way way : {Way::bwrap, Way::runner_command})
+        for (bool unprivileged : {false, true}) attempt_metadata(way, unprivileged);
+}
 
 ESCAPE_CASES(Way::bwrap, "the bwrap plugin")
 ESCAPE_CASES(Way::runner_command, "an asserted runner_command")
