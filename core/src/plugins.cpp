@@ -571,7 +571,7 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
     if (!fs::is_regular_file(file, ec))
         return std::unexpected(plugin_error(ErrorCode::plugin_not_found, file, "not a regular file"));
 #if defined(_WIN32)
-    if (auto bad = detail::untrusted_reason(file, detail::TrustScope::file_and_ancestors))
+    if (auto bad = detail::untrusted_reason(file))
         return std::unexpected(plugin_error(ErrorCode::plugin_untrusted, file, "refusing plugin: " + *bad));
     const fs::path load_path = file;
 #else

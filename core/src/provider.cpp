@@ -265,7 +265,7 @@ std::vector<std::pair<std::string, fs::path>> relied_on(const Config& config, co
 std::optional<std::string> untrusted_runner_program(const std::string& program, const Policy& resolved) {
 #if defined(_WIN32)
     (void)resolved;
-    if (auto bad = detail::untrusted_reason(program, detail::TrustScope::file_and_ancestors)) return bad;
+    if (auto bad = detail::untrusted_reason(program)) return bad;
     return std::nullopt;
 #else
     if (program.empty() || program.front() != '/') return std::string("its program must be an absolute path");

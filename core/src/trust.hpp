@@ -10,16 +10,13 @@
 
 namespace confine::detail {
 
-enum class TrustScope {
-    file_only,           // the file itself
-    file_and_ancestors,  // the file, its directory and every directory above it
-};
-
-// nullopt when trusted; otherwise why not, naming the offending path. Refused:
-// anything writable by group or others (a root-owned sticky directory such as
-// /tmp is accepted above the file's own directory: nobody else can replace what
-// lies beneath it), and anything owned by a user other than root or the caller.
-std::optional<std::string> untrusted_reason(const std::filesystem::path& file, TrustScope scope);
+// nullopt when `file` (or directory), its directory and every directory above it are
+// trusted; otherwise why not, naming the offending path. Refused: anything writable by
+// group or others (a root-owned sticky directory such as /var/tmp is accepted above the
+// file's own directory: nobody else can replace what lies beneath it), and anything
+// owned by a user other than root or the caller; on POSIX also anything under /tmp or
+// /dev/shm (confine/trust_posix.hpp).
+std::optional<std::string> untrusted_reason(const std::filesystem::path& file);
 
 // Why a trusted file could not be read.
 struct ReadFailure {

@@ -10,14 +10,7 @@
 
 namespace confine::detail {
 
-std::optional<std::string> untrusted_reason(const std::filesystem::path& file, TrustScope scope) {
-    if (scope == TrustScope::file_only) {
-        // stat follows links: what is judged is what would be opened.
-        struct stat st {};
-        if (::stat(file.c_str(), &st) != 0) return file.string() + ": cannot stat: " + std::strerror(errno);
-        if (auto bad = trust::detail::judge_owner(file.string(), st, true); !bad.empty()) return bad;
-        return std::nullopt;
-    }
+std::optional<std::string> untrusted_reason(const std::filesystem::path& file) {
     std::error_code ec;
     const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
     if (ec) return file.string() + ": " + ec.message();

@@ -55,7 +55,7 @@ std::optional<Verdict::Kind> kind_from(const std::string& s) {
 // The caller's own, and closed to others — the file and every directory above it: a
 // cache another user, or a confined command (under /tmp), could write is ignored.
 bool owned_and_closed(const fs::path& p) {
-    if (auto bad = untrusted_reason(p, TrustScope::file_and_ancestors)) {
+    if (auto bad = untrusted_reason(p)) {
         log_debug("verdict cache not used: {}", *bad);
         return false;
     }

@@ -44,12 +44,11 @@ std::optional<std::string> check_one(const std::filesystem::path& p) {
 
 }  // namespace
 
-std::optional<std::string> untrusted_reason(const std::filesystem::path& file, TrustScope scope) {
+std::optional<std::string> untrusted_reason(const std::filesystem::path& file) {
     std::error_code ec;
     std::filesystem::path real = std::filesystem::canonical(file, ec);
     if (ec) return file.string() + ": " + ec.message();
     if (auto bad = check_one(real)) return bad;
-    if (scope == TrustScope::file_only) return std::nullopt;
     for (std::filesystem::path dir = real.parent_path();; dir = dir.parent_path()) {
         if (auto bad = check_one(dir)) return bad;
         if (dir == dir.root_path() || dir.empty()) break;
@@ -64,7 +63,7 @@ std::expected<std::string, ReadFailure> read_trusted_file(const std::filesystem:
     if (status.type() == std::filesystem::file_type::not_found) return std::unexpected(ReadFailure{Kind::not_found, file.string() + ": not found"});
     if (ec) return std::unexpected(ReadFailure{Kind::unreadable, file.string() + ": cannot stat: " + ec.message()});
     if (status.type() != std::filesystem::file_type::regular) return std::unexpected(ReadFailure{Kind::not_regular, file.string() + ": not a regular file"});
-    if (auto bad = untrusted_reason(file, TrustScope::file_and_ancestors)) return std::unexpected(ReadFailure{Kind::untrusted, *bad});
+    if (auto bad = untrusted_reason(file)) return std::unexpected(ReadFailure{Kind::untrusted, *bad});
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(::_wfopen(file.wstring().c_str(), L"rb"), &std::fclose);
     if (!in) return std::unexpected(ReadFailure{Kind::unreadable, file.string() + ": cannot open for reading"});
     std::string text;
