@@ -11,6 +11,7 @@
 namespace fs = std::filesystem;
 
 namespace confine::detail {
+
 bool is_within(const fs::path& path, const fs::path& root) {
     auto p = path.begin();
     for (auto r = root.begin(); r != root.end(); ++r, ++p) {
