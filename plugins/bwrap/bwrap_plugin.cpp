@@ -6,8 +6,6 @@
 
 #include <confine/plugin_sdk.hpp>
 
-#include <unistd.h>
-
 #include <cstring>
 
 namespace sdk = confine::sdk;
@@ -47,10 +45,8 @@ public:
                     "setting 'new_session' cannot be false: without bubblewrap's --new-session the command could push input into "
                     "the terminal it was started from (TIOCSTI)"));
         }
-        // A program the operator names is judged now, so that check-config says so; one
-        // not there (yet) is said by the probe, and every wrap judges it again.
-        if (config.settings.find("program") && ::access(program->c_str(), F_OK) == 0)
-            if (auto bad = confine::builtin::untrusted_program(*program))
+        if (config.settings.find("program"))
+            if (auto bad = confine::builtin::untrusted_named_program(*program))
                 return std::unexpected(sdk::invalid_argument("setting 'program': refusing " + *program + ": " + *bad));
         return std::make_unique<BwrapRunner>(host, *program);
     }

@@ -6,6 +6,8 @@
 
 #include <confine/trust_posix.hpp>
 
+#include <unistd.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,14 @@ inline std::optional<std::string> untrusted_program(const std::string& program, 
     std::string why = trust::untrusted_program(program, writable_roots);
     if (why.empty()) return std::nullopt;
     return why;
+}
+
+// The same for a program the operator named in a setting, judged when the runner is
+// created so that check-config says so: one that is not there (yet) is left to the
+// probe, and every wrap judges it again.
+inline std::optional<std::string> untrusted_named_program(const std::string& program) {
+    if (::access(program.c_str(), F_OK) != 0) return std::nullopt;
+    return untrusted_program(program);
 }
 
 }  // namespace confine::builtin

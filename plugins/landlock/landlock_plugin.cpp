@@ -70,10 +70,9 @@ public:
         if (!launcher) return std::unexpected(launcher.error());
         if (launcher->empty() || launcher->front() != '/')
             return std::unexpected(sdk::invalid_argument("setting 'launcher' must be an absolute path, got '" + *launcher + "'"));
-        // A launcher the operator names is judged now, so that check-config says so; the
-        // default one (or one not there yet) when it is probed and on every wrap.
-        if (config.settings.find("launcher") && ::access(launcher->c_str(), F_OK) == 0)
-            if (auto bad = confine::builtin::untrusted_program(*launcher))
+        // The default launcher is judged when it is probed and on every wrap.
+        if (config.settings.find("launcher"))
+            if (auto bad = confine::builtin::untrusted_named_program(*launcher))
                 return std::unexpected(sdk::invalid_argument("setting 'launcher': refusing " + *launcher + ": " + *bad));
         auto runner = std::make_unique<LandlockRunner>(*launcher);
         runner->host_ = host;
