@@ -1,7 +1,7 @@
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
-#include <confine/plugin_abi.h>
+#include <confine/sdk/abi.h>
 #include <nlohmann/json.hpp>
 
 #include <csignal>

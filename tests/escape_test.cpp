@@ -11,7 +11,7 @@
 
 #include <confine/plugins.hpp>
 #include "executor.hpp"
-#include <confine/runner.hpp>
+#include <confine/wrap_result.hpp>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #include "support.hpp"
 
-#include <confine/plugin_abi.h>
+#include <confine/sdk/abi.h>
 #include <confine/plugins.hpp>
 
 #include <catch2/catch.hpp>

@@ -4,7 +4,7 @@
 // AppContainer runner's grant planning, profile naming and launcher grammar.
 #include "plan.hpp"
 
-#include <confine/windows_command_line.hpp>
+#include <confine/sdk/windows_command_line.hpp>
 
 #include <catch2/catch.hpp>
 

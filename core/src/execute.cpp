@@ -54,7 +54,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     if (wrapped.in_process) {
         // The fast path: the child confines itself and executes the command directly.
         spec.argv.assign(wrapped.argv.begin() + static_cast<std::ptrdiff_t>(wrapped.command_index), wrapped.argv.end());
-        spec.in_process = &*wrapped.in_process;
+        spec.in_process = &wrapped.in_process;
     } else {
         spec.argv = wrapped.argv;
         spec.attestation = wrapped.attestation;

@@ -21,7 +21,7 @@ struct ExecSpec {
     std::vector<std::string> argv;
     // Applied by the child just before it executes the command: the attestation is
     // then the child's own error pipe, closed by the successful exec.
-    const InProcessConfinement* in_process = nullptr;
+    const InProcess* in_process = nullptr;
     std::optional<std::vector<std::string>> environment;
     std::filesystem::path working_directory;
     bool background = false;     // own process group, stdin on /dev/null, stdout+stderr captured

@@ -1,4 +1,4 @@
-#include <confine/plugin_abi.h>
+#include <confine/sdk/abi.h>
 #include <confine/plugins.hpp>
 
 #include "elf_symbol.hpp"
@@ -25,7 +25,7 @@
 #if defined(_WIN32)
 #include <windows.h>
 #else
-#include <confine/trust_posix.hpp>
+#include <confine/sdk/trust_posix.hpp>
 
 #include <dlfcn.h>
 #include <sys/auxv.h>
@@ -487,7 +487,8 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     out.failure_rule.allowed_exit_codes.assign(codes.allowed_exit_codes, codes.allowed_exit_codes + codes.allowed_exit_codes_count);
     out.command_index = out.argv.size() - argv.size();
     if (r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_2 && r->in_process_apply)
-        out.in_process = InProcessConfinement{r->in_process_apply, r->in_process_state, owned};
+        out.in_process = InProcess{r->in_process_apply, r->in_process_state, nullptr};
+    out.keep_alive = owned;
     const std::int32_t attestation = r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_1 ? r->attestation : CONFINE_ATTESTATION_NONE;
     if (attestation == CONFINE_ATTESTATION_EXEC) {
         if (r->attestation_exec_index < 1 || r->attestation_exec_index > 16)

@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #if !defined(_WIN32)
-#include <confine/trust_posix.hpp>
+#include <confine/sdk/trust_posix.hpp>
 
 #include <sys/stat.h>
 

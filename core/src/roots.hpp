@@ -2,7 +2,7 @@
 #pragma once
 
 #include <confine/error.hpp>
-#include <confine/runner.hpp>
+#include <confine/wrap_result.hpp>
 
 #include <expected>
 #include <filesystem>

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <confine/config.hpp>
-#include <confine/runner.hpp>
+#include <confine/wrap_result.hpp>
 
 #include <chrono>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // The `offline` runner: bubblewrap's read-only root, private /tmp and writable
 // workspace, and no network at all (`--unshare-net`): for builds and tests that must
 // not reach anything. A third-party plugin: it uses nothing but confine's SDK.
-#include <confine/plugin_sdk.hpp>
+#include <confine/sdk/plugin.hpp>
 
 #include <unistd.h>
 

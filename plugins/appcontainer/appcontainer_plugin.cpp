@@ -3,7 +3,7 @@
 // access, the container's name) is portable (plan.hpp); the launcher does the rest.
 #include "plan.hpp"
 
-#include <confine/plugin_sdk.hpp>
+#include <confine/sdk/plugin.hpp>
 
 #if defined(_WIN32)
 #include <windows.h>
@@ -62,7 +62,9 @@ public:
 
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
         const bool write = policy.mode == sdk::Mode::workspace_write;
-        auto grants = ac::plan_grants(write, policy.workspace, write ? temp_dir_ : std::string(), policy.writable);
+        std::vector<std::string> writable;
+        for (const auto& w : policy.writable) writable.push_back(w.string());
+        auto grants = ac::plan_grants(write, policy.workspace.string(), write ? temp_dir_ : std::string(), writable);
         if (!grants) return std::unexpected(sdk::invalid_argument(grants.error()));
         sdk::WrapResult r;
         r.argv = ac::launcher_argv(launcher_, *grants, std::vector<std::string>(argv.begin(), argv.end()));

@@ -13,7 +13,7 @@
 // a crash.
 #include "plan.hpp"
 
-#include <confine/windows_command_line.hpp>
+#include <confine/sdk/windows_command_line.hpp>
 
 #include <windows.h>
 #include <aclapi.h>

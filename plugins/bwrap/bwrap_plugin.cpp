@@ -4,7 +4,7 @@
 // --json-status-fd, whether the command itself ran.
 #include "../common/program_trust.hpp"
 
-#include <confine/plugin_sdk.hpp>
+#include <confine/sdk/plugin.hpp>
 
 #include <cstring>
 
@@ -65,14 +65,16 @@ public:
         // per-user cache, and the program must still be the trusted one.
         std::vector<std::string> writable{"/tmp"};
         if (policy.mode == sdk::Mode::workspace_write) {
-            writable.push_back(policy.workspace);
-            writable.insert(writable.end(), policy.writable.begin(), policy.writable.end());
+            writable.push_back(policy.workspace.string());
+            for (const auto& w : policy.writable) writable.push_back(w.string());
         }
         if (auto bad = confine::builtin::untrusted_program(program_, writable))
             return std::unexpected(sdk::unsupported("bubblewrap cannot be used: " + *bad));
         sdk::WrapResult r;
         std::uint32_t status_argument = 0;
-        r.argv = profile(policy.mode, policy.workspace, policy.writable, &status_argument);
+        std::vector<std::string> extra;
+        for (const auto& w : policy.writable) extra.push_back(w.string());
+        r.argv = profile(policy.mode, policy.workspace.string(), extra, &status_argument);
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = sdk::Enforcement::full;

@@ -1,10 +1,10 @@
 // Whether a runner program may be trusted to confine: a program that someone else, or
 // a confined command, could have replaced is no sandbox at all. The rule itself is
-// confine's one trust rule (confine/trust_posix.hpp), spelled for the built-in plugins.
+// confine's one trust rule (confine/sdk/trust_posix.hpp), spelled for the built-in plugins.
 // POSIX only.
 #pragma once
 
-#include <confine/trust_posix.hpp>
+#include <confine/sdk/trust_posix.hpp>
 
 #include <unistd.h>
 

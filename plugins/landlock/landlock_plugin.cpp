@@ -4,7 +4,7 @@
 #include "../common/program_trust.hpp"
 #include "ruleset.hpp"
 
-#include <confine/plugin_sdk.hpp>
+#include <confine/sdk/plugin.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -117,8 +117,8 @@ public:
         std::vector<std::pair<ll::Grant, std::string>> grants{{ll::Grant::read_only, "/"}, {ll::Grant::read_write, "/dev/null"}};
         if (policy.mode == sdk::Mode::workspace_write) {
             grants.emplace_back(ll::Grant::read_write, "/tmp");
-            grants.emplace_back(ll::Grant::read_write, policy.workspace);
-            for (const auto& w : policy.writable) grants.emplace_back(ll::Grant::read_write, w);
+            grants.emplace_back(ll::Grant::read_write, policy.workspace.string());
+            for (const auto& w : policy.writable) grants.emplace_back(ll::Grant::read_write, w.string());
         }
         // The launcher runs the command, or is handed to a host that will run it: one that
         // the command, a previous run or another user could have replaced confines nothing.

@@ -6,7 +6,7 @@
 // between fork and exec.
 #pragma once
 
-#include <confine/terminal_filter_linux.hpp>
+#include <confine/sdk/terminal_filter_linux.hpp>
 
 #include <fcntl.h>
 #include <linux/audit.h>

@@ -4,7 +4,7 @@
 // not canonical would silently grant nothing.
 #include "sbpl.hpp"
 
-#include <confine/plugin_sdk.hpp>
+#include <confine/sdk/plugin.hpp>
 
 #if defined(__APPLE__)
 #include <unistd.h>
@@ -74,9 +74,9 @@ public:
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
         std::vector<std::string> roots;
         if (policy.mode == sdk::Mode::workspace_write) {
-            std::vector<std::string> wanted{policy.workspace, "/tmp"};
+            std::vector<std::string> wanted{policy.workspace.string(), "/tmp"};
             if (!user_temp_dir_.empty()) wanted.push_back(user_temp_dir_);
-            wanted.insert(wanted.end(), policy.writable.begin(), policy.writable.end());
+            for (const auto& w : policy.writable) wanted.push_back(w.string());
             for (const auto& w : wanted) {
                 auto real = canonical(w);
                 if (!real) return std::unexpected(sdk::invalid_argument("cannot canonicalise writable root " + real.error()));

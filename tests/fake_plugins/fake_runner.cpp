@@ -3,7 +3,7 @@
 //   FAKE_BEHAVIOR     one of the FAKE_* values below
 // Every load, creation and probe is appended to the file named by CONFINE_FAKE_LOG,
 // so tests can prove what was (not) loaded or probed.
-#include <confine/plugin_sdk.hpp>
+#include <confine/sdk/plugin.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -96,8 +96,8 @@ public:
             return r;
         }
         r.argv = {"/usr/bin/env", std::string("FAKE_RUNNER=") + FAKE_RUNNER_NAME,
-                  std::string("FAKE_MODE=") + (policy.mode == sdk::Mode::workspace_write ? "workspace-write:" + policy.workspace : "read-only")};
-        for (const auto& w : policy.writable) r.argv.push_back("FAKE_WRITABLE=" + w);
+                  std::string("FAKE_MODE=") + (policy.mode == sdk::Mode::workspace_write ? "workspace-write:" + policy.workspace.string() : "read-only")};
+        for (const auto& w : policy.writable) r.argv.push_back("FAKE_WRITABLE=" + w.string());
         if (FAKE_BEHAVIOR != FAKE_BAD_WRAP) {
             r.argv.push_back("--");
             r.argv.insert(r.argv.end(), argv.begin(), argv.end());

@@ -8,7 +8,7 @@
 //   RAW_NO_DESC_EXPORT   do not export confine_plugin
 //   RAW_THROW            its probe throws a C++ exception straight through the C ABI
 // It appends "load <name>" to CONFINE_FAKE_LOG when the loader maps it.
-#include <confine/plugin_abi.h>
+#include <confine/sdk/abi.h>
 
 #include <cstdio>
 #include <cstdlib>

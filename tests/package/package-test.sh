@@ -18,7 +18,7 @@ confinectl plugins | grep -q "^bwrap  " || fail "the installed plugins are not f
 [ -f /usr/share/man/man1/confinectl.1 ] || fail "no manual page for confinectl"
 [ -f /usr/share/man/man5/confine.toml.5 ] || fail "no manual page for confine.toml"
 [ -f /usr/share/bash-completion/completions/confinectl ] || fail "no bash completion"
-[ -f "$(pkg-config --variable=prefix confine 2>/dev/null)/include/confine/plugin_sdk.hpp" ] || fail "pkg-config does not find the SDK"
+[ -f "$(pkg-config --variable=prefix confine 2>/dev/null)/include/confine/sdk/plugin.hpp" ] || fail "pkg-config does not find the SDK"
 
 work=$(mktemp -d /var/tmp/confine-package-XXXXXX)
 trap 'rm -rf "$work"; DEBIAN_FRONTEND=noninteractive apt-get remove -y -q confine >/dev/null' EXIT

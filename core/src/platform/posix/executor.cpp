@@ -1,7 +1,7 @@
 #include "executor.hpp"
 #include "fd.hpp"
 
-#include <confine/terminal_filter_linux.hpp>
+#include <confine/sdk/terminal_filter_linux.hpp>
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,7 +1,7 @@
 // An owned file descriptor, closed when it goes. Internal to libconfine.
 #pragma once
 
-#include <confine/trust_posix.hpp>
+#include <confine/sdk/trust_posix.hpp>
 
 #include <fcntl.h>
 #include <sys/syscall.h>

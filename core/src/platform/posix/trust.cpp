@@ -1,6 +1,6 @@
 #include "trust.hpp"
 
-#include <confine/trust_posix.hpp>
+#include <confine/sdk/trust_posix.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // Small helpers shared by the Windows platform layer. Internal to libconfine.
 #pragma once
 
-#include <confine/windows_command_line.hpp>
+#include <confine/sdk/windows_command_line.hpp>
 
 #include <windows.h>
 

@@ -11,7 +11,7 @@
 
 #include <confine/config.hpp>
 #include <confine/error.hpp>
-#include <confine/runner.hpp>
+#include <confine/wrap_result.hpp>
 
 #include <cstdint>
 #include <expected>

@@ -13,7 +13,7 @@
 #pragma once
 
 #include <confine/error.hpp>
-#include <confine/runner.hpp>
+#include <confine/wrap_result.hpp>
 
 #include <chrono>
 #include <expected>

@@ -2,7 +2,7 @@
 //
 // A plugin is an ordinary class plus one export macro:
 //
-//   #include <confine/plugin_sdk.hpp>
+//   #include <confine/sdk/plugin.hpp>
 //   namespace sdk = confine::sdk;
 //
 //   class MyRunner final : public sdk::Runner {
@@ -23,7 +23,8 @@
 // exception's message: nothing a plugin throws can crash its host.
 #pragma once
 
-#include <confine/plugin_abi.h>
+#include <confine/sdk/abi.h>
+#include <confine/sdk/vocabulary.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -53,65 +54,6 @@ inline Error invalid_argument(std::string message) {
 inline Error unsupported(std::string message) {
     return Error{std::move(message), CONFINE_E_UNSUPPORTED};
 }
-
-enum class Mode { read_only, workspace_write };
-enum class Enforcement { full, partial };
-
-struct Policy {
-    Mode mode = Mode::read_only;
-    std::string workspace;  // empty in read-only mode
-    std::vector<std::string> writable;
-};
-
-struct Verdict {
-    enum class Kind { unusable, full, partial };
-    Kind kind = Kind::unusable;
-    std::string reason;
-
-    static Verdict full(std::string note = {}) { return {Kind::full, std::move(note)}; }
-    static Verdict partial(std::string note = {}) { return {Kind::partial, std::move(note)}; }
-    static Verdict unusable(std::string reason) { return {Kind::unusable, std::move(reason)}; }
-};
-
-struct FailureRule {
-    std::vector<std::int32_t> allowed_exit_codes;  // empty: any status
-    std::vector<std::string> fatal_signatures;
-    std::vector<std::string> informational_lines;
-};
-
-// How the host can tell, out of band, that the runner reached the command.
-struct Attestation {
-    enum class Kind { none, exec, status_fd };
-    Kind kind = Kind::none;
-    std::uint32_t exec_index = 0;       // exec: the command is the runner process's Nth execve
-    std::uint32_t status_argument = 0;  // status_fd: the argv placeholder for the descriptor
-    std::string status_marker;          // status_fd: a line containing it means the command ran
-    std::string status_pid_key;         // status_fd, optional: the key before the command's process ID
-
-    static Attestation none() { return {}; }
-    static Attestation exec(std::uint32_t index) { return {Kind::exec, index, 0, {}, {}}; }
-    // See CONFINE_ATTESTATION_STATUS_FD.
-    static Attestation status_fd(std::uint32_t argument, std::string marker, std::string pid_key = {}) {
-        return {Kind::status_fd, 0, argument, std::move(marker), std::move(pid_key)};
-    }
-};
-
-// Confinement the host can apply to its own process instead of running the runner's
-// argv (see confine_wrap_result.in_process_apply for the rules `apply` must keep).
-struct InProcess {
-    std::int32_t (*apply)(void* state, char* error, std::size_t error_size) = nullptr;
-    void* state = nullptr;
-    void (*release)(void* state) = nullptr;  // called when the host frees the result
-};
-
-struct WrapResult {
-    std::vector<std::string> argv;
-    Enforcement enforcement = Enforcement::full;
-    std::vector<std::string> denial_signatures;
-    FailureRule failure_rule;
-    Attestation attestation;
-    InProcess in_process;
-};
 
 // One `[runner.<name>]` value.
 struct Setting {

@@ -23,7 +23,7 @@
  * Ownership: strings and results a plugin returns are freed by the plugin's own
  * free functions; results the host returns are freed by the host's release
  * functions. No exception may cross this boundary: a C++ plugin catches everything
- * (the SDK in `confine/plugin_sdk.hpp` does it for you). The host catches what
+ * (the SDK in `confine/sdk/plugin.hpp` does it for you). The host catches what
  * unwinds into it where the C++ runtimes allow; a plugin with a private runtime
  * (static, symbols hidden) that lets an exception escape terminates its host.
  *

@@ -15,7 +15,7 @@
 #include <confine/config.hpp>
 #include <confine/error.hpp>
 #include <confine/plugins.hpp>
-#include <confine/runner.hpp>
+#include <confine/wrap_result.hpp>
 
 #include <chrono>
 #include <expected>

@@ -1,0 +1,96 @@
+// The words the host and a runner plugin share, declared once: the policy of one call,
+// a probe's verdict, and the parts of a wrap result (docs/design.md §1, §4).
+//
+// The host's API (confine/wrap_result.hpp) and the plugin SDK (confine/sdk/plugin.hpp)
+// both use these types; the C ABI (confine/sdk/abi.h) carries them across the boundary.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace confine::sdk {
+
+enum class Mode { read_only, workspace_write };
+
+// How much of the policy a runner enforces.
+enum class Enforcement { full, partial };
+
+// What one call may do. Passed with every call; never stored by a provider or a runner.
+// Paths are absolute; a runner receives them canonical (every link resolved).
+struct Policy {
+    Mode mode = Mode::workspace_write;
+    std::filesystem::path workspace;               // required for workspace-write; empty in read-only
+    std::vector<std::filesystem::path> writable;   // extra writable roots (workspace-write only)
+};
+
+// A probe's answer: whether the runner works on this machine, and how completely.
+struct Verdict {
+    enum class Kind { unusable, full, partial };
+    Kind kind = Kind::unusable;
+    std::string reason;  // why unusable; for usable verdicts an optional note
+
+    bool usable() const noexcept { return kind != Kind::unusable; }
+
+    static Verdict full(std::string note = {}) { return {Kind::full, std::move(note)}; }
+    static Verdict partial(std::string note = {}) { return {Kind::partial, std::move(note)}; }
+    static Verdict unusable(std::string reason) { return {Kind::unusable, std::move(reason)}; }
+};
+
+// How the classifier tells a sandbox failure from the command's own failure when no
+// attestation says whether the command ran (docs/design.md §5).
+struct FailureRule {
+    // The exit statuses at which a fatal line is evidence of a sandbox failure; empty:
+    // a fatal line is evidence at any status.
+    std::vector<std::int32_t> allowed_exit_codes;
+    std::vector<std::string> fatal_signatures;     // case-insensitive substrings, per stderr line
+    std::vector<std::string> informational_lines;  // exact whole lines, never evidence
+};
+
+// How the host learns, out of band, that the runner reached the command (§6).
+struct Attestation {
+    enum class Kind { none, exec, status_fd };
+    Kind kind = Kind::none;
+    std::uint32_t exec_index = 0;  // exec: the command is the runner process's Nth execve
+    // status_fd: argv[status_argument] becomes the number of a descriptor the runner
+    // reports on; the command ran iff a line written there contains status_marker.
+    std::uint32_t status_argument = 0;
+    std::string status_marker;
+    // status_fd, optional: the key after which the runner writes the command's process
+    // ID there; forwarded signals then go to the command.
+    std::string status_pid_key;
+
+    static Attestation none() { return {}; }
+    static Attestation exec(std::uint32_t index) { return {Kind::exec, index, 0, {}, {}}; }
+    static Attestation status_fd(std::uint32_t argument, std::string marker, std::string pid_key = {}) {
+        return {Kind::status_fd, 0, argument, std::move(marker), std::move(pid_key)};
+    }
+};
+
+// Confinement the host can apply to a process of its own (the child between fork and
+// exec, or the caller itself) instead of running the runner's argv. `apply` is
+// async-signal-safe and allocates nothing; 0 means the calling process is confined,
+// otherwise `error` holds one line saying why (see confine_wrap_result.in_process_apply).
+struct InProcess {
+    std::int32_t (*apply)(void* state, char* error, std::size_t error_size) = nullptr;
+    void* state = nullptr;
+    void (*release)(void* state) = nullptr;  // the plugin's: called when its result is freed
+
+    explicit operator bool() const noexcept { return apply != nullptr; }
+};
+
+// What a runner answers to wrap(): how to run the command confined, and how to judge
+// the run afterwards.
+struct WrapResult {
+    std::vector<std::string> argv;  // the runner's argv + "--" + the command's argv
+    Enforcement enforcement = Enforcement::full;
+    std::vector<std::string> denial_signatures;
+    FailureRule failure_rule;
+    Attestation attestation;
+    InProcess in_process;
+};
+
+}  // namespace confine::sdk

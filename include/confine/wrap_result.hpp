@@ -1,0 +1,33 @@
+// The host's view of one call: the shared vocabulary (confine/sdk/vocabulary.hpp) and
+// the wrap result as the host holds it — which runner wrapped, where the command starts,
+// and what keeps the plugin's result alive.
+#pragma once
+
+#include <confine/sdk/vocabulary.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace confine {
+
+using sdk::Attestation;
+using sdk::Enforcement;
+using sdk::FailureRule;
+using sdk::InProcess;
+using sdk::Mode;
+using sdk::Policy;
+using sdk::Verdict;
+
+struct WrapResult : sdk::WrapResult {
+    std::string runner;             // the runner that wrapped, or "runner_command"
+    std::size_t command_index = 0;  // where the caller's argv starts in `argv`
+    std::shared_ptr<void> keep_alive;  // the plugin's result and the plugin itself
+};
+
+std::string_view to_string(Mode mode) noexcept;           // "read-only", "workspace-write"
+std::string_view to_string(Enforcement e) noexcept;       // "full", "partial"
+std::string_view to_string(Verdict::Kind kind) noexcept;  // "full", "partial", "unusable"
+
+}  // namespace confine
