@@ -16,8 +16,22 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+// How the walk opens what it judges. Linux names an object without opening it for
+// reading (O_PATH), reads a link through that name, and resolves a path without links
+// in one call (openat2). The portable build (CONFINE_PORTABLE_POSIX; every POSIX system
+// but Linux) uses calls macOS has: a directory is opened to search it, a file to read
+// it (without following a link, blocking or taking a terminal), and a link is told by
+// fstatat and read by readlinkat beneath its judged directory before anything is
+// opened. The rule is the same: what is judged is the opened descriptor's fstat, and a
+// link swapped in after the fstatat is not followed (O_NOFOLLOW fails). Only stricter:
+// the portable walk refuses a file, or a directory where O_SEARCH is missing, that the
+// caller may not read, which O_PATH would have named.
+#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
+#define CONFINE_TRUST_NAMES_WITHOUT_OPENING 1
+#include <sys/syscall.h>
+#endif
 
 #include <cerrno>
 #include <cstdint>
@@ -30,6 +44,22 @@
 #include <vector>
 
 namespace confine::trust {
+
+// The flags that ask for a descriptor naming a file or directory rather than one to
+// read it: to judge or run a file (open_trusted), to hand a directory to a runner
+// (open_without_links). Linux: O_PATH. Portable: a read-only descriptor opened without
+// blocking or taking a terminal (a directory: opened to search it).
+#ifdef CONFINE_TRUST_NAMES_WITHOUT_OPENING
+inline constexpr int path_only = O_PATH;
+inline constexpr int directory_only = O_PATH | O_DIRECTORY;
+#else
+inline constexpr int path_only = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+#ifdef O_SEARCH
+inline constexpr int directory_only = O_SEARCH | O_DIRECTORY;
+#else
+inline constexpr int directory_only = O_RDONLY | O_DIRECTORY;
+#endif
+#endif
 
 // A descriptor that closes itself; moved, never copied.
 class Descriptor {
@@ -109,6 +139,51 @@ inline std::string join(const std::string& dir, std::string_view name) {
     return dir == "/" ? "/" + std::string(name) : dir + "/" + std::string(name);
 }
 
+// Whether open_trusted's `flags` ask for the walk's own descriptor (path_only).
+inline bool names_only(int flags) {
+#ifdef CONFINE_TRUST_NAMES_WITHOUT_OPENING
+    return (flags & O_PATH) != 0;
+#else
+    return (flags & ~(O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) == path_only;
+#endif
+}
+
+// "/" opened to walk from, or -1 with errno set.
+inline int open_root_directory() { return ::open("/", directory_only | O_CLOEXEC); }
+
+// One part of a path beneath the judged directory `dir`, not followed if it is a link:
+// its descriptor (-1 for a link on a portable build) and the status judged.
+struct Component {
+    Descriptor fd;
+    struct stat status {};
+};
+inline std::expected<Component, int> open_component(int dir, const std::string& name) {
+    Component c;
+#ifdef CONFINE_TRUST_NAMES_WITHOUT_OPENING
+    c.fd = Descriptor(::openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (c.fd.get() < 0 || ::fstat(c.fd.get(), &c.status) != 0) return std::unexpected(errno);
+#else
+    if (::fstatat(dir, name.c_str(), &c.status, AT_SYMLINK_NOFOLLOW) != 0) return std::unexpected(errno);
+    if (S_ISLNK(c.status.st_mode)) return c;
+    const int how = S_ISDIR(c.status.st_mode) ? directory_only : path_only;
+    c.fd = Descriptor(::openat(dir, name.c_str(), how | O_NOFOLLOW | O_CLOEXEC));
+    if (c.fd.get() < 0 || ::fstat(c.fd.get(), &c.status) != 0) return std::unexpected(errno);
+#endif
+    return c;
+}
+
+// The target of the link `name` beneath `dir` (`fd`: open_component's descriptor of it);
+// its length, or -1.
+inline ssize_t read_component_link(int dir, const std::string& name, int fd, char* buf, std::size_t size) {
+#ifdef CONFINE_TRUST_NAMES_WITHOUT_OPENING
+    (void)dir, (void)name;
+    return ::readlinkat(fd, "", buf, size);
+#else
+    (void)fd;
+    return ::readlinkat(dir, name.c_str(), buf, size);
+#endif
+}
+
 }  // namespace detail
 
 // Opens `path` with `flags` without following a symbolic link in any part of it
@@ -116,6 +191,7 @@ inline std::string join(const std::string& dir, std::string_view name) {
 // errno set. For a path resolved earlier: a link found now was swapped in since, and
 // the open fails instead of following it.
 inline int open_without_links(const std::string& path, int flags) {
+#ifdef CONFINE_TRUST_NAMES_WITHOUT_OPENING
 #ifdef SYS_openat2
     struct {
         std::uint64_t flags, mode, resolve;
@@ -124,9 +200,36 @@ inline int open_without_links(const std::string& path, int flags) {
     if (fd >= 0 || errno != ENOSYS) return static_cast<int>(fd);
 #endif
     return ::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
+#else
+    // RESOLVE_NO_SYMLINKS by hand: each part opened beneath the one before, none followed.
+    Descriptor at;
+    std::size_t start = 0;
+    if (!path.empty() && path.front() == '/') {
+        at = Descriptor(detail::open_root_directory());
+        if (at.get() < 0) return -1;
+    }
+    for (;;) {
+        while (start < path.size() && path[start] == '/') ++start;
+        const std::size_t end = path.find('/', start) == std::string::npos ? path.size() : path.find('/', start);
+        std::size_t rest = end;
+        while (rest < path.size() && path[rest] == '/') ++rest;
+        const std::string name = start < end ? path.substr(start, end - start) : std::string(".");
+        const int dir = at.get() >= 0 ? at.get() : AT_FDCWD;
+        if (rest >= path.size()) return ::openat(dir, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
+        Descriptor next(::openat(dir, name.c_str(), directory_only | O_NOFOLLOW | O_CLOEXEC));
+        if (next.get() < 0) {
+            // A link refused as not a directory is said as openat2 says it.
+            struct stat st {};
+            if (errno == ENOTDIR && ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) errno = ELOOP;
+            return -1;
+        }
+        at = std::move(next);
+        start = rest;
+    }
+#endif
 }
 
-// Opens `path` (absolute) with `flags` (O_RDONLY to read or load it, O_PATH to run it)
+// Opens `path` (absolute) with `flags` (O_RDONLY to read or load it, path_only to run it)
 // after judging every directory on the way and the file itself, or says why not in one
 // line. Refused: anything owned by a user other than root or the caller, or writable by
 // group or others (see judge_owner), and anything looked up inside a place a confined
@@ -154,7 +257,7 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
     std::vector<std::pair<Descriptor, std::string>> dirs;
     auto open_root = [&dirs, me]() -> std::string {
         dirs.clear();
-        Descriptor root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        Descriptor root(detail::open_root_directory());
         if (root.get() < 0) return std::string("/: cannot open: ") + std::strerror(errno);
         struct stat st {};
         if (::fstat(root.get(), &st) != 0) return std::string("/: cannot stat: ") + std::strerror(errno);
@@ -179,19 +282,19 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
         if (auto place = detail::sandbox_writable_place(here, sandbox_writable); !place.empty())
             return std::unexpected(next + " lies in " + place + ", which the confined command may write");
         const bool last = todo.empty();
-        Descriptor fd(::openat(dirs.back().first.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-        if (fd.get() < 0) {
+        auto component = detail::open_component(dirs.back().first.get(), name);
+        if (!component) {
             // A missing part means the path names nothing: say so of the path asked for.
-            if (errno == ENOENT) return std::unexpected(path + ": " + std::strerror(errno));
-            return std::unexpected(next + ": " + std::strerror(errno));
+            if (component.error() == ENOENT) return std::unexpected(path + ": " + std::strerror(ENOENT));
+            return std::unexpected(next + ": " + std::strerror(component.error()));
         }
-        struct stat st {};
-        if (::fstat(fd.get(), &st) != 0) return std::unexpected(next + ": cannot stat: " + std::strerror(errno));
+        Descriptor fd = std::move(component->fd);
+        const struct stat st = component->status;
         if (S_ISLNK(st.st_mode)) {
             // The link lies in a directory judged above: nobody else can have put it there.
             if (++links > 40) return std::unexpected(path + ": " + std::strerror(ELOOP));
             char target[4096];
-            const ssize_t n = ::readlinkat(fd.get(), "", target, sizeof target - 1);
+            const ssize_t n = detail::read_component_link(dirs.back().first.get(), name, fd.get(), target, sizeof target - 1);
             if (n <= 0) return std::unexpected(next + ": cannot read the link: " + std::strerror(errno));
             const std::string_view t(target, static_cast<std::size_t>(n));
             if (t.front() == '/')
@@ -213,7 +316,7 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
         if (::fstat(dirs.back().first.get(), &holder) != 0) return std::unexpected(here + ": cannot stat: " + std::strerror(errno));
         if (auto bad = detail::judge_owner(here, holder, true, me); !bad.empty()) return std::unexpected(bad);
         TrustedFile out;
-        if ((flags & O_PATH) != 0) {
+        if (detail::names_only(flags)) {
             out.fd = std::move(fd);
         } else {
             // Opened again beneath the same judged directory, without following a link;
@@ -234,7 +337,7 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
 // Why `program` cannot be trusted to run as (part of) a sandbox, or an empty string:
 // open_trusted's rule, and it must be executable.
 inline std::string untrusted_program(const std::string& program, const std::vector<std::string>& sandbox_writable = {}) {
-    auto file = open_trusted(program, O_PATH, sandbox_writable);
+    auto file = open_trusted(program, path_only, sandbox_writable);
     if (!file) return file.error();
     if ((file->status.st_mode & 0111) == 0 || ::faccessat(AT_FDCWD, file->real_path.c_str(), X_OK, AT_EACCESS) != 0)
         return file->real_path + " is not executable";
