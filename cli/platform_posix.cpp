@@ -2,8 +2,12 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#if defined(__linux__)
+#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
+#define CONFINECTL_LINUX_CALLS 1
 #include <sys/prctl.h>
+#elif defined(__APPLE__)
+#include <sys/ptrace.h>
+#include <sys/types.h>
 #endif
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -19,6 +23,24 @@ namespace confinectl {
 namespace {
 
 std::atomic<int>* g_child = nullptr;
+
+// The report's directory, opened to create and rename beneath it, never to read it.
+#ifdef CONFINECTL_LINUX_CALLS
+constexpr int directory_handle = O_PATH | O_DIRECTORY;
+#elif defined(O_SEARCH)
+constexpr int directory_handle = O_SEARCH | O_DIRECTORY;
+#else
+constexpr int directory_handle = O_RDONLY | O_DIRECTORY;
+#endif
+
+// Random bits for a temporary name; false when the system has none to give now.
+bool random_bits(unsigned& bits) {
+#ifdef CONFINECTL_LINUX_CALLS
+    return ::getrandom(&bits, sizeof bits, GRND_NONBLOCK) == sizeof bits;
+#else
+    return ::getentropy(&bits, sizeof bits) == 0;
+#endif
+}
 
 // Those the terminal sends already reach the command (it shares confinectl's process
 // group); only signals sent by another process are passed on.
@@ -39,8 +61,16 @@ void forward(int sig, siginfo_t* info, void*) {
 }  // namespace
 
 void make_undumpable() {
-#if defined(__linux__)
+#ifdef CONFINECTL_LINUX_CALLS
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#elif defined(__APPLE__)
+    // macOS's analogue: no tracer may attach to confinectl from now on (ptrace's
+    // attach is refused; it does not govern task ports, which macOS guards itself).
+    ::ptrace(PT_DENY_ATTACH, 0, nullptr, 0);
+#else
+    // A portable build elsewhere (Linux included) has no such call: confinectl stays
+    // traceable by the user's own processes, and only a runner that puts the command in
+    // a PID namespace of its own (bubblewrap) keeps it out (docs/design.md §11).
 #endif
 }
 
@@ -77,7 +107,7 @@ struct ReportFile::Impl {
             // Unpredictable, so that the command cannot have taken the name first (it
             // could only make the attempt fail: O_EXCL and O_NOFOLLOW follow nothing).
             unsigned bits = 0;
-            if (::getrandom(&bits, sizeof bits, GRND_NONBLOCK) != sizeof bits) bits ^= static_cast<unsigned>(::getpid()) * 2654435761u + attempt;
+            if (!random_bits(bits)) bits ^= static_cast<unsigned>(::getpid()) * 2654435761u + attempt;
             char suffix[16];
             std::snprintf(suffix, sizeof suffix, ".%08x", bits);
             temp = "." + name + suffix;
@@ -100,7 +130,7 @@ std::expected<ReportFile, std::string> ReportFile::open(const std::string& path)
     impl->name = target.filename().string();
     if (impl->name.empty() || impl->name == "." || impl->name == "..") return std::unexpected(path + ": names a directory, not a file");
     const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-    impl->dir = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    impl->dir = ::open(dir.c_str(), directory_handle | O_CLOEXEC);
     if (impl->dir < 0) return std::unexpected(path + ": cannot open its directory " + dir.string() + ": " + std::strerror(errno));
     struct stat st {};
     if (::fstatat(impl->dir, impl->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))

@@ -67,6 +67,16 @@ bool owned_and_closed(const fs::path& p) {
     return true;
 }
 
+// When a file was last modified, to the nanosecond (macOS names the field differently).
+std::string modified_text(const struct stat& st) {
+#if defined(__APPLE__)
+    const struct timespec& t = st.st_mtimespec;
+#else
+    const struct timespec& t = st.st_mtim;
+#endif
+    return std::to_string(t.tv_sec) + '.' + std::to_string(t.tv_nsec);
+}
+
 // A program's identity as a file: where it resolves, and what is there now.
 std::optional<std::string> identity(const fs::path& program) {
     std::error_code ec;
@@ -76,7 +86,7 @@ std::optional<std::string> identity(const fs::path& program) {
     const std::string path = real.string();
     if (path.find_first_of("\t\n\x1e\x1f") != std::string::npos) return std::nullopt;
     return path + '\x1f' + std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) + ':' +
-           std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
+           modified_text(st);
 }
 
 }  // namespace
