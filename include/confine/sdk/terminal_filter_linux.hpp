@@ -3,7 +3,34 @@
 // command: the Landlock runner applies it with its ruleset, and the host applies it to
 // every other runner it starts (DESIGN §11: no terminal injection on any runner or
 // path). Linux only; allocates nothing, so it may run between fork and exec.
+//
+// A portable build (CONFINE_PORTABLE_POSIX, and every system but Linux) has no seccomp,
+// so no host filter: install_injection_filter() fails with ENOSYS there, so that a
+// caller that needs it fails closed (the Landlock runner), and host_filter_available
+// says so. What keeps a command from its terminal there is the runner's own job: a new
+// session without a controlling terminal (bubblewrap's --new-session, setsid), where
+// TIOCSTI is refused. A runner that does not start one leaves the terminal open, and
+// the host says so (without_host_filter) instead of claiming the filter.
 #pragma once
+
+#include <cerrno>
+#include <string_view>
+
+#if !defined(__linux__) || defined(CONFINE_PORTABLE_POSIX)
+
+namespace confine::terminal {
+
+inline constexpr bool host_filter_available = false;
+inline constexpr std::string_view without_host_filter =
+    "no terminal filter in this build: only a runner that starts a new session (bubblewrap's --new-session) keeps the "
+    "command from pushing input into this terminal (TIOCSTI)";
+
+// Always -ENOSYS: there is no filter to install; the caller must fail closed.
+inline int install_injection_filter() noexcept { return -ENOSYS; }
+
+}  // namespace confine::terminal
+
+#else
 
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -11,11 +38,12 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 
 namespace confine::terminal {
+
+inline constexpr bool host_filter_available = true;
 
 namespace detail {
 
@@ -106,6 +134,6 @@ inline int install_injection_filter() noexcept {
     return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -errno;
 #endif
 }
-
-
 }  // namespace confine::terminal
+
+#endif
