@@ -9,9 +9,8 @@
 #include <confine/plugins.hpp>
 #include <confine/provider.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include "arguments.hpp"
+#include "json_output.hpp"
 #include "platform.hpp"
 
 #include <algorithm>
@@ -25,8 +24,6 @@
 namespace {
 
 constexpr int exit_failure = 125;
-constexpr int schema_version = 1;
-using nlohmann::json;
 
 // confinectl's own diagnostics: one line, prefixed, on stderr.
 // Standard output, written when a command has finished composing it (no iostreams:
@@ -90,19 +87,6 @@ std::unique_ptr<confine::Provider> open_provider(const std::string& explicit_pat
     return std::move(*provider);
 }
 
-json verdict_json(const confine::Candidate& c) {
-    json j{{"runner", c.runner}, {"probed", c.probed}, {"cached", c.from_cache},
-           {"plugin", c.plugin_file.empty() ? json(nullptr) : json(c.plugin_file.string())}};
-    if (c.verdict) {
-        j["verdict"] = std::string(confine::to_string(c.verdict->kind));
-        j["reason"] = c.verdict->reason;
-    } else {
-        j["verdict"] = nullptr;
-        j["reason"] = "selected without probing";
-    }
-    return j;
-}
-
 int cmd_probe(const std::string& config_path, bool as_json) {
     Output out;
     auto provider = open_provider(config_path, provider_options(true));
@@ -111,19 +95,7 @@ int cmd_probe(const std::string& config_path, bool as_json) {
     const confine::Selection s = provider->diagnose();
 
     if (as_json) {
-        json j{{"schema_version", schema_version},
-               {"platform", s.platform},
-               {"config", source},
-               {"chain", s.chain},
-               {"asserted", s.asserted},
-               {"usable", s.usable()}};
-        if (s.asserted) j["runner_command"] = s.runner_command;
-        j["runners"] = json::array();
-        for (const auto& c : s.candidates) j["runners"].push_back(verdict_json(c));
-        j["selected"] = s.runner ? json(*s.runner) : json(nullptr);
-        j["enforcement"] = s.enforcement ? json(std::string(confine::to_string(*s.enforcement))) : json(nullptr);
-        j["error"] = s.failure ? json{{"code", confine::error_code_name(s.failure->code)}, {"message", s.failure->message}} : json(nullptr);
-        out << j.dump(2) << '\n';
+        out << confinectl::probe_json(s, source);
     } else {
         out << "platform: " << s.platform << '\n' << "config: " << source << '\n';
         if (s.asserted) {
@@ -162,40 +134,23 @@ int cmd_plugins(const std::string& config_path, bool as_json) {
     if (!provider) return exit_failure;
     const auto& dirs = provider->plugin_dirs();
     const auto entries = confine::PluginSearch(dirs).scan();
-    std::size_t refused = 0;
-    json list = json::array();
-    for (const auto& e : entries) {
-        json j{{"file", e.file.string()}, {"runner", e.runner_name}};
-        if (e.loaded) {
-            j["status"] = "ok";
-            j["version"] = e.loaded->version;
-            j["abi"] = std::to_string(e.loaded->abi_major) + "." + std::to_string(e.loaded->abi_minor);
-            j["summary"] = e.loaded->summary;
-            if (!as_json)
-                out << e.runner_name << "  " << e.loaded->version << "  ABI " << j["abi"].get<std::string>() << "  "
-                          << e.file.string() << "  " << e.loaded->summary << '\n';
-        } else {
-            ++refused;
-            j["status"] = "refused";
-            j["error"] = {{"code", confine::error_code_name(e.loaded.error().code)}, {"message", e.loaded.error().message}};
-            if (!as_json)
-                out << e.runner_name << "  REFUSED  " << confine::error_code_name(e.loaded.error().code) << ": "
-                          << e.loaded.error().message << '\n';
-        }
-        list.push_back(std::move(j));
-    }
     if (as_json) {
-        json dir_list = json::array();
-        for (const auto& d : dirs) dir_list.push_back(d.string());
-        out << json{{"schema_version", schema_version}, {"plugin_dirs", dir_list}, {"plugins", list}}.dump(2) << '\n';
-    } else if (entries.empty()) {
-        out << "no plugins found\n";
-    }
-    if (!as_json) {
+        out << confinectl::plugins_json(dirs, entries);
+    } else {
+        for (const auto& e : entries) {
+            if (e.loaded)
+                out << e.runner_name << "  " << e.loaded->version << "  ABI " << std::to_string(e.loaded->abi_major) << '.'
+                    << std::to_string(e.loaded->abi_minor) << "  " << e.file.string() << "  " << e.loaded->summary << '\n';
+            else
+                out << e.runner_name << "  REFUSED  " << confine::error_code_name(e.loaded.error().code) << ": "
+                    << e.loaded.error().message << '\n';
+        }
+        if (entries.empty()) out << "no plugins found\n";
         out << "searched:";
         for (const auto& d : dirs) out << ' ' << d.string();
         out << '\n';
     }
+    const auto refused = std::count_if(entries.begin(), entries.end(), [](const auto& e) { return !e.loaded; });
     out.flush();
     if (refused) return fail(std::to_string(refused) + " plugin file(s) refused");
     return 0;
@@ -279,20 +234,6 @@ struct PolicyFlags {
 
 std::atomic<int> g_child_pid{0};
 
-json outcome_json(const confine::Outcome& o) {
-    json j{{"schema_version", schema_version},
-           {"outcome", std::string(confine::to_string(o.kind))},
-           {"exit_code", o.exit_code ? json(*o.exit_code) : json(nullptr)},
-           {"signal", o.signal ? json(*o.signal) : json(nullptr)},
-           {"timed_out", o.timed_out},
-           {"runner", o.runner.empty() ? json(nullptr) : json(o.runner)},
-           {"enforcement", o.enforcement ? json(std::string(confine::to_string(*o.enforcement))) : json(nullptr)},
-           {"basis", std::string(confine::to_string(o.basis))},
-           {"evidence", o.evidence.empty() ? json(nullptr) : json{{"line", o.evidence}, {"rule", o.matched_rule.empty() ? json(nullptr) : json(o.matched_rule)}}},
-           {"denial_hint", o.denial_hint ? json(*o.denial_hint) : json(nullptr)}};
-    return j;
-}
-
 int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
             const std::string& report_file, std::optional<int> report_fd) {
     if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
@@ -330,7 +271,7 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
     }
 
     if (!report_file.empty() || report_fd) {
-        const std::string report = outcome_json(*outcome).dump() + "\n";
+        const std::string report = confinectl::run_report_json(*outcome);
         const std::optional<std::string> report_error = report_to ? report_to->write(report) : confinectl::write_to_descriptor(*report_fd, report);
         if (report_error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", report_error->c_str());
     }
@@ -362,30 +303,7 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
         if (wrapped.error().code == confine::ErrorCode::sandbox_unavailable) return fail("sandbox unavailable: " + wrapped.error().message);
         return fail(wrapped.error().message);
     }
-    const auto& w = *wrapped;
-    // A host that spawns the argv itself needs to know how to attest it.
-    json attestation{{"kind", "none"}};
-    switch (w.attestation.kind) {
-    case confine::Attestation::Kind::none: break;
-    case confine::Attestation::Kind::exec:
-        attestation = {{"kind", "exec"}, {"exec_index", w.attestation.exec_index}};
-        break;
-    case confine::Attestation::Kind::status_fd:
-        attestation = {{"kind", "status_fd"}, {"status_argument", w.attestation.status_argument}, {"status_marker", w.attestation.status_marker},
-                       {"status_pid_key", w.attestation.status_pid_key.empty() ? json(nullptr) : json(w.attestation.status_pid_key)}};
-        break;
-    }
-    json j{{"schema_version", schema_version},
-           {"runner", w.runner},
-           {"argv", w.argv},
-           {"enforcement", std::string(confine::to_string(w.enforcement))},
-           {"denial_signatures", w.denial_signatures},
-           {"failure_rule",
-            {{"allowed_exit_codes", w.failure_rule.allowed_exit_codes},
-             {"fatal_signatures", w.failure_rule.fatal_signatures},
-             {"informational_lines", w.failure_rule.informational_lines}}},
-           {"attestation", attestation}};
-    out << j.dump(2) << '\n';
+    out << confinectl::wrap_json(*wrapped);
     return 0;
 }
 

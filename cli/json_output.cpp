@@ -1,0 +1,121 @@
+#include "json_output.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace confinectl {
+namespace {
+
+using nlohmann::json;
+
+// Raised only when a document loses or changes the meaning of a field.
+constexpr int schema_version = 1;
+
+json or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+template <typename T>
+json or_null(const std::optional<T>& value) {
+    return value ? json(*value) : json(nullptr);
+}
+
+json enforcement_or_null(const std::optional<confine::Enforcement>& e) {
+    return e ? json(std::string(confine::to_string(*e))) : json(nullptr);
+}
+
+json error_json(const confine::Error& e) { return {{"code", confine::error_code_name(e.code)}, {"message", e.message}}; }
+
+json candidate_json(const confine::Candidate& c) {
+    json j{{"runner", c.runner}, {"probed", c.probed}, {"cached", c.from_cache}, {"plugin", or_null(c.plugin_file.string())}};
+    if (c.verdict) {
+        j["verdict"] = std::string(confine::to_string(c.verdict->kind));
+        j["reason"] = c.verdict->reason;
+    } else {
+        j["verdict"] = nullptr;
+        j["reason"] = "selected without probing";
+    }
+    return j;
+}
+
+json plugin_entry_json(const confine::PluginSearch::Entry& e) {
+    json j{{"file", e.file.string()}, {"runner", e.runner_name}};
+    if (e.loaded) {
+        j["status"] = "ok";
+        j["version"] = e.loaded->version;
+        j["abi"] = std::to_string(e.loaded->abi_major) + "." + std::to_string(e.loaded->abi_minor);
+        j["summary"] = e.loaded->summary;
+    } else {
+        j["status"] = "refused";
+        j["error"] = error_json(e.loaded.error());
+    }
+    return j;
+}
+
+// A host that spawns the argv itself needs to know how to attest it.
+json attestation_json(const confine::Attestation& a) {
+    switch (a.kind) {
+    case confine::Attestation::Kind::none: return {{"kind", "none"}};
+    case confine::Attestation::Kind::exec: return {{"kind", "exec"}, {"exec_index", a.exec_index}};
+    case confine::Attestation::Kind::status_fd:
+        return {{"kind", "status_fd"},
+                {"status_argument", a.status_argument},
+                {"status_marker", a.status_marker},
+                {"status_pid_key", or_null(a.status_pid_key)}};
+    }
+    return {{"kind", "none"}};  // a kind this confinectl does not know: nothing to attest
+}
+
+}  // namespace
+
+std::string probe_json(const confine::Selection& s, const std::string& config_source) {
+    json j{{"schema_version", schema_version},
+           {"platform", s.platform},
+           {"config", config_source},
+           {"chain", s.chain},
+           {"asserted", s.asserted},
+           {"usable", s.usable()}};
+    if (s.asserted) j["runner_command"] = s.runner_command;
+    j["runners"] = json::array();
+    for (const auto& c : s.candidates) j["runners"].push_back(candidate_json(c));
+    j["selected"] = or_null(s.runner);
+    j["enforcement"] = enforcement_or_null(s.enforcement);
+    j["error"] = s.failure ? error_json(*s.failure) : json(nullptr);
+    return j.dump(2) + '\n';
+}
+
+std::string plugins_json(std::span<const std::filesystem::path> dirs, std::span<const confine::PluginSearch::Entry> entries) {
+    json dir_list = json::array();
+    for (const auto& d : dirs) dir_list.push_back(d.string());
+    json plugin_list = json::array();
+    for (const auto& e : entries) plugin_list.push_back(plugin_entry_json(e));
+    return json{{"schema_version", schema_version}, {"plugin_dirs", dir_list}, {"plugins", plugin_list}}.dump(2) + '\n';
+}
+
+std::string wrap_json(const confine::WrapResult& w) {
+    json j{{"schema_version", schema_version},
+           {"runner", w.runner},
+           {"argv", w.argv},
+           {"enforcement", std::string(confine::to_string(w.enforcement))},
+           {"denial_signatures", w.denial_signatures},
+           {"failure_rule",
+            {{"allowed_exit_codes", w.failure_rule.allowed_exit_codes},
+             {"fatal_signatures", w.failure_rule.fatal_signatures},
+             {"informational_lines", w.failure_rule.informational_lines}}},
+           {"attestation", attestation_json(w.attestation)}};
+    return j.dump(2) + '\n';
+}
+
+std::string run_report_json(const confine::Outcome& o) {
+    const json evidence = o.evidence.empty() ? json(nullptr) : json{{"line", o.evidence}, {"rule", or_null(o.matched_rule)}};
+    json j{{"schema_version", schema_version},
+           {"outcome", std::string(confine::to_string(o.kind))},
+           {"exit_code", or_null(o.exit_code)},
+           {"signal", or_null(o.signal)},
+           {"timed_out", o.timed_out},
+           {"runner", or_null(o.runner)},
+           {"enforcement", enforcement_or_null(o.enforcement)},
+           {"basis", std::string(confine::to_string(o.basis))},
+           {"evidence", evidence},
+           {"denial_hint", or_null(o.denial_hint)}};
+    return j.dump() + '\n';
+}
+
+}  // namespace confinectl

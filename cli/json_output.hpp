@@ -1,0 +1,36 @@
+// confinectl's JSON documents. Each is built here and nowhere else in confinectl, so
+// that a field changes in one place, together with docs/confinectl.1 which documents
+// them. Every document carries "schema_version"; an absent value is null, never a
+// missing key. Each function returns the document as confinectl writes it, the final
+// newline included.
+#pragma once
+
+#include <confine/execute.hpp>
+#include <confine/plugins.hpp>
+#include <confine/provider.hpp>
+
+#include <filesystem>
+#include <span>
+#include <string>
+
+namespace confinectl {
+
+// `probe --json`: the platform, the configuration in effect (`config_source`), the chain
+// or the asserted runner command, each candidate's verdict, the selection and, when
+// nothing is usable, why. Indented.
+std::string probe_json(const confine::Selection& selection, const std::string& config_source);
+
+// `plugins --json`: the directories searched, in order, and every plugin file found
+// there, loaded (version, ABI, summary) or refused (the error). Indented.
+std::string plugins_json(std::span<const std::filesystem::path> dirs,
+                         std::span<const confine::PluginSearch::Entry> entries);
+
+// `wrap --json`: what a host that spawns the command itself needs — the argv, the
+// enforcement, the denial signatures, the failure rule and how to attest. Indented.
+std::string wrap_json(const confine::WrapResult& wrapped);
+
+// The report `run --report` and `run --report-fd` write after the command: its outcome
+// and what decided it. One line.
+std::string run_report_json(const confine::Outcome& outcome);
+
+}  // namespace confinectl
