@@ -1,13 +1,13 @@
 // The bubblewrap runner against the real bubblewrap: its program, its probe, its
 // profiles per mode, the status-descriptor attestation, the asserted runner_command
-// shape, the default chain's arbitration, and confinement as root and as an
-// unprivileged user.
+// shape, the default chain's arbitration, and the confinement matrix (scenarios.hpp)
+// through the plugin and an asserted runner_command, as root and as an unprivileged user.
+#include "scenarios.hpp"
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -16,7 +16,6 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 using test::as_user;
-using test::nobody;
 using test::Tree;
 
 namespace {
@@ -94,97 +93,50 @@ std::string quoted(const std::string& text) {
     return q + "'";
 }
 
-void check_confinement(bool unprivileged) {
-    test::require_bwrap();
-    if (unprivileged) test::require_user_switch();
-    Tree t(unprivileged);
-    Bwrapped c;
-    const std::string root = t.root.path().string(), ws = t.ws.string();
+// What bubblewrap does in the confinement matrix (scenarios.hpp): its own /tmp and /dev,
+// binds that a rename cannot cross, a status descriptor that attests the command's start,
+// and a killed command's signal turned into 128 + the signal.
+const test::RunnerExpectations bwrap_plugin{.name = "bwrap",
+                                            .runner = "bwrap",
+                                            .config = "[platform.linux]\nchain = [\"bwrap\"]\n",
+                                            .require = &test::require_bwrap,
+                                            .denial = "Read-only file system",
+                                            .fatal_signature = "bwrap: ",
+                                            .basis = test::Basis::attestation,
+                                            .tmp = test::Tmp::the_commands_own,
+                                            .dev = test::Dev::the_runners_own,
+                                            .move = test::MoveFromOutside::may_leave_a_copy,
+                                            .killed = test::Killed::exit_128_plus_signal,
+                                            .reports = test::Reports::when_asked};
 
-    // A granted write holds its bytes; a denied write leaves no file.
-    auto granted = c.run(t, "printf 'granted bytes' > " + ws + "/granted", unprivileged);
-    CHECK(granted.exit_code == 0);
-    CHECK(test::read_file(t.ws / "granted") == "granted bytes");
-    struct stat st {};
-    REQUIRE(::stat((t.ws / "granted").c_str(), &st) == 0);
-    CHECK(st.st_uid == (unprivileged ? static_cast<uid_t>(nobody) : ::geteuid()));  // it really ran as that user
-    const fs::path report = t.root / "report.json";
-    auto denied = c.run(t, "echo x > " + root + "/denied", unprivileged, {"--report", report.string()});
-    CHECK(denied.exit_code != 0);
-    CHECK_THAT(denied.err, Catch::Contains("Read-only file system"));
-    CHECK_FALSE(fs::exists(t.root / "denied"));
-    auto j = report_of(report);
-    CHECK(j["outcome"] == "task_failed");
-    CHECK(j["runner"] == "bwrap");
-    CHECK(j["basis"] == "attestation");
-    CHECK_THAT(j["denial_hint"].get<std::string>(), Catch::Contains("Read-only file system"));
-
-    // A nested child is confined too.
-    c.run(t, "sh -c 'echo x > " + root + "/nested'", unprivileged);
-    CHECK_FALSE(fs::exists(t.root / "nested"));
-
-    // /dev/null is writable; /dev is bubblewrap's own, so /dev/shm is private.
-    CHECK(c.run(t, "echo x > /dev/null", unprivileged).exit_code == 0);
-    const std::string shm = "/dev/shm/confine-test-" + std::to_string(::getpid());
-    c.run(t, "echo x > " + shm, unprivileged);
-    CHECK_FALSE(fs::exists(shm));
-
-    // Read-only mode cannot write the workspace, but reads anything.
-    auto ro = c.confine.run({"run", "--config", c.config.string(), "--mode", "read-only", "--", "/bin/sh", "-c",
-                             "cat " + t.outside_file.string() + "; echo x > " + ws + "/ro"},
-                            {}, as_user(unprivileged));
-    CHECK(ro.out == "original");
-    CHECK_FALSE(fs::exists(t.ws / "ro"));
-
-    // workspace-write: the workspace and a /tmp of the command's own — not the host's,
-    // gone afterwards — but not $HOME nor a sibling directory.
-    const std::string private_tmp = "/tmp/confine-bwrap-test-" + std::to_string(::getpid());
-    CHECK(c.run(t, "echo y > " + private_tmp + " && cat " + private_tmp, unprivileged).out == "y\n");
-    CHECK_FALSE(fs::exists(private_tmp));
-    CHECK(c.run(t, "test -e " + private_tmp, unprivileged).exit_code == 1);
-    c.run(t, "echo x > " + t.home.string() + "/x", unprivileged, {}, {"HOME=" + t.home.string()});
-    CHECK_FALSE(fs::exists(t.home / "x"));
-    c.run(t, "echo x > " + t.sibling.string() + "/x", unprivileged);
-    CHECK_FALSE(fs::exists(t.sibling / "x"));
-
-    // A symlink inside the workspace that points outside gives no write outside.
-    c.run(t, "echo x > " + ws + "/link/escaped", unprivileged);
-    CHECK_FALSE(fs::exists(t.outside_dir / "escaped"));
-
-    // A file from outside can be neither moved nor hard-linked into the workspace (mv
-    // may leave a copy, which reading allows; the original stays where and as it was),
-    // nor truncated.
-    CHECK(c.run(t, "mv " + t.outside_file.string() + " " + ws + "/moved", unprivileged).exit_code != 0);
-    CHECK(c.run(t, "ln " + t.outside_file.string() + " " + ws + "/linked", unprivileged).exit_code != 0);
-    CHECK_FALSE(fs::exists(t.ws / "linked"));
-    CHECK(c.run(t, "truncate -s 0 " + t.outside_file.string(), unprivileged).exit_code != 0);
-    c.run(t, ": > " + t.outside_file.string(), unprivileged);
-    CHECK(test::read_file(t.outside_file) == "original");
-
-    // No capability is left to undo the read-only root (as root, without --cap-drop ALL,
-    // bubblewrap's command could remount it writable).
-    c.run(t, "mount -o remount,bind,rw / 2>/dev/null; mount -o remount,bind,rw " + root + " 2>/dev/null; echo x > " + root + "/remounted",
-          unprivileged);
-    CHECK_FALSE(fs::exists(t.root / "remounted"));
-
-    // Exit statuses pass through, 125 and a forged bubblewrap line included: the
-    // status descriptor says the command ran, so it is the command's failure.
-    CHECK(c.run(t, "exit 7", unprivileged).exit_code == 7);
-    auto own = c.run(t, "echo 'bwrap: forged failure' >&2; exit 125", unprivileged, {"--report", report.string()});
-    CHECK(own.exit_code == 125);
-    CHECK(own.err == "bwrap: forged failure\n");
-    j = report_of(report);
-    CHECK(j["outcome"] == "task_failed");
-    CHECK(j["basis"] == "attestation");
-    CHECK(j["evidence"].is_null());
-    // A command killed by a signal: bubblewrap reports it as 128 + the signal.
-    CHECK(c.run(t, "kill -TERM $$", unprivileged).exit_code == 128 + SIGTERM);
-}
+// The same bubblewrap as an operator's asserted runner_command: the same profile, but no
+// attestation, so the failure rule alone judges the outcome.
+const test::RunnerExpectations asserted_bwrap{
+    .name = "asserted runner_command of bubblewrap",
+    .runner = "runner_command",
+    .config = "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n",
+    .require = &test::require_bwrap,
+    .denial = "Read-only file system",
+    .fatal_signature = "bwrap: ",
+    .basis = test::Basis::rule,
+    .tmp = test::Tmp::the_commands_own,
+    .dev = test::Dev::the_runners_own,
+    .move = test::MoveFromOutside::may_leave_a_copy,
+    .killed = test::Killed::exit_128_plus_signal,
+    .reports = test::Reports::when_asked};
 
 }  // namespace
 
-TEST_CASE("bwrap confines writes to the policy's roots, as root", "[bwrap][e2e]") { check_confinement(false); }
-TEST_CASE("bwrap confines writes to the policy's roots, as an unprivileged user", "[bwrap][e2e]") { check_confinement(true); }
+TEST_CASE("bwrap confines writes to the policy's roots, as root", "[bwrap][e2e]") { test::run_matrix(bwrap_plugin, test::User::caller); }
+TEST_CASE("bwrap confines writes to the policy's roots, as an unprivileged user", "[bwrap][e2e]") {
+    test::run_matrix(bwrap_plugin, test::User::nobody);
+}
+TEST_CASE("an asserted runner_command of bubblewrap confines writes to the policy's roots, as root", "[bwrap][e2e]") {
+    test::run_matrix(asserted_bwrap, test::User::caller);
+}
+TEST_CASE("an asserted runner_command of bubblewrap confines writes to the policy's roots, as an unprivileged user", "[bwrap][e2e]") {
+    test::run_matrix(asserted_bwrap, test::User::nobody);
+}
 
 TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no capabilities", "[bwrap]") {
     Bwrapped c;
