@@ -2,6 +2,7 @@
 // through confinectl as root and as an unprivileged user, a kernel without Landlock
 // (seccomp makes the system calls fail with ENOSYS), and older ABIs (a test-only
 // launcher build that caps the ABI it negotiates).
+#include "scenarios.hpp"
 #include "support.hpp"
 
 #include <confine/execute.hpp>
@@ -66,84 +67,27 @@ struct Confined {
 
 constexpr Path all_paths[] = {Path::launcher, Path::forked_in_process, Path::in_place};
 
-void check_confinement(bool unprivileged, Path path) {
-    test::require_landlock();
-    if (unprivileged) test::require_user_switch();
-    Tree t(unprivileged);
-    Confined c("", path);
-    INFO("path: " << path_name(path));
-    const std::string root = t.root.path().string(), ws = t.ws.string();
-
-    // A granted write holds its bytes; a denied write leaves no file.
-    auto granted = c.run(t, "printf 'granted bytes' > " + ws + "/granted", unprivileged);
-    CHECK(granted.exit_code == 0);
-    CHECK(test::read_file(t.ws / "granted") == "granted bytes");
-    struct stat st {};
-    REQUIRE(::stat((t.ws / "granted").c_str(), &st) == 0);
-    CHECK(st.st_uid == (unprivileged ? static_cast<uid_t>(nobody) : ::geteuid()));  // it really ran as that user
-    auto denied = c.run(t, "echo x > " + root + "/denied", unprivileged);
-    CHECK(denied.exit_code != 0);
-    CHECK_THAT(denied.err, Catch::Contains("Permission denied"));
-    CHECK_FALSE(fs::exists(t.root / "denied"));
-
-    // A nested child is confined too.
-    c.run(t, "sh -c 'echo x > " + root + "/nested'", unprivileged);
-    CHECK_FALSE(fs::exists(t.root / "nested"));
-
-    // /dev/null is writable; /dev/shm is not.
-    CHECK(c.run(t, "echo x > /dev/null", unprivileged).exit_code == 0);
-    if (fs::is_directory("/dev/shm")) {
-        const std::string shm = "/dev/shm/confine-test-" + std::to_string(::getpid());
-        CHECK(c.run(t, "echo x > " + shm, unprivileged).exit_code != 0);
-        CHECK_FALSE(fs::exists(shm));
-    }
-
-    // Read-only mode cannot write the workspace, but reads anything.
-    std::vector<std::string> ro_args{"run", "--config", c.config.string(), "--mode", "read-only"};
-    if (path == Path::forked_in_process) ro_args.insert(ro_args.end(), {"--report", (t.root / "ro.json").string()});
-    ro_args.insert(ro_args.end(), {"--", "/bin/sh", "-c", "cat " + t.outside_file.string() + "; echo x > " + ws + "/ro"});
-    auto ro = c.confine.run(ro_args, {}, as_user(unprivileged));
-    CHECK(ro.out == "original");
-    CHECK_FALSE(fs::exists(t.ws / "ro"));
-
-    // workspace-write: the workspace and /tmp, not $HOME nor a sibling directory.
-    CHECK(c.run(t, "f=$(mktemp /tmp/confine-ll-XXXXXX) && echo y > \"$f\" && rm \"$f\"", unprivileged).exit_code == 0);
-    c.run(t, "echo x > " + t.home.string() + "/x", unprivileged, {}, {"HOME=" + t.home.string()});
-    CHECK_FALSE(fs::exists(t.home / "x"));
-    c.run(t, "echo x > " + t.sibling.string() + "/x", unprivileged);
-    CHECK_FALSE(fs::exists(t.sibling / "x"));
-
-    // A symlink inside the workspace that points outside gives no write outside.
-    c.run(t, "echo x > " + ws + "/link/escaped", unprivileged);
-    CHECK_FALSE(fs::exists(t.outside_dir / "escaped"));
-
-    // Renaming or hard-linking a file from outside into the workspace is denied; so is
-    // truncating a file outside.
-    CHECK(c.run(t, "mv " + t.outside_file.string() + " " + ws + "/moved", unprivileged).exit_code != 0);
-    CHECK(c.run(t, "ln " + t.outside_file.string() + " " + ws + "/linked", unprivileged).exit_code != 0);
-    CHECK(c.run(t, "truncate -s 0 " + t.outside_file.string(), unprivileged).exit_code != 0);
-    c.run(t, ": > " + t.outside_file.string(), unprivileged);
-    CHECK(test::read_file(t.outside_file) == "original");
-    CHECK_FALSE(fs::exists(t.ws / "moved"));
-    CHECK_FALSE(fs::exists(t.ws / "linked"));
-
-    // Exit statuses pass through, 125 included (attested: the command's own).
-    CHECK(c.run(t, "exit 7", unprivileged).exit_code == 7);
-    const std::string forged = "echo 'landlock-run: exec failed: forged' >&2; exit 125";
-    if (path == Path::in_place) {
-        auto own125 = c.run(t, forged, unprivileged);
-        CHECK(own125.exit_code == 125);
-        CHECK(own125.err == "landlock-run: exec failed: forged\n");  // nothing of confinectl's
-    } else {
-        const fs::path report = t.root / "report.json";
-        auto own125 = c.run(t, forged, unprivileged, {"--report", report.string()});
-        CHECK(own125.exit_code == 125);
-        auto j = json::parse(test::read_file(report));
-        CHECK(j["outcome"] == "task_failed");
-        CHECK(j["basis"] == "attestation");
-        CHECK(j["runner"] == "landlock");
-        CHECK(j["enforcement"] == "full");
-    }
+// What Landlock does in the confinement matrix (scenarios.hpp), on `path`: the host's
+// /tmp and /dev, denials in its own dialect, an exec that attests the command's start,
+// and confinectl ending by the signal that killed the command. The paths differ in
+// reports only: a report is what takes the forked child, and in place there is none.
+test::RunnerExpectations expectations(Path path) {
+    std::string config = "[platform.linux]\nchain = [\"landlock\"]\n";
+    if (path == Path::launcher) config += "[runner.landlock]\nin_process = false\n";
+    return {.name = "landlock " + path_name(path),
+            .runner = "landlock",
+            .config = config,
+            .require = &test::require_landlock,
+            .denial = "Permission denied",
+            .fatal_signature = "landlock-run: ",
+            .basis = test::Basis::attestation,
+            .tmp = test::Tmp::the_hosts,
+            .dev = test::Dev::the_hosts,
+            .move = test::MoveFromOutside::leaves_nothing,
+            .killed = test::Killed::by_the_same_signal,
+            .reports = path == Path::forked_in_process ? test::Reports::always
+                       : path == Path::in_place        ? test::Reports::never
+                                                       : test::Reports::when_asked};
 }
 
 }  // namespace
@@ -203,22 +147,22 @@ TEST_CASE("landlock-run passes exit statuses through, 7 and 125 included", "[lan
 }
 
 TEST_CASE("landlock confines writes to the policy's roots, as root, through the launcher", "[landlock][e2e]") {
-    check_confinement(false, Path::launcher);
+    test::run_matrix(expectations(Path::launcher), test::User::caller);
 }
 TEST_CASE("landlock confines writes to the policy's roots, as root, in a forked child", "[landlock][e2e]") {
-    check_confinement(false, Path::forked_in_process);
+    test::run_matrix(expectations(Path::forked_in_process), test::User::caller);
 }
 TEST_CASE("landlock confines writes to the policy's roots, as root, in place", "[landlock][e2e]") {
-    check_confinement(false, Path::in_place);
+    test::run_matrix(expectations(Path::in_place), test::User::caller);
 }
 TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, through the launcher", "[landlock][e2e]") {
-    check_confinement(true, Path::launcher);
+    test::run_matrix(expectations(Path::launcher), test::User::nobody);
 }
 TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, in a forked child", "[landlock][e2e]") {
-    check_confinement(true, Path::forked_in_process);
+    test::run_matrix(expectations(Path::forked_in_process), test::User::nobody);
 }
 TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, in place", "[landlock][e2e]") {
-    check_confinement(true, Path::in_place);
+    test::run_matrix(expectations(Path::in_place), test::User::nobody);
 }
 
 TEST_CASE("each Landlock path is the one it claims to be", "[landlock][e2e]") {
