@@ -4,6 +4,7 @@
 // chain through a stand-in sandbox-exec, and `confinectl wrap --runner seatbelt` on any
 // OS. The end-to-end tests with the real sandbox-exec run on macOS only.
 #include "sbpl.hpp"
+#include "scenarios.hpp"
 #include "support.hpp"
 
 #include <confine/config.hpp>
@@ -246,23 +247,38 @@ TEST_CASE("confinectl wrap --runner wraps with any runner for review, and names 
 
 // --- macOS only: the real sandbox-exec.
 
+namespace {
+
+// What Seatbelt does in the confinement matrix (scenarios.hpp), with confinectl's
+// default configuration (seatbelt alone on macOS): the host's /tmp and /dev, denials in
+// its own dialect, no attestation yet (the failure rule alone judges, README), and the
+// command's signal passed on as confinectl's own (sandbox-exec execs the command).
+const test::RunnerExpectations seatbelt{.name = "seatbelt",
+                                        .runner = "seatbelt",
+                                        .config = "",
+                                        .require = nullptr,
+                                        .denial = "Operation not permitted",
+                                        .fatal_signature = "sandbox-exec: ",
+                                        .basis = test::Basis::rule,
+                                        .tmp = test::Tmp::the_hosts,
+                                        .dev = test::Dev::the_hosts,
+                                        .move = test::MoveFromOutside::leaves_nothing,
+                                        .killed = test::Killed::by_the_same_signal,
+                                        .reports = test::Reports::when_asked};
+
+}  // namespace
+
 TEST_CASE("seatbelt confines writes with the real sandbox-exec", "[seatbelt][e2e][macos]") {
 #if !defined(__APPLE__)
+    (void)seatbelt;
     test::skip_on_other_platforms("needs macOS and /usr/bin/sandbox-exec");
 #else
+    test::run_matrix(seatbelt, test::User::caller);
+    // Beyond the matrix: the per-user temporary directory ($TMPDIR) is granted too.
     test::Installed confine;
-    test::TempDir ws, outside;
-    auto run = [&](const std::string& script) {
-        return confine.run({"run", "--workspace", ws.path().string(), "--", "/bin/sh", "-c", script});
-    };
-    auto granted = run("printf granted > '" + (ws / "granted").string() + "'");
-    CHECK(granted.exit_code == 0);
-    CHECK(test::read_file(ws / "granted") == "granted");
-    auto denied = run("echo x > '" + (outside / "denied").string() + "'");
-    CHECK(denied.exit_code != 0);
-    CHECK_THAT(denied.err, Catch::Contains("Operation not permitted"));
-    CHECK_FALSE(fs::exists(outside / "denied"));
-    CHECK(run("f=$(mktemp /tmp/confine-sb-XXXXXX) && echo y > \"$f\" && rm \"$f\"").exit_code == 0);
-    CHECK(run("f=$(mktemp \"${TMPDIR:-/tmp}/confine-sb-XXXXXX\") && echo y > \"$f\" && rm \"$f\"").exit_code == 0);
+    test::TempDir ws;
+    auto r = confine.run({"run", "--workspace", ws.path().string(), "--", "/bin/sh", "-c",
+                          "f=$(mktemp \"${TMPDIR:-/tmp}/confine-sb-XXXXXX\") && echo y > \"$f\" && rm \"$f\""});
+    CHECK(r.exit_code == 0);
 #endif
 }
