@@ -44,35 +44,67 @@ std::vector<std::string> Parsed::all(std::string_view option) const {
     return out;
 }
 
-std::expected<Parsed, std::string> parse(std::span<const char* const> args, std::span<const CommandSpec> commands) {
-    Parsed p;
-    std::size_t i = 0;
-    // Global options, then the command's name.
+namespace {
+
+// The global options, then the command's name, from args[i] on; `i` is left past the
+// name. A request for help or the version ends the parse there. The error, if any.
+std::optional<std::string> read_command_name(std::span<const char* const> args, std::span<const CommandSpec> commands, Parsed& p,
+                                             std::size_t& i) {
     for (; i < args.size(); ++i) {
         const std::string_view a = args[i];
         if (is_help(a)) {
             p.action = Parsed::Action::help;
-            return p;
+            return std::nullopt;
         }
         if (a == "--version") {
             p.action = Parsed::Action::version;
-            return p;
+            return std::nullopt;
         }
         if (is_verbose(a)) {
             p.verbose = true;
             continue;
         }
-        if (a.starts_with('-')) return std::unexpected("unknown option " + quoted(a) + see_help(nullptr));
+        if (a.starts_with('-')) return "unknown option " + quoted(a) + see_help(nullptr);
         for (const auto& c : commands)
             if (c.name == a) p.command = &c;
-        if (!p.command) return std::unexpected("unknown command " + quoted(a) + see_help(nullptr));
+        if (!p.command) return "unknown command " + quoted(a) + see_help(nullptr);
         ++i;
-        break;
+        return std::nullopt;
     }
-    if (!p.command) return std::unexpected("no command given" + see_help(nullptr));
+    return "no command given" + see_help(nullptr);
+}
+
+// One of the command's options, args[i] (`--name` or `--name=VALUE`), with its value
+// (which may take args[i + 1], leaving `i` on it). The error, if any.
+std::optional<std::string> read_option(std::span<const char* const> args, std::size_t& i, Parsed& p) {
     const CommandSpec& command = *p.command;
     const std::string prefix = std::string(command.name) + ": ";
+    const std::string_view a = args[i];
+    const std::size_t eq = a.find('=');
+    const std::string_view name = a.substr(0, eq);
+    const OptionSpec* option = name.starts_with("--") ? find_option(command, name) : nullptr;
+    if (!option) return prefix + "unknown option " + quoted(name) + see_help(&command);
+    std::string value;
+    if (option->value_name.empty()) {
+        if (eq != std::string_view::npos) return prefix + std::string(name) + " takes no value";
+    } else if (eq != std::string_view::npos) {
+        value = std::string(a.substr(eq + 1));
+    } else if (i + 1 < args.size()) {
+        value = args[++i];
+    } else {
+        return prefix + std::string(name) + " needs a value (" + std::string(option->value_name) + ")";
+    }
+    if (!option->value_name.empty() && value.empty())
+        return prefix + std::string(name) + " needs a non-empty value (" + std::string(option->value_name) + ")";
+    if (!option->repeatable && p.has(option->name)) return prefix + std::string(name) + " given more than once";
+    p.values.emplace_back(option->name, std::move(value));
+    return std::nullopt;
+}
 
+// The command's options and operands, from args[i] on. A request for help ends the
+// parse there. The error, if any.
+std::optional<std::string> read_command_arguments(std::span<const char* const> args, std::size_t i, Parsed& p) {
+    const CommandSpec& command = *p.command;
     bool operands_only = false;
     for (; i < args.size(); ++i) {
         const std::string_view a = args[i];
@@ -81,10 +113,8 @@ std::expected<Parsed, std::string> parse(std::span<const char* const> args, std:
             continue;
         }
         if (operands_only || a == "-" || !a.starts_with('-')) {
-            if (command.operands == Operands::none)
-                return std::unexpected(prefix + "unexpected argument " + quoted(a) + see_help(&command));
-            if (command.operands == Operands::optional && !p.operands.empty())
-                return std::unexpected(prefix + "unexpected argument " + quoted(a) + see_help(&command));
+            if (command.operands == Operands::none || (command.operands == Operands::optional && !p.operands.empty()))
+                return std::string(command.name) + ": unexpected argument " + quoted(a) + see_help(&command);
             p.operands.emplace_back(a);
             // A command to run takes everything after its first word, options included.
             if (command.operands == Operands::command) operands_only = true;
@@ -92,32 +122,25 @@ std::expected<Parsed, std::string> parse(std::span<const char* const> args, std:
         }
         if (is_help(a)) {
             p.action = Parsed::Action::help;
-            return p;
+            return std::nullopt;
         }
         if (is_verbose(a)) {
             p.verbose = true;
             continue;
         }
-        const std::size_t eq = a.find('=');
-        const std::string_view name = a.substr(0, eq);
-        const OptionSpec* option = name.starts_with("--") ? find_option(command, name) : nullptr;
-        if (!option) return std::unexpected(prefix + "unknown option " + quoted(name) + see_help(&command));
-        std::string value;
-        if (option->value_name.empty()) {
-            if (eq != std::string_view::npos) return std::unexpected(prefix + std::string(name) + " takes no value");
-        } else if (eq != std::string_view::npos) {
-            value = std::string(a.substr(eq + 1));
-        } else if (i + 1 < args.size()) {
-            value = args[++i];
-        } else {
-            return std::unexpected(prefix + std::string(name) + " needs a value (" + std::string(option->value_name) + ")");
-        }
-        if (!option->value_name.empty() && value.empty())
-            return std::unexpected(prefix + std::string(name) + " needs a non-empty value (" + std::string(option->value_name) + ")");
-        if (!option->repeatable && p.has(option->name))
-            return std::unexpected(prefix + std::string(name) + " given more than once");
-        p.values.emplace_back(option->name, std::move(value));
+        if (auto error = read_option(args, i, p)) return error;
     }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::expected<Parsed, std::string> parse(std::span<const char* const> args, std::span<const CommandSpec> commands) {
+    Parsed p;
+    std::size_t i = 0;
+    if (auto error = read_command_name(args, commands, p, i)) return std::unexpected(*error);
+    if (p.action != Parsed::Action::run) return p;
+    if (auto error = read_command_arguments(args, i, p)) return std::unexpected(*error);
     return p;
 }
 

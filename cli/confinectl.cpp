@@ -17,9 +17,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <expected>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -87,45 +89,60 @@ std::unique_ptr<confine::Provider> open_provider(const std::string& explicit_pat
     return std::move(*provider);
 }
 
+void print_probe(Output& out, const confine::Selection& s, const std::string& config_source) {
+    out << "platform: " << s.platform << '\n' << "config: " << config_source << '\n';
+    if (s.asserted) {
+        out << "runner_command:";
+        for (const auto& a : s.runner_command) out << ' ' << a;
+        out << " (asserted by the operator, not probed)\n";
+    } else {
+        out << "chain:";
+        for (const auto& r : s.chain) out << ' ' << r;
+        out << (s.chain.empty() ? " (none)\n" : "\n");
+    }
+    for (const auto& c : s.candidates) {
+        out << "  " << c.runner << ": ";
+        if (c.verdict) out << confine::to_string(c.verdict->kind);
+        else out << "selected without probing";
+        if (c.verdict && !c.verdict->reason.empty()) out << ": " << c.verdict->reason;
+        if (!c.plugin_file.empty()) out << " [" << c.plugin_file.string() << ']';
+        out << '\n';
+    }
+    if (s.runner) {
+        out << "selected: " << *s.runner;
+        if (s.enforcement) out << " (enforcement " << confine::to_string(*s.enforcement) << ')';
+        out << '\n';
+    } else {
+        out << "selected: none\n";
+    }
+}
+
 int cmd_probe(const std::string& config_path, bool as_json) {
     Output out;
     auto provider = open_provider(config_path, provider_options(true));
     if (!provider) return exit_failure;
     const std::string source = provider->config().source;
     const confine::Selection s = provider->diagnose();
-
-    if (as_json) {
-        out << confinectl::probe_json(s, source);
-    } else {
-        out << "platform: " << s.platform << '\n' << "config: " << source << '\n';
-        if (s.asserted) {
-            out << "runner_command:";
-            for (const auto& a : s.runner_command) out << ' ' << a;
-            out << " (asserted by the operator, not probed)\n";
-        } else {
-            out << "chain:";
-            for (const auto& r : s.chain) out << ' ' << r;
-            out << (s.chain.empty() ? " (none)\n" : "\n");
-        }
-        for (const auto& c : s.candidates) {
-            out << "  " << c.runner << ": ";
-            if (c.verdict) out << confine::to_string(c.verdict->kind);
-            else out << "selected without probing";
-            if (c.verdict && !c.verdict->reason.empty()) out << ": " << c.verdict->reason;
-            if (!c.plugin_file.empty()) out << " [" << c.plugin_file.string() << ']';
-            out << '\n';
-        }
-        if (s.runner) {
-            out << "selected: " << *s.runner;
-            if (s.enforcement) out << " (enforcement " << confine::to_string(*s.enforcement) << ')';
-            out << '\n';
-        } else {
-            out << "selected: none\n";
-        }
-    }
+    if (as_json) out << confinectl::probe_json(s, source);
+    else print_probe(out, s, source);
     out.flush();
     if (!s.usable()) return fail("sandbox unavailable: " + s.failure->message);
     return 0;
+}
+
+void print_plugins(Output& out, const std::vector<std::filesystem::path>& dirs, const std::vector<confine::PluginSearch::Entry>& entries) {
+    for (const auto& e : entries) {
+        if (e.loaded)
+            out << e.runner_name << "  " << e.loaded->version << "  ABI " << std::to_string(e.loaded->abi_major) << '.'
+                << std::to_string(e.loaded->abi_minor) << "  " << e.file.string() << "  " << e.loaded->summary << '\n';
+        else
+            out << e.runner_name << "  REFUSED  " << confine::error_code_name(e.loaded.error().code) << ": " << e.loaded.error().message
+                << '\n';
+    }
+    if (entries.empty()) out << "no plugins found\n";
+    out << "searched:";
+    for (const auto& d : dirs) out << ' ' << d.string();
+    out << '\n';
 }
 
 int cmd_plugins(const std::string& config_path, bool as_json) {
@@ -134,24 +151,10 @@ int cmd_plugins(const std::string& config_path, bool as_json) {
     if (!provider) return exit_failure;
     const auto& dirs = provider->plugin_dirs();
     const auto entries = confine::PluginSearch(dirs).scan();
-    if (as_json) {
-        out << confinectl::plugins_json(dirs, entries);
-    } else {
-        for (const auto& e : entries) {
-            if (e.loaded)
-                out << e.runner_name << "  " << e.loaded->version << "  ABI " << std::to_string(e.loaded->abi_major) << '.'
-                    << std::to_string(e.loaded->abi_minor) << "  " << e.file.string() << "  " << e.loaded->summary << '\n';
-            else
-                out << e.runner_name << "  REFUSED  " << confine::error_code_name(e.loaded.error().code) << ": "
-                    << e.loaded.error().message << '\n';
-        }
-        if (entries.empty()) out << "no plugins found\n";
-        out << "searched:";
-        for (const auto& d : dirs) out << ' ' << d.string();
-        out << '\n';
-    }
-    const auto refused = std::count_if(entries.begin(), entries.end(), [](const auto& e) { return !e.loaded; });
+    if (as_json) out << confinectl::plugins_json(dirs, entries);
+    else print_plugins(out, dirs, entries);
     out.flush();
+    const auto refused = std::count_if(entries.begin(), entries.end(), [](const auto& e) { return !e.loaded; });
     if (refused) return fail(std::to_string(refused) + " plugin file(s) refused");
     return 0;
 }
@@ -184,7 +187,6 @@ int cmd_check_config(const std::string& file) {
     out << source << ": valid\n";
     return 0;
 }
-
 
 // The policy flags shared by `run` and `wrap`.
 struct PolicyFlags {
@@ -232,61 +234,102 @@ struct PolicyFlags {
     }
 };
 
+// Where --report or --report-fd asks the run report to go; neither, nowhere.
+struct ReportRequest {
+    std::string file;
+    std::optional<int> fd;
+};
+
+// The run report's destination, made ready before the command runs, so that a report
+// that could not be written stops the run before it starts.
+class Report {
+public:
+    static std::expected<Report, std::string> prepare(const ReportRequest& request) {
+        Report report;
+        if (request.fd) {
+            // The command must never inherit the report's descriptor.
+            if (auto bad = confinectl::prepare_report_descriptor(*request.fd)) return std::unexpected(*bad);
+            report.fd_ = request.fd;
+        }
+        if (!request.file.empty()) {
+            auto opened = confinectl::ReportFile::open(request.file);
+            if (!opened) return std::unexpected("--report " + opened.error());
+            report.file_.emplace(std::move(*opened));
+        }
+        return report;
+    }
+
+    bool wanted() const { return file_ || fd_; }
+
+    // A report that cannot be written is said, and does not change the exit status.
+    void write(const confine::Outcome& outcome) {
+        if (!wanted()) return;
+        const std::string text = confinectl::run_report_json(outcome);
+        const std::optional<std::string> error = file_ ? file_->write(text) : confinectl::write_to_descriptor(*fd_, text);
+        if (error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", error->c_str());
+    }
+
+private:
+    std::optional<confinectl::ReportFile> file_;
+    std::optional<int> fd_;
+};
+
 std::atomic<int> g_child_pid{0};
 
+// The run itself, with the signals sent to confinectl passed on to the command.
+std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::Policy& policy,
+                                                                        const std::vector<std::string>& command, bool exec_in_place) {
+    confinectl::forward_signals(g_child_pid);
+    confine::RunOptions options;
+    options.on_started = [](int pid) { g_child_pid = pid; };
+    options.exec_in_place = exec_in_place;
+    auto outcome = confine::run(provider, policy, command, options);
+    g_child_pid = 0;
+    return outcome;
+}
+
+// A command that could not be started, said; like env and timeout: 127 for a command
+// that is not there, 126 for one that cannot run.
+int fail_to_start(const confine::Error& error) {
+    fail(error.message);
+    if (error.code == confine::ErrorCode::command_not_found) return 127;
+    if (error.code == confine::ErrorCode::command_not_executable) return 126;
+    return exit_failure;
+}
+
+// Ends confinectl the way the command ended: its exit status, or its signal.
+[[noreturn]] void end_as(const confine::Outcome& outcome) {
+    int status = exit_failure;
+    if (outcome.kind == confine::OutcomeKind::sandbox_unavailable)
+        status = fail("sandbox unavailable: " + outcome.evidence);
+    else if (outcome.signal)
+        confinectl::die_by(*outcome.signal);  // does not return
+    else
+        status = outcome.exit_code.value_or(exit_failure);
+    // The command has ended and everything is said. Unloading the plugins and destroying
+    // the provider would only keep the caller waiting for the status.
+    std::fflush(nullptr);
+    std::_Exit(status);
+}
+
 int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
-            const std::string& report_file, std::optional<int> report_fd) {
+            const ReportRequest& report_request) {
     if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
     auto policy = flags.policy();
     if (!policy) return fail(policy.error());
-    if (report_fd) {
-        // The command must never inherit the report's descriptor.
-        if (auto bad = confinectl::prepare_report_descriptor(*report_fd)) return fail(*bad);
-    }
-    std::optional<confinectl::ReportFile> report_to;
-    if (!report_file.empty()) {
-        auto opened = confinectl::ReportFile::open(report_file);
-        if (!opened) return fail("--report " + opened.error());
-        report_to.emplace(std::move(*opened));
-    }
+    auto report = Report::prepare(report_request);
+    if (!report) return fail(report.error());
     auto provider = open_provider(config_path, provider_options(false));
     if (!provider) return exit_failure;
     // Probing happens here, before any signal is forwarded: a signal now ends confinectl
     // by its default action, and the command never starts.
     provider->selection();
-
-    confinectl::forward_signals(g_child_pid);
-    confine::RunOptions options;
-    options.on_started = [](int pid) { g_child_pid = pid; };
     // Without a report to write afterwards, nothing needs to stay behind the command:
     // a runner that confines in-process turns confinectl into the command itself.
-    options.exec_in_place = report_file.empty() && !report_fd;
-    auto outcome = confine::run(*provider, *policy, command, options);
-    g_child_pid = 0;
-    if (!outcome) {
-        // Like env and timeout: 127 for a command that is not there, 126 for one that cannot run.
-        const auto code = outcome.error().code;
-        fail(outcome.error().message);
-        return code == confine::ErrorCode::command_not_found ? 127 : code == confine::ErrorCode::command_not_executable ? 126 : exit_failure;
-    }
-
-    if (!report_file.empty() || report_fd) {
-        const std::string report = confinectl::run_report_json(*outcome);
-        const std::optional<std::string> report_error = report_to ? report_to->write(report) : confinectl::write_to_descriptor(*report_fd, report);
-        if (report_error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", report_error->c_str());
-    }
-
-    int status = exit_failure;
-    if (outcome->kind == confine::OutcomeKind::sandbox_unavailable)
-        status = fail("sandbox unavailable: " + outcome->evidence);
-    else if (outcome->signal)
-        confinectl::die_by(*outcome->signal);  // does not return
-    else
-        status = outcome->exit_code.value_or(exit_failure);
-    // The command has ended and everything is said. Unloading the plugins and destroying
-    // the provider would only keep the caller waiting for the status.
-    std::fflush(nullptr);
-    std::_Exit(status);
+    auto outcome = run_forwarding_signals(*provider, *policy, command, !report->wanted());
+    if (!outcome) return fail_to_start(outcome.error());
+    report->write(*outcome);
+    end_as(*outcome);
 }
 
 int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
@@ -306,7 +349,6 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
     out << confinectl::wrap_json(*wrapped);
     return 0;
 }
-
 
 const std::vector<confine::cli::OptionSpec> policy_options{
     {"--mode", "MODE", false, "read-only or workspace-write (default)"},
@@ -347,6 +389,34 @@ std::expected<int, std::string> descriptor_number(const std::string& text) {
     return fd;
 }
 
+// --report and --report-fd, read; or why they cannot be used.
+std::expected<ReportRequest, std::string> report_request(const confine::cli::Parsed& p) {
+    ReportRequest request;
+    if (auto text = p.value("--report-fd")) {
+        auto fd = descriptor_number(*text);
+        if (!fd) return std::unexpected(fd.error());
+        request.fd = *fd;
+    }
+    request.file = p.value("--report").value_or("");
+    if (request.fd && !request.file.empty()) return std::unexpected(std::string("run: --report and --report-fd cannot be used together"));
+    return request;
+}
+
+int run_command(const confine::cli::Parsed& p) {
+    const std::string name(p.command->name);
+    const std::string config_path = p.value("--config").value_or("");
+    const bool as_json = p.has("--json");
+    if (name == "probe") return cmd_probe(config_path, as_json);
+    if (name == "plugins") return cmd_plugins(config_path, as_json);
+    if (name == "check-config") return cmd_check_config(p.operands.empty() ? std::string() : p.operands.front());
+    PolicyFlags policy;
+    policy.read(p);
+    if (name == "wrap") return cmd_wrap(config_path, policy, p.operands, p.value("--runner"));
+    auto report = report_request(p);
+    if (!report) return fail(report.error());
+    return cmd_run(config_path, policy, p.operands, *report);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -366,25 +436,8 @@ int main(int argc, char** argv) {
         return 0;
     }
     confine::set_log_level(p.verbose ? confine::LogLevel::debug : confine::LogLevel::warn);
-    const std::string name(p.command->name);
-    const std::string config_path = p.value("--config").value_or("");
-    const bool as_json = p.has("--json");
     try {
-        if (name == "probe") return cmd_probe(config_path, as_json);
-        if (name == "plugins") return cmd_plugins(config_path, as_json);
-        if (name == "check-config") return cmd_check_config(p.operands.empty() ? std::string() : p.operands.front());
-        PolicyFlags policy;
-        policy.read(p);
-        if (name == "wrap") return cmd_wrap(config_path, policy, p.operands, p.value("--runner"));
-        std::optional<int> report_fd;
-        if (auto text = p.value("--report-fd")) {
-            auto fd = descriptor_number(*text);
-            if (!fd) return fail(fd.error());
-            report_fd = *fd;
-        }
-        const std::string report_file = p.value("--report").value_or("");
-        if (report_fd && !report_file.empty()) return fail("run: --report and --report-fd cannot be used together");
-        return cmd_run(config_path, policy, p.operands, report_file, report_fd);
+        return run_command(p);
     } catch (const std::exception& e) {
         return fail(std::string("internal error: ") + e.what());
     }
