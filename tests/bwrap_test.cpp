@@ -267,7 +267,7 @@ TEST_CASE("bwrap's probe confines true, is bounded, and says why bubblewrap cann
     CHECK_THAT(j["runners"][0]["reason"].get<std::string>(), Catch::Contains("timed out"));
 }
 
-TEST_CASE("a bubblewrap set-up failure is sandbox unavailable even when it prints nothing", "[bwrap][e2e]") {
+TEST_CASE("a bubblewrap set-up failure is sandbox unavailable even when it prints nothing", "[bwrap][e2e][linux-only]") {
     test::require_bwrap();
     Tree t(false);
     Bwrapped plain;
@@ -328,7 +328,7 @@ TEST_CASE("an asserted runner_command of real bubblewrap confines, and a missing
     CHECK_FALSE(fs::exists(t.ws / "ran"));
 }
 
-TEST_CASE("the default chain runs with bubblewrap where it works, and with landlock where it does not", "[bwrap][landlock][e2e]") {
+TEST_CASE("the default chain runs with bubblewrap where it works, and with landlock where it does not", "[bwrap][landlock][e2e][linux-only]") {
     test::require_bwrap();
     test::require_landlock();
     Tree t(false);
@@ -349,7 +349,7 @@ TEST_CASE("the default chain runs with bubblewrap where it works, and with landl
     CHECK_FALSE(fs::exists(t.root / "denied"));
 }
 
-TEST_CASE("a signal sent to confinectl reaches the command itself under bubblewrap, which may handle it", "[bwrap][e2e]") {
+TEST_CASE("a signal sent to confinectl reaches the command itself under bubblewrap, which may handle it", "[bwrap][e2e][linux-only]") {
     test::require_bwrap();
     // Sent to bubblewrap instead, TERM or USR1 would end it, and --die-with-parent would
     // then kill the command before it could do anything about the signal.
@@ -551,7 +551,7 @@ TEST_CASE("bubblewrap: the command can neither see, signal, trace nor take descr
     });
 }
 
-TEST_CASE("a command in its own PID namespace handles the TERM sent to confinectl, and its status is confinectl's", "[bwrap][e2e]") {
+TEST_CASE("a command in its own PID namespace handles the TERM sent to confinectl, and its status is confinectl's", "[bwrap][e2e][linux-only]") {
     test::require_bwrap();
     for (bool unprivileged : {false, true}) {
         INFO((unprivileged ? "as nobody" : "as root"));

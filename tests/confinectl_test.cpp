@@ -36,7 +36,7 @@ TEST_CASE("confinectl probe on the embedded default selects bubblewrap where it 
     CHECK_THAT(r.out, !Catch::Contains("landlock:"));
 }
 
-TEST_CASE("confinectl probe on the default chain falls back to landlock when bubblewrap cannot work", "[cli][landlock]") {
+TEST_CASE("confinectl probe on the default chain falls back to landlock when bubblewrap cannot work", "[cli][landlock][linux-only]") {
     test::require_landlock();
     Installed confine;
     auto r = confine.run({"probe", "--config", confine.config_without_bwrap().string()});
@@ -284,7 +284,7 @@ std::string last_line(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("confinectl run passes the command's exit status and bytes through", "[cli][run]") {
+TEST_CASE("confinectl run passes the command's exit status and bytes through", "[cli][run][linux-only]") {
     for (bool attest : {true, false}) {
         INFO("attest " << attest);
         FakeRunnerSetup s(attest);
@@ -297,7 +297,7 @@ TEST_CASE("confinectl run passes the command's exit status and bytes through", "
     }
 }
 
-TEST_CASE("confinectl run ends by the signal that ended the command", "[cli][run]") {
+TEST_CASE("confinectl run ends by the signal that ended the command", "[cli][run][linux-only]") {
     FakeRunnerSetup s;
     auto r = s.run({"/bin/sh", "-c", "kill -TERM $$"});
     CHECK(r.exit_code == -1);
@@ -306,7 +306,7 @@ TEST_CASE("confinectl run ends by the signal that ended the command", "[cli][run
     CHECK(killed.signal == SIGKILL);
 }
 
-TEST_CASE("confinectl run reports a runner failure in one line and exits 125, the command not run", "[cli][run]") {
+TEST_CASE("confinectl run reports a runner failure in one line and exits 125, the command not run", "[cli][run][linux-only]") {
     for (bool attest : {true, false}) {
         FakeRunnerSetup s(attest);
         const fs::path marker = s.workspace / "ran";
@@ -328,7 +328,7 @@ TEST_CASE("confinectl run fails closed on the default configuration when no runn
     CHECK_FALSE(fs::exists(marker));
 }
 
-TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run]") {
+TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run][linux-only]") {
     FakeRunnerSetup s;
     const fs::path report = s.confine.scratch("report.json");
     auto r = s.run({"/bin/sh", "-c", "echo 'x: Permission denied' >&2; exit 3"}, {}, {"--report", report.string()});
@@ -353,7 +353,7 @@ TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run]") {
     CHECK(failed["exit_code"] == 125);
 }
 
-TEST_CASE("confinectl run --report-fd writes there, and the command does not inherit it", "[cli][run]") {
+TEST_CASE("confinectl run --report-fd writes there, and the command does not inherit it", "[cli][run][linux-only]") {
     FakeRunnerSetup s;
     const fs::path report = s.confine.scratch("fd-report.json");
     auto r = test::run({"/bin/sh", "-c", "exec 7>\"$1\"; shift; exec \"$@\"", "sh", report.string(), s.confine.confinectl().string(),
@@ -367,7 +367,7 @@ TEST_CASE("confinectl run --report-fd writes there, and the command does not inh
     check_one_error_line(s.confine.run({"run", "--report", "/x", "--report-fd", "7", "--", "true"}), "run: --report and --report-fd cannot be used together");
 }
 
-TEST_CASE("confinectl run gives the command its standard input", "[cli][run]") {
+TEST_CASE("confinectl run gives the command its standard input", "[cli][run][linux-only]") {
     FakeRunnerSetup s;
     auto r = test::run({"/bin/sh", "-c", "printf 'through stdin' | \"$@\"", "sh", s.confine.confinectl().string(), "run", "--config",
                         s.config.string(), "--workspace", s.workspace.path().string(), "--", "/bin/cat"});
@@ -375,7 +375,7 @@ TEST_CASE("confinectl run gives the command its standard input", "[cli][run]") {
     CHECK(r.out == "through stdin");
 }
 
-TEST_CASE("confinectl run carries more than 1 MiB on both streams", "[cli][run]") {
+TEST_CASE("confinectl run carries more than 1 MiB on both streams", "[cli][run][linux-only]") {
     FakeRunnerSetup s;
     auto r = s.run({"/bin/sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' a & head -c 2000000 /dev/zero | tr '\\0' b >&2; wait"});
     CHECK(r.exit_code == 0);
@@ -450,7 +450,7 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
                          "sandbox unavailable: no usable runner for platform 'linux'");
 }
 
-TEST_CASE("a terminal stays a terminal where the runner attests", "[cli][run]") {
+TEST_CASE("a terminal stays a terminal where the runner attests", "[cli][run][linux-only]") {
     if (!fs::exists("/usr/bin/script")) test::skip_test("needs script(1) from util-linux to make a terminal");
     for (bool attest : {true, false}) {
         INFO("attest " << attest);
@@ -478,7 +478,7 @@ TEST_CASE("confinectl run exits 127 for a command that is not there and 126 for 
     CHECK(not_exec.err == "confinectl: " + (s.workspace / "script").string() + ": Permission denied\n");
 }
 
-TEST_CASE("confinectl run fails closed when the runner cannot be traced for attestation", "[cli][run][attestation]") {
+TEST_CASE("confinectl run fails closed when the runner cannot be traced for attestation", "[cli][run][attestation][linux-only]") {
     if (!fs::exists("/usr/bin/strace")) test::skip_test("needs strace to trace confinectl");
     FakeRunnerSetup s;
     const fs::path marker = s.workspace / "ran";
@@ -489,7 +489,7 @@ TEST_CASE("confinectl run fails closed when the runner cannot be traced for atte
     CHECK_FALSE(fs::exists(marker));
 }
 
-TEST_CASE("confinectl keeps usable verdicts per user, and probe asks afresh", "[cli][cache]") {
+TEST_CASE("confinectl keeps usable verdicts per user, and probe asks afresh", "[cli][cache][linux-only]") {
     FakeRunnerSetup s;
     // A chain of two, so that selection probes.
     test::install_fake(s.plugins.path(), "unusable");

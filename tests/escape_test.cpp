@@ -243,37 +243,37 @@ void attempt_capabilities(Way way) {
 }  // namespace
 
 // One test case per runner and user, so that CTest names the way that failed.
-#define ESCAPE_CASES(WAY, TAG)                                                                                                              \
-    TEST_CASE("no file escape through " TAG ", as root", "[escape][e2e]") { attempt_files(WAY, false); }                                   \
-    TEST_CASE("no file escape through " TAG ", as an unprivileged user", "[escape][e2e]") { attempt_files(WAY, true); }                    \
-    TEST_CASE("nothing reaches the host's /dev/shm through " TAG, "[escape][e2e]") {                                                        \
+#define ESCAPE_CASES(WAY, TAG, TAGS)                                                                                                        \
+    TEST_CASE("no file escape through " TAG ", as root", "[escape][e2e]" TAGS) { attempt_files(WAY, false); }                             \
+    TEST_CASE("no file escape through " TAG ", as an unprivileged user", "[escape][e2e]" TAGS) { attempt_files(WAY, true); }              \
+    TEST_CASE("nothing reaches the host's /dev/shm through " TAG, "[escape][e2e]" TAGS) {                                                  \
         attempt_dev_shm(WAY, false);                                                                                                        \
         attempt_dev_shm(WAY, true);                                                                                                         \
     }                                                                                                                                       \
-    TEST_CASE("the supervisor cannot be signalled, traced or entered through " TAG, "[escape][e2e]") {                                                 \
+    TEST_CASE("the supervisor cannot be signalled, traced or entered through " TAG, "[escape][e2e]" TAGS) {                                           \
         attempt_supervisor(WAY, false);                                                                                                     \
         attempt_supervisor(WAY, true);                                                                                                      \
     }                                                                                                                                       \
-    TEST_CASE("no terminal injection through " TAG, "[escape][e2e]") {                                                                     \
+    TEST_CASE("no terminal injection through " TAG, "[escape][e2e]" TAGS) {                                                               \
         attempt_terminal(WAY, false);                                                                                                       \
         attempt_terminal(WAY, true);                                                                                                        \
     }                                                                                                                                       \
-    TEST_CASE("root keeps no capability through " TAG, "[escape][e2e]") { attempt_capabilities(WAY); }
+    TEST_CASE("root keeps no capability through " TAG, "[escape][e2e]" TAGS) { attempt_capabilities(WAY); }
 
 TEST_CASE("file metadata outside the writable roots stays as it was under bubblewrap", "[escape][e2e]") {
     for (Way way : {Way::bwrap, Way::runner_command})
         for (bool unprivileged : {false, true}) attempt_metadata(way, unprivileged);
 }
 
-ESCAPE_CASES(Way::bwrap, "the bwrap plugin")
-ESCAPE_CASES(Way::runner_command, "an asserted runner_command")
-ESCAPE_CASES(Way::landlock_launcher, "landlock-run")
-ESCAPE_CASES(Way::landlock_forked, "landlock in a forked child")
-ESCAPE_CASES(Way::landlock_in_place, "landlock in place")
+ESCAPE_CASES(Way::bwrap, "the bwrap plugin", "")
+ESCAPE_CASES(Way::runner_command, "an asserted runner_command", "")
+ESCAPE_CASES(Way::landlock_launcher, "landlock-run", "[linux-only]")
+ESCAPE_CASES(Way::landlock_forked, "landlock in a forked child", "[linux-only]")
+ESCAPE_CASES(Way::landlock_in_place, "landlock in place", "[linux-only]")
 
 // A third-party runner that does nothing about terminals (here one that simply execs
 // the command) still gets the host's terminal filter, plainly started or traced.
-TEST_CASE("no terminal injection through a runner that does not refuse it itself", "[escape][e2e]") {
+TEST_CASE("no terminal injection through a runner that does not refuse it itself", "[escape][e2e][linux-only]") {
     for (bool unprivileged : {false, true}) {
         for (const char* attest : {"false", "true"}) {
             if (unprivileged) test::require_user_switch();
@@ -451,7 +451,7 @@ TEST_CASE("a runner program that could have been replaced confines nothing: the 
     }
 }
 
-TEST_CASE("a root swapped for a link after it was checked is not granted: the landlock grant fails instead", "[escape][e2e]") {
+TEST_CASE("a root swapped for a link after it was checked is not granted: the landlock grant fails instead", "[escape][e2e][linux-only]") {
     test::require_landlock();
     test::Installed confine;
     Tree t(false);
@@ -497,7 +497,7 @@ TEST_CASE("a directory handed to a runner as a descriptor is the one checked: a 
     CHECK(swapped.stdout_text.empty());
 }
 
-TEST_CASE("roots that would make the system or the home directory writable are refused, also through links", "[escape][e2e]") {
+TEST_CASE("roots that would make the system or the home directory writable are refused, also through links", "[escape][e2e][linux-only]") {
     Planted p;
     const fs::path config = p.confine.scratch("roots.toml");
     test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n");
@@ -532,7 +532,7 @@ TEST_CASE("roots that would make the system or the home directory writable are r
     CHECK(fs::exists(p.tree.ws / "out" / "made"));
 }
 
-TEST_CASE("the report is written through its directory as it was when the run began, not where a link now leads", "[escape][e2e]") {
+TEST_CASE("the report is written through its directory as it was when the run began, not where a link now leads", "[escape][e2e][linux-only]") {
     test::require_landlock();
     Planted p;
     const fs::path config = p.confine.scratch("report.toml"), target = p.tree.outside_dir;

@@ -88,7 +88,7 @@ std::vector<std::string> sh(const std::string& script) { return {"/bin/sh", "-c"
 
 }  // namespace
 
-TEST_CASE("child exits 0, 1, 2, 125, 126, 127 stay task outcomes, foreground and background alike", "[execute]") {
+TEST_CASE("child exits 0, 1, 2, 125, 126, 127 stay task outcomes, foreground and background alike", "[execute][linux-only]") {
     for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested, Rig::Kind::runner_command}) {
         Rig rig(kind);
         for (int code : {0, 1, 2, 125, 126, 127}) {
@@ -103,7 +103,7 @@ TEST_CASE("child exits 0, 1, 2, 125, 126, 127 stay task outcomes, foreground and
     }
 }
 
-TEST_CASE("a fatal line with exit 1 or 2 is not evidence under the Landlock rule", "[execute]") {
+TEST_CASE("a fatal line with exit 1 or 2 is not evidence under the Landlock rule", "[execute][linux-only]") {
     for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested}) {
         Rig rig(kind);
         for (int code : {1, 2}) {
@@ -115,7 +115,7 @@ TEST_CASE("a fatal line with exit 1 or 2 is not evidence under the Landlock rule
     }
 }
 
-TEST_CASE("the launcher's fatal line and 125 make sandbox unavailable, with that line as evidence", "[execute]") {
+TEST_CASE("the launcher's fatal line and 125 make sandbox unavailable, with that line as evidence", "[execute][linux-only]") {
     for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested, Rig::Kind::runner_command}) {
         INFO("rig " << static_cast<int>(kind));
         Rig rig(kind);
@@ -133,7 +133,7 @@ TEST_CASE("the launcher's fatal line and 125 make sandbox unavailable, with that
     }
 }
 
-TEST_CASE("the notice and a Permission denied from the command make a denial hint", "[execute]") {
+TEST_CASE("the notice and a Permission denied from the command make a denial hint", "[execute][linux-only]") {
     for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested}) {
         Rig rig(kind);
         auto both = run_both(rig, sh("echo 'sh: 1: cannot create /etc/confine-x: Permission denied' >&2; exit 2"));
@@ -145,7 +145,7 @@ TEST_CASE("the notice and a Permission denied from the command make a denial hin
     }
 }
 
-TEST_CASE("a command that prints a fatal line and exits 125 itself is a task failure where attestation exists", "[execute][attestation]") {
+TEST_CASE("a command that prints a fatal line and exits 125 itself is a task failure where attestation exists", "[execute][attestation][linux-only]") {
     Rig attested(Rig::Kind::plugin_attested);
     auto both = run_both(attested, sh("echo '" + fatal + "' >&2; exit 125"));
     check_agree(both);
@@ -162,7 +162,7 @@ TEST_CASE("a command that prints a fatal line and exits 125 itself is a task fai
     CHECK(forged.background.outcome.basis == confine::Basis::rule);
 }
 
-TEST_CASE("a launcher that stops before the command is attested as a runner failure whatever it prints", "[execute][attestation]") {
+TEST_CASE("a launcher that stops before the command is attested as a runner failure whatever it prints", "[execute][attestation][linux-only]") {
     test::TempDir dir;
     const fs::path quiet = dir / "quiet-launcher";
     test::write_file(quiet, "#!/bin/sh\nexit 1\n", fs::perms(0755));
@@ -175,7 +175,7 @@ TEST_CASE("a launcher that stops before the command is attested as a runner fail
     CHECK(o.evidence == "runner 'usable' ended with exit status 1 before starting the command (1 of 2 execs seen)");
 }
 
-TEST_CASE("signals pass through as the command's outcome", "[execute]") {
+TEST_CASE("signals pass through as the command's outcome", "[execute][linux-only]") {
     for (auto kind : {Rig::Kind::plugin, Rig::Kind::plugin_attested}) {
         Rig rig(kind);
         auto both = run_both(rig, sh("kill -TERM $$"));
@@ -186,7 +186,7 @@ TEST_CASE("signals pass through as the command's outcome", "[execute]") {
     }
 }
 
-TEST_CASE("a runner that cannot be started is sandbox unavailable, naming it", "[execute]") {
+TEST_CASE("a runner that cannot be started is sandbox unavailable, naming it", "[execute][linux-only]") {
     test::TempDir dir;
     test::write_file(dir / "not-executable", "#!/bin/sh\nexec \"$@\"\n", fs::perms(0644));
     test::write_file(dir / "bad-interpreter", "#!/nonexistent/interpreter\n", fs::perms(0755));
@@ -214,7 +214,7 @@ TEST_CASE("a runner that cannot be started is sandbox unavailable, naming it", "
     CHECK(both.background.outcome.evidence == "cannot start runner 'runner_command' (" + (dir / "missing").string() + "): No such file or directory");
 }
 
-TEST_CASE("output bytes reach the caller unchanged, more than 1 MiB on both streams", "[execute]") {
+TEST_CASE("output bytes reach the caller unchanged, more than 1 MiB on both streams", "[execute][linux-only]") {
     Rig rig(Rig::Kind::plugin_attested);
     test::TempDir dir;
     std::string blob;
@@ -231,7 +231,7 @@ TEST_CASE("output bytes reach the caller unchanged, more than 1 MiB on both stre
     CHECK(done.stderr_text == notice + "\n" + blob);
 }
 
-TEST_CASE("a background run is killed with its whole process group at its time limit", "[execute]") {
+TEST_CASE("a background run is killed with its whole process group at its time limit", "[execute][linux-only]") {
     Rig rig(Rig::Kind::plugin_attested);
     test::TempDir dir;
     const fs::path pids = dir / "pids";
@@ -267,7 +267,7 @@ TEST_CASE("a background process can be signalled and waited for", "[execute]") {
     CHECK(&p->wait() == &done);
 }
 
-TEST_CASE("the environment and working directory given reach the command", "[execute]") {
+TEST_CASE("the environment and working directory given reach the command", "[execute][linux-only]") {
     Rig rig(Rig::Kind::plugin_attested);
     confine::RunOptions options;
     options.environment = std::vector<std::string>{"PATH=/usr/bin:/bin", "CONFINE_TEST_VALUE=a b"};

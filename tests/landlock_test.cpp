@@ -92,7 +92,7 @@ test::RunnerExpectations expectations(Path path) {
 
 }  // namespace
 
-TEST_CASE("landlock-run --probe reports full enforcement on this kernel", "[landlock][e2e]") {
+TEST_CASE("landlock-run --probe reports full enforcement on this kernel", "[landlock][e2e][linux-only]") {
     test::require_landlock();
     auto r = test::run({launcher, "--probe"});
     CHECK(r.exit_code == 0);
@@ -125,7 +125,7 @@ TEST_CASE("landlock-run prints the contract's fatal lines and exits 125, running
     CHECK_FALSE(fs::exists(marker));
 }
 
-TEST_CASE("an unopenable grant root gives 125 and the command never runs", "[landlock][e2e]") {
+TEST_CASE("an unopenable grant root gives 125 and the command never runs", "[landlock][e2e][linux-only]") {
     test::require_landlock();
     test::TempDir dir;
     const std::string marker = (dir / "ran").string();
@@ -138,7 +138,7 @@ TEST_CASE("an unopenable grant root gives 125 and the command never runs", "[lan
     CHECK(exec.err == "landlock-run: exec failed: No such file or directory\n");
 }
 
-TEST_CASE("landlock-run passes exit statuses through, 7 and 125 included", "[landlock][e2e]") {
+TEST_CASE("landlock-run passes exit statuses through, 7 and 125 included", "[landlock][e2e][linux-only]") {
     test::require_landlock();
     CHECK(test::run({launcher, "--ro", "/", "--", "/bin/sh", "-c", "exit 7"}).exit_code == 7);
     auto r = test::run({launcher, "--ro", "/", "--", "/bin/sh", "-c", "exit 125"});
@@ -146,26 +146,26 @@ TEST_CASE("landlock-run passes exit statuses through, 7 and 125 included", "[lan
     CHECK(r.err.empty());
 }
 
-TEST_CASE("landlock confines writes to the policy's roots, as root, through the launcher", "[landlock][e2e]") {
+TEST_CASE("landlock confines writes to the policy's roots, as root, through the launcher", "[landlock][e2e][linux-only]") {
     test::run_matrix(expectations(Path::launcher), test::User::caller);
 }
-TEST_CASE("landlock confines writes to the policy's roots, as root, in a forked child", "[landlock][e2e]") {
+TEST_CASE("landlock confines writes to the policy's roots, as root, in a forked child", "[landlock][e2e][linux-only]") {
     test::run_matrix(expectations(Path::forked_in_process), test::User::caller);
 }
-TEST_CASE("landlock confines writes to the policy's roots, as root, in place", "[landlock][e2e]") {
+TEST_CASE("landlock confines writes to the policy's roots, as root, in place", "[landlock][e2e][linux-only]") {
     test::run_matrix(expectations(Path::in_place), test::User::caller);
 }
-TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, through the launcher", "[landlock][e2e]") {
+TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, through the launcher", "[landlock][e2e][linux-only]") {
     test::run_matrix(expectations(Path::launcher), test::User::nobody);
 }
-TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, in a forked child", "[landlock][e2e]") {
+TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, in a forked child", "[landlock][e2e][linux-only]") {
     test::run_matrix(expectations(Path::forked_in_process), test::User::nobody);
 }
-TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, in place", "[landlock][e2e]") {
+TEST_CASE("landlock confines writes to the policy's roots, as an unprivileged user, in place", "[landlock][e2e][linux-only]") {
     test::run_matrix(expectations(Path::in_place), test::User::nobody);
 }
 
-TEST_CASE("each Landlock path is the one it claims to be", "[landlock][e2e]") {
+TEST_CASE("each Landlock path is the one it claims to be", "[landlock][e2e][linux-only]") {
     test::require_landlock();
     Tree t(false);
     // What the command's parent is tells the paths apart: landlock-run execs into the
@@ -217,7 +217,7 @@ TEST_CASE("a landlock launcher without its execute bit is reported as exactly th
                                       " is not executable\n"));
 }
 
-TEST_CASE("older Landlock ABIs report partial enforcement, print the notice, and still confine", "[landlock][e2e][abi]") {
+TEST_CASE("older Landlock ABIs report partial enforcement, print the notice, and still confine", "[landlock][e2e][abi][linux-only]") {
     test::require_landlock();
     for (int abi = 1; abi <= 4; ++abi) {
         INFO("ABI " << abi);
@@ -237,7 +237,7 @@ TEST_CASE("older Landlock ABIs report partial enforcement, print the notice, and
     CHECK(full.out == "landlock: fully enforced\n");
 }
 
-TEST_CASE("partial enforcement through confinectl leaves task outcomes alone", "[landlock][e2e][abi]") {
+TEST_CASE("partial enforcement through confinectl leaves task outcomes alone", "[landlock][e2e][abi][linux-only]") {
     test::require_landlock();
     // The launcher path: only the test-only launcher build can pretend to be an older kernel.
     Confined c(std::string("[runner.landlock]\nin_process = false\nlauncher = \"") + LANDLOCK_RUN_ABI_CAP + "\"\n");
@@ -262,7 +262,7 @@ TEST_CASE("partial enforcement through confinectl leaves task outcomes alone", "
     CHECK_THAT(probe.out, Catch::Contains("selected: landlock (enforcement partial)"));
 }
 
-TEST_CASE("both Landlock paths look the command up with the run's own PATH", "[landlock][e2e]") {
+TEST_CASE("both Landlock paths look the command up with the run's own PATH", "[landlock][e2e][linux-only]") {
     test::require_landlock();
     test::TempDir plugins;
     test::install_builtin(plugins.path(), "landlock");
@@ -471,33 +471,33 @@ void check_capabilities_unprivileged(Path path) {
 
 }  // namespace
 
-TEST_CASE("no Landlock path lets a command push input into its terminal, as root", "[landlock][e2e][escape]") {
+TEST_CASE("no Landlock path lets a command push input into its terminal, as root", "[landlock][e2e][escape][linux-only]") {
     check_terminal(false);
 }
-TEST_CASE("no Landlock path lets a command push input into its terminal, as an unprivileged user", "[landlock][e2e][escape]") {
+TEST_CASE("no Landlock path lets a command push input into its terminal, as an unprivileged user", "[landlock][e2e][escape][linux-only]") {
     check_terminal(true);
 }
 
-TEST_CASE("root keeps no capability under Landlock, through the launcher", "[landlock][e2e][escape]") {
+TEST_CASE("root keeps no capability under Landlock, through the launcher", "[landlock][e2e][escape][linux-only]") {
     check_capabilities_as_root(Path::launcher);
 }
-TEST_CASE("root keeps no capability under Landlock, in a forked child", "[landlock][e2e][escape]") {
+TEST_CASE("root keeps no capability under Landlock, in a forked child", "[landlock][e2e][escape][linux-only]") {
     check_capabilities_as_root(Path::forked_in_process);
 }
-TEST_CASE("root keeps no capability under Landlock, in place", "[landlock][e2e][escape]") {
+TEST_CASE("root keeps no capability under Landlock, in place", "[landlock][e2e][escape][linux-only]") {
     check_capabilities_as_root(Path::in_place);
 }
-TEST_CASE("an unprivileged user keeps no capability under Landlock, through the launcher", "[landlock][e2e][escape]") {
+TEST_CASE("an unprivileged user keeps no capability under Landlock, through the launcher", "[landlock][e2e][escape][linux-only]") {
     check_capabilities_unprivileged(Path::launcher);
 }
-TEST_CASE("an unprivileged user keeps no capability under Landlock, in a forked child", "[landlock][e2e][escape]") {
+TEST_CASE("an unprivileged user keeps no capability under Landlock, in a forked child", "[landlock][e2e][escape][linux-only]") {
     check_capabilities_unprivileged(Path::forked_in_process);
 }
-TEST_CASE("an unprivileged user keeps no capability under Landlock, in place", "[landlock][e2e][escape]") {
+TEST_CASE("an unprivileged user keeps no capability under Landlock, in place", "[landlock][e2e][escape][linux-only]") {
     check_capabilities_unprivileged(Path::in_place);
 }
 
-TEST_CASE("landlock-run runs nothing when it cannot drop a capability it holds", "[landlock][e2e][escape]") {
+TEST_CASE("landlock-run runs nothing when it cannot drop a capability it holds", "[landlock][e2e][escape][linux-only]") {
     test::require_landlock();
     test::require_user_switch();
     test::TempDir dir;
