@@ -1,6 +1,8 @@
 // Reads the bytes of an exported data symbol straight from an ELF file, without
 // loading it: the loader's version checks happen before any of a plugin's code
-// (its static constructors included) can run. Internal to libconfine.
+// (its static constructors included) can run (docs/design.md §2). Built where plugins
+// are ELF files (platform/posix/elf_symbol.cpp: POSIX calls, ELF headers). Internal to
+// libconfine.
 #pragma once
 
 #include <cstddef>
@@ -21,8 +23,9 @@ struct ElfSymbolRequest {
 
 // One answer per request, in order (the file is opened once): nullopt when the file
 // has no defined dynamic symbol of that name. An error when the file is not an ELF
-// shared object of this machine's class and byte order, or a symbol is smaller than
-// wanted or lies outside the file.
+// shared object of this machine's class and byte order, when a table it needs lies
+// outside the file or is larger than a plugin's, or when a symbol asked for is smaller
+// than wanted or its bytes are not in the file. Never reads outside the file.
 std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
 read_elf_symbols(const std::filesystem::path& file, std::span<const ElfSymbolRequest> wanted);
 

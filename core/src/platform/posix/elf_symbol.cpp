@@ -1,3 +1,6 @@
+// Every offset, size and index in the file is checked against the file before it is
+// used or anything is allocated for it: a crafted file may not make the reader read
+// out of bounds, wrap an offset around, or allocate what the file does not hold.
 #include "elf_symbol.hpp"
 
 #include <elf.h>
@@ -6,9 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace confine::detail {
 namespace {
@@ -27,6 +31,8 @@ constexpr unsigned char native_data = ELFDATA2LSB;
 #else
 constexpr unsigned char native_data = ELFDATA2MSB;
 #endif
+// A plugin's dynamic symbol and string tables are small; larger ones are not a plugin's.
+constexpr std::uint64_t max_table_bytes = 16u << 20;
 
 class File {
 public:
@@ -37,6 +43,8 @@ public:
     ~File() {
         if (fd_ >= 0) ::close(fd_);
     }
+    File(const File&) = delete;
+    File& operator=(const File&) = delete;
     bool ok() const { return fd_ >= 0; }
     // Reads exactly n bytes at off, bounds-checked against the file size.
     bool read(std::uint64_t off, void* into, std::size_t n) const {
@@ -52,11 +60,50 @@ public:
         }
         return true;
     }
+    // `bytes` bytes at `off`, or nullopt when they are not all in the file (checked before
+    // anything is allocated) or more than a plugin's table.
+    template <class T>
+    std::optional<std::vector<T>> read_array(std::uint64_t off, std::uint64_t bytes) const {
+        if (bytes > max_table_bytes || off > size_ || bytes > size_ - off) return std::nullopt;
+        std::vector<T> out(static_cast<std::size_t>(bytes / sizeof(T)));
+        if (!read(off, out.data(), out.size() * sizeof(T))) return std::nullopt;
+        return out;
+    }
 
 private:
     int fd_;
     std::uint64_t size_ = 0;
 };
+
+std::unexpected<std::string> refuse(std::string why) { return std::unexpected(std::move(why)); }
+
+// The section table of a shared object of this machine's class and byte order.
+std::expected<std::vector<Shdr>, std::string> read_sections(const File& f) {
+    Ehdr eh{};
+    if (!f.read(0, &eh, sizeof eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return refuse("not an ELF shared object");
+    if (eh.e_ident[EI_CLASS] != native_class || eh.e_ident[EI_DATA] != native_data)
+        return refuse("ELF class or byte order differs from this host's");
+    if (eh.e_type != ET_DYN) return refuse("not an ELF shared object");
+    if (eh.e_shentsize != sizeof(Shdr) || eh.e_shnum == 0 || eh.e_shnum >= SHN_LORESERVE)
+        return refuse("malformed ELF section table");
+    auto sections = f.read_array<Shdr>(eh.e_shoff, std::uint64_t{eh.e_shnum} * sizeof(Shdr));
+    if (!sections) return refuse("malformed ELF section table");
+    return std::move(*sections);
+}
+
+// The symbol's first `size` bytes, from the section that holds it.
+std::expected<std::vector<std::byte>, std::string> symbol_bytes(const File& f, const std::vector<Shdr>& sections, const Sym& s,
+                                                                 const std::string& name, std::size_t size) {
+    if (s.st_size < size) return refuse("symbol " + name + " is smaller than expected");
+    const Shdr& home = sections[s.st_shndx];
+    if (home.sh_type == SHT_NOBITS || s.st_value < home.sh_addr) return refuse("symbol " + name + " has no contents in the file");
+    const std::uint64_t into = s.st_value - home.sh_addr;
+    if (into > home.sh_size || size > home.sh_size - into) return refuse("symbol " + name + " has no contents in the file");
+    std::vector<std::byte> bytes(size);
+    if (into > std::numeric_limits<std::uint64_t>::max() - home.sh_offset || !f.read(home.sh_offset + into, bytes.data(), size))
+        return refuse("symbol " + name + " lies outside the file");
+    return bytes;
+}
 
 }  // namespace
 
@@ -64,50 +111,29 @@ std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
 read_elf_symbols(const std::filesystem::path& path, std::span<const ElfSymbolRequest> wanted) {
     std::vector<std::optional<std::vector<std::byte>>> found(wanted.size());
     File f(path);
-    if (!f.ok()) return std::unexpected(std::string("cannot open: ") + std::strerror(errno));
-    Ehdr eh{};
-    if (!f.read(0, &eh, sizeof eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
-        return std::unexpected(std::string("not an ELF shared object"));
-    if (eh.e_ident[EI_CLASS] != native_class || eh.e_ident[EI_DATA] != native_data)
-        return std::unexpected(std::string("ELF class or byte order differs from this host's"));
-    if (eh.e_type != ET_DYN) return std::unexpected(std::string("not an ELF shared object"));
-    if (eh.e_shentsize != sizeof(Shdr) || eh.e_shnum == 0 || eh.e_shnum >= SHN_LORESERVE)
-        return std::unexpected(std::string("malformed ELF section table"));
-    std::vector<Shdr> sections(eh.e_shnum);
-    if (!f.read(eh.e_shoff, sections.data(), sections.size() * sizeof(Shdr)))
-        return std::unexpected(std::string("malformed ELF section table"));
-
-    for (const Shdr& symtab : sections) {
-        if (symtab.sh_type != SHT_DYNSYM) continue;
-        if (symtab.sh_entsize != sizeof(Sym) || symtab.sh_link >= sections.size())
-            return std::unexpected(std::string("malformed ELF dynamic symbol table"));
-        const Shdr& strtab = sections[symtab.sh_link];
-        const std::uint64_t count = symtab.sh_size / sizeof(Sym);
-        std::vector<Sym> symbols(count);
-        if (!f.read(symtab.sh_offset, symbols.data(), count * sizeof(Sym)))
-            return std::unexpected(std::string("malformed ELF dynamic symbol table"));
-        // The names, in one read: a plugin's string table is small.
-        if (strtab.sh_size > (16u << 20)) return std::unexpected(std::string("malformed ELF string table"));
-        std::vector<char> names(strtab.sh_size);
-        if (!f.read(strtab.sh_offset, names.data(), names.size())) return std::unexpected(std::string("malformed ELF string table"));
-        for (const Sym& s : symbols) {
-            if (s.st_shndx == SHN_UNDEF || s.st_shndx >= sections.size() || s.st_name >= names.size()) continue;
-            const std::string_view sym_name(names.data() + s.st_name, ::strnlen(names.data() + s.st_name, names.size() - s.st_name));
-            for (std::size_t w = 0; w < wanted.size(); ++w) {
-                if (found[w] || sym_name != wanted[w].name) continue;
-                const std::string name(wanted[w].name);
-                const std::size_t size = wanted[w].size;
-                if (s.st_size < size) return std::unexpected("symbol " + name + " is smaller than expected");
-                const Shdr& home = sections[s.st_shndx];
-                if (home.sh_type == SHT_NOBITS || s.st_value < home.sh_addr || s.st_value - home.sh_addr + size > home.sh_size)
-                    return std::unexpected("symbol " + name + " has no contents in the file");
-                std::vector<std::byte> bytes(size);
-                if (!f.read(home.sh_offset + (s.st_value - home.sh_addr), bytes.data(), size))
-                    return std::unexpected("symbol " + name + " lies outside the file");
-                found[w] = std::move(bytes);
-            }
+    if (!f.ok()) return refuse(std::string("cannot open: ") + std::strerror(errno));
+    auto sections = read_sections(f);
+    if (!sections) return std::unexpected(sections.error());
+    const Shdr* symtab = nullptr;  // the one dynamic symbol table
+    for (const Shdr& s : *sections)
+        if (s.sh_type == SHT_DYNSYM && !symtab) symtab = &s;
+    if (!symtab) return found;
+    if (symtab->sh_entsize != sizeof(Sym) || symtab->sh_link >= sections->size()) return refuse("malformed ELF dynamic symbol table");
+    auto symbols = f.read_array<Sym>(symtab->sh_offset, symtab->sh_size - symtab->sh_size % sizeof(Sym));
+    if (!symbols) return refuse("malformed ELF dynamic symbol table");
+    const Shdr& strtab = (*sections)[symtab->sh_link];
+    auto names = f.read_array<char>(strtab.sh_offset, strtab.sh_size);  // in one read
+    if (!names) return refuse("malformed ELF string table");
+    for (const Sym& s : *symbols) {
+        if (s.st_shndx == SHN_UNDEF || s.st_shndx >= sections->size() || s.st_name >= names->size()) continue;
+        const char* text = names->data() + s.st_name;
+        const std::string_view sym_name(text, ::strnlen(text, names->size() - s.st_name));
+        for (std::size_t w = 0; w < wanted.size(); ++w) {
+            if (found[w] || sym_name != wanted[w].name) continue;
+            auto bytes = symbol_bytes(f, *sections, s, std::string(wanted[w].name), wanted[w].size);
+            if (!bytes) return std::unexpected(bytes.error());
+            found[w] = std::move(*bytes);
         }
-        break;  // one dynamic symbol table
     }
     return found;
 }
