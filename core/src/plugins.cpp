@@ -3,6 +3,7 @@
 
 #include "elf_symbol.hpp"
 #include "log.hpp"
+#include "plugins/results.hpp"
 #include "executor.hpp"
 #include "process.hpp"
 #include "trust.hpp"
@@ -62,9 +63,6 @@ constexpr std::uint32_t descriptor_size_by_minor[] = {
 };
 static_assert(std::size(descriptor_size_by_minor) == CONFINE_ABI_MINOR + 1);
 
-// Upper bound on list lengths accepted from a plugin: a malformed result must not
-// make the host walk arbitrary memory.
-constexpr std::size_t max_list_items = 1u << 16;
 constexpr std::size_t probe_capture_bytes = 64 * 1024;
 // How long past its time limit a probe that hangs inside the plugin itself is waited for.
 constexpr std::chrono::milliseconds probe_grace{250};
@@ -125,7 +123,7 @@ confine_status host_run_probe(void* context, const char* const* argv, std::size_
                               std::uint32_t timeout_ms, confine_probe_run* out) noexcept {
     try {
         auto* ctx = static_cast<HostContext*>(context);
-        if (!ctx || !out || !argv || argc == 0 || argc > max_list_items || out->struct_size < sizeof(confine_probe_run))
+        if (!ctx || !out || !argv || argc == 0 || argc > detail::max_list_items || out->struct_size < sizeof(confine_probe_run))
             return CONFINE_E_INVALID_ARGUMENT;
         std::vector<std::string> args;
         for (std::size_t i = 0; i < argc; ++i) {
@@ -238,17 +236,6 @@ std::string status_text(confine_status st) {
     case CONFINE_E_INTERNAL: return "internal error";
     default: return "failed (status " + std::to_string(st) + ")";
     }
-}
-
-std::optional<std::vector<std::string>> read_list(const confine_string_list& list) {
-    if (list.count > max_list_items || (list.count && !list.items)) return std::nullopt;
-    std::vector<std::string> out;
-    out.reserve(list.count);
-    for (std::size_t i = 0; i < list.count; ++i) {
-        if (!list.items[i]) return std::nullopt;
-        out.emplace_back(list.items[i]);
-    }
-    return out;
 }
 
 }  // namespace
@@ -365,19 +352,8 @@ Verdict call_probe(Runner::Impl& r, std::uint32_t timeout_ms) {
         if (v) r.descriptor->free_verdict(v);
         return {Verdict::Kind::unusable, "probe failed: " + (message.empty() ? status_text(st) : message)};
     }
-    if (!v) return {Verdict::Kind::unusable, "malformed probe result: no verdict"};
-    Verdict out;
-    constexpr std::size_t needed = offsetof(confine_verdict, reason) + sizeof(const char*);
-    if (v->struct_size < needed || v->kind < CONFINE_VERDICT_UNUSABLE || v->kind > CONFINE_VERDICT_PARTIAL) {
-        out = {Verdict::Kind::unusable, "malformed probe result"};
-    } else {
-        out.kind = v->kind == CONFINE_VERDICT_FULL      ? Verdict::Kind::full
-                   : v->kind == CONFINE_VERDICT_PARTIAL ? Verdict::Kind::partial
-                                                        : Verdict::Kind::unusable;
-        out.reason = v->reason ? v->reason : "";
-        if (out.kind == Verdict::Kind::unusable && out.reason.empty()) out.reason = "unusable (no reason given)";
-    }
-    r.descriptor->free_verdict(v);
+    Verdict out = detail::read_verdict(v);
+    if (v) r.descriptor->free_verdict(v);
     return out;
 }
 
@@ -424,8 +400,8 @@ Verdict Runner::probe(std::uint32_t timeout_ms) {
 }
 
 std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<const std::string> argv) {
-    auto fail = [&](ErrorCode code, const std::string& what) {
-        return std::unexpected(Error{code, "runner '" + name() + "' (" + plugin().file.string() + "): " + what});
+    auto fail = [&](const Error& e) {
+        return std::unexpected(Error{e.code, "runner '" + name() + "' (" + plugin().file.string() + "): " + e.message});
     };
     const std::string workspace = policy.workspace.string();
     std::vector<std::string> writable;
@@ -445,70 +421,21 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     try {
         st = impl_->descriptor->wrap(impl_->instance, &p, argv_ptrs.data(), argv_ptrs.size(), &r, &err);
     } catch (...) {
-        return fail(ErrorCode::plugin_call_failed, "plugin threw an exception across the ABI boundary during wrap");
+        return fail({ErrorCode::plugin_call_failed, "plugin threw an exception across the ABI boundary during wrap"});
     }
     std::string message = take_string(impl_->descriptor, err);
     if (st != CONFINE_OK) {
         if (r) impl_->descriptor->free_wrap_result(r);
-        return fail(ErrorCode::plugin_call_failed, "wrap failed: " + (message.empty() ? status_text(st) : message));
+        return fail({ErrorCode::plugin_call_failed, "wrap failed: " + (message.empty() ? status_text(st) : message)});
     }
-    if (!r) return fail(ErrorCode::plugin_bad_result, "wrap returned no result");
     // Shared: an in-process confinement's state lives in the result, and the result
     // (and the plugin's code) must outlive every use of it.
-    std::shared_ptr<confine_wrap_result> owned(r, [plugin = impl_->plugin, release = impl_->descriptor->free_wrap_result](confine_wrap_result* p) {
-        release(p);
-    });
-
-    if (r->struct_size < CONFINE_WRAP_RESULT_SIZE_1_0 || r->failure_rule.struct_size < sizeof(confine_failure_rule))
-        return fail(ErrorCode::plugin_bad_result, "malformed wrap result (struct sizes)");
-    WrapResult out;
-    out.runner = name();
-    auto args = read_list(r->argv);
-    auto denial = read_list(r->denial_signatures);
-    auto fatal = read_list(r->failure_rule.fatal_signatures);
-    auto info = read_list(r->failure_rule.informational_lines);
-    const auto& codes = r->failure_rule;
-    if (!args || !denial || !fatal || !info || codes.allowed_exit_codes_count > max_list_items ||
-        (codes.allowed_exit_codes_count && !codes.allowed_exit_codes))
-        return fail(ErrorCode::plugin_bad_result, "malformed wrap result (lists)");
-    if (r->enforcement != CONFINE_ENFORCEMENT_FULL && r->enforcement != CONFINE_ENFORCEMENT_PARTIAL)
-        return fail(ErrorCode::plugin_bad_result, "malformed wrap result (enforcement " + std::to_string(r->enforcement) + ")");
-    // The command must reach the runner verbatim after "--": a plugin may not drop,
-    // reorder or rewrite what the caller asked to run.
-    const std::size_t tail = argv.size() + 1;
-    if (args->size() <= tail || (*args)[args->size() - tail] != "--" ||
-        !std::equal(argv.begin(), argv.end(), args->end() - static_cast<std::ptrdiff_t>(argv.size())))
-        return fail(ErrorCode::plugin_bad_result, "wrap result does not end with \"--\" and the command verbatim");
-    out.argv = std::move(*args);
-    out.enforcement = r->enforcement == CONFINE_ENFORCEMENT_PARTIAL ? Enforcement::partial : Enforcement::full;
-    out.denial_signatures = std::move(*denial);
-    out.failure_rule.fatal_signatures = std::move(*fatal);
-    out.failure_rule.informational_lines = std::move(*info);
-    out.failure_rule.allowed_exit_codes.assign(codes.allowed_exit_codes, codes.allowed_exit_codes + codes.allowed_exit_codes_count);
-    out.command_index = out.argv.size() - argv.size();
-    if (r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_2 && r->in_process_apply)
-        out.in_process = InProcess{r->in_process_apply, r->in_process_state, nullptr};
-    out.keep_alive = owned;
-    const std::int32_t attestation = r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_1 ? r->attestation : CONFINE_ATTESTATION_NONE;
-    if (attestation == CONFINE_ATTESTATION_EXEC) {
-        if (r->attestation_exec_index < 1 || r->attestation_exec_index > 16)
-            return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation exec index " +
-                                                          std::to_string(r->attestation_exec_index) + ")");
-        out.attestation = {Attestation::Kind::exec, r->attestation_exec_index};
-    } else if (attestation == CONFINE_ATTESTATION_STATUS_FD && r->struct_size >= CONFINE_WRAP_RESULT_SIZE_1_3) {
-        // The placeholder is one of the runner's own arguments, never the program or
-        // anything from "--" on; the marker and the process-ID key are one non-empty line each.
-        const std::uint32_t index = r->attestation_status_argument;
-        const auto one_line = [](const char* text) { return text && *text && !std::strchr(text, '\n') && std::strlen(text) <= 256; };
-        if (index < 1 || index + 1 >= out.command_index)
-            return fail(ErrorCode::plugin_bad_result, "malformed wrap result (status descriptor argument " + std::to_string(index) + ")");
-        if (!one_line(r->attestation_status_marker)) return fail(ErrorCode::plugin_bad_result, "malformed wrap result (status marker)");
-        const char* pid_key = r->struct_size >= sizeof(confine_wrap_result) ? r->attestation_status_pid_key : nullptr;
-        if (pid_key && !one_line(pid_key)) return fail(ErrorCode::plugin_bad_result, "malformed wrap result (status process-ID key)");
-        out.attestation = {Attestation::Kind::status_fd, 0, index, r->attestation_status_marker, pid_key ? pid_key : ""};
-    } else if (attestation != CONFINE_ATTESTATION_NONE) {
-        return fail(ErrorCode::plugin_bad_result, "malformed wrap result (attestation " + std::to_string(attestation) + ")");
-    }
+    std::shared_ptr<confine_wrap_result> owned;
+    if (r) owned.reset(r, [plugin = impl_->plugin, release = impl_->descriptor->free_wrap_result](confine_wrap_result* p) { release(p); });
+    auto out = detail::read_wrap_result(r, argv);
+    if (!out) return fail(out.error());
+    out->runner = name();
+    out->keep_alive = std::move(owned);
     return out;
 }
 

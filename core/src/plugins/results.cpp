@@ -1,0 +1,151 @@
+#include "plugins/results.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+namespace confine::detail {
+namespace {
+
+// Where the wrap result of each ABI minor ends, one entry per minor, oldest first: the
+// one place that knows which minor added which field. A field a minor appends must mean
+// "absent" when it is zero, since that is how it reads from an older plugin.
+constexpr std::size_t wrap_result_layouts[] = {
+    CONFINE_WRAP_RESULT_SIZE_1_0,  // argv, enforcement, denial signatures, failure rule
+    CONFINE_WRAP_RESULT_SIZE_1_1,  // + attestation (0: NONE) and its exec index
+    CONFINE_WRAP_RESULT_SIZE_1_2,  // + in-process apply (NULL: none) and its state
+    CONFINE_WRAP_RESULT_SIZE_1_3,  // + status descriptor argument and marker
+    sizeof(confine_wrap_result),   // 1.4: + status process-ID key (NULL: none)
+};
+static_assert(std::size(wrap_result_layouts) == CONFINE_ABI_MINOR + 1);
+
+Error bad(std::string what) { return Error{ErrorCode::plugin_bad_result, std::move(what)}; }
+
+// The plugin's result as this host lays it out, copied once: the bytes of the newest
+// layout its struct_size covers, and zero for every field that layout lacks. A size
+// that ends inside a field copies none of that field: half a pointer is not a pointer.
+std::optional<confine_wrap_result> normalize(const confine_wrap_result* result) {
+    const std::uint32_t declared = result->struct_size;
+    std::size_t covered = 0;
+    for (const std::size_t end : wrap_result_layouts)
+        if (declared >= end) covered = end;
+    if (covered == 0) return std::nullopt;
+    confine_wrap_result out{};
+    std::memcpy(&out, result, covered);
+    return out;
+}
+
+std::optional<std::vector<std::string>> read_list(const confine_string_list& list) {
+    if (list.count > max_list_items || (list.count && !list.items)) return std::nullopt;
+    std::vector<std::string> out;
+    out.reserve(list.count);
+    for (std::size_t i = 0; i < list.count; ++i) {
+        if (!list.items[i]) return std::nullopt;
+        out.emplace_back(list.items[i]);
+    }
+    return out;
+}
+
+std::optional<std::vector<std::int32_t>> read_exit_codes(const confine_failure_rule& rule) {
+    const std::size_t count = rule.allowed_exit_codes_count;
+    if (count > max_list_items || (count && !rule.allowed_exit_codes)) return std::nullopt;
+    return std::vector<std::int32_t>(rule.allowed_exit_codes, rule.allowed_exit_codes + count);
+}
+
+// Every list of the result, each bounded and without a null item; false if one is not.
+bool read_lists(const confine_wrap_result& r, WrapResult& out) {
+    auto args = read_list(r.argv);
+    auto denial = read_list(r.denial_signatures);
+    auto fatal = read_list(r.failure_rule.fatal_signatures);
+    auto info = read_list(r.failure_rule.informational_lines);
+    auto codes = read_exit_codes(r.failure_rule);
+    if (!args || !denial || !fatal || !info || !codes) return false;
+    out.argv = std::move(*args);
+    out.denial_signatures = std::move(*denial);
+    out.failure_rule.fatal_signatures = std::move(*fatal);
+    out.failure_rule.informational_lines = std::move(*info);
+    out.failure_rule.allowed_exit_codes = std::move(*codes);
+    return true;
+}
+
+// The command must reach the runner verbatim after "--": a plugin may not drop,
+// reorder or rewrite what the caller asked to run, and "--" is not the runner itself.
+bool ends_with_command(const std::vector<std::string>& args, std::span<const std::string> argv) {
+    const std::size_t tail = argv.size() + 1;
+    return args.size() > tail && args[args.size() - tail] == "--" &&
+           std::equal(argv.begin(), argv.end(), args.end() - static_cast<std::ptrdiff_t>(argv.size()));
+}
+
+// A non-empty line of at most 256 bytes, read no further than its 257th byte.
+bool one_line(const char* text) {
+    if (!text) return false;
+    std::size_t length = 0;
+    while (length <= 256 && text[length] && text[length] != '\n') ++length;
+    return length > 0 && length <= 256 && text[length] == '\0';
+}
+
+// The placeholder is one of the runner's own arguments, never the program or anything
+// from "--" on; the marker and the process-ID key are one non-empty line each.
+std::optional<Error> read_status_attestation(const confine_wrap_result& r, std::size_t command_index, Attestation& out) {
+    const std::size_t index = r.attestation_status_argument;
+    if (index < 1 || index + 1 >= command_index)
+        return bad("malformed wrap result (status descriptor argument " + std::to_string(index) + ")");
+    if (!one_line(r.attestation_status_marker)) return bad("malformed wrap result (status marker)");
+    const char* pid_key = r.attestation_status_pid_key;
+    if (pid_key && !one_line(pid_key)) return bad("malformed wrap result (status process-ID key)");
+    out = Attestation::status_fd(r.attestation_status_argument, r.attestation_status_marker, pid_key ? pid_key : "");
+    return std::nullopt;
+}
+
+std::optional<Error> read_attestation(const confine_wrap_result& r, std::size_t command_index, Attestation& out) {
+    switch (r.attestation) {
+    case CONFINE_ATTESTATION_NONE: return std::nullopt;
+    case CONFINE_ATTESTATION_EXEC:
+        if (r.attestation_exec_index < 1 || r.attestation_exec_index > 16)
+            return bad("malformed wrap result (attestation exec index " + std::to_string(r.attestation_exec_index) + ")");
+        out = Attestation::exec(r.attestation_exec_index);
+        return std::nullopt;
+    case CONFINE_ATTESTATION_STATUS_FD: return read_status_attestation(r, command_index, out);
+    default: return bad("malformed wrap result (attestation " + std::to_string(r.attestation) + ")");
+    }
+}
+
+}  // namespace
+
+std::expected<WrapResult, Error> read_wrap_result(const confine_wrap_result* result, std::span<const std::string> argv) {
+    if (!result) return std::unexpected(bad("wrap returned no result"));
+    const std::optional<confine_wrap_result> r = normalize(result);
+    if (!r || r->failure_rule.struct_size < sizeof(confine_failure_rule))
+        return std::unexpected(bad("malformed wrap result (struct sizes)"));
+    WrapResult out;
+    if (!read_lists(*r, out)) return std::unexpected(bad("malformed wrap result (lists)"));
+    if (r->enforcement != CONFINE_ENFORCEMENT_FULL && r->enforcement != CONFINE_ENFORCEMENT_PARTIAL)
+        return std::unexpected(bad("malformed wrap result (enforcement " + std::to_string(r->enforcement) + ")"));
+    if (!ends_with_command(out.argv, argv))
+        return std::unexpected(bad("wrap result does not end with \"--\" and the command verbatim"));
+    out.enforcement = r->enforcement == CONFINE_ENFORCEMENT_PARTIAL ? Enforcement::partial : Enforcement::full;
+    out.command_index = out.argv.size() - argv.size();
+    if (r->in_process_apply) out.in_process = InProcess{r->in_process_apply, r->in_process_state, nullptr};
+    if (auto wrong = read_attestation(*r, out.command_index, out.attestation)) return std::unexpected(std::move(*wrong));
+    return out;
+}
+
+Verdict read_verdict(const confine_verdict* verdict) {
+    if (!verdict) return {Verdict::Kind::unusable, "malformed probe result: no verdict"};
+    // One layout since ABI 1.0, read in place once its size covers it.
+    constexpr std::size_t layout_1_0 = offsetof(confine_verdict, reason) + sizeof(const char*);
+    const confine_verdict& v = *verdict;
+    if (v.struct_size < layout_1_0 || v.kind < CONFINE_VERDICT_UNUSABLE || v.kind > CONFINE_VERDICT_PARTIAL)
+        return {Verdict::Kind::unusable, "malformed probe result"};
+    Verdict out;
+    out.kind = v.kind == CONFINE_VERDICT_FULL      ? Verdict::Kind::full
+               : v.kind == CONFINE_VERDICT_PARTIAL ? Verdict::Kind::partial
+                                                   : Verdict::Kind::unusable;
+    out.reason = v.reason ? v.reason : "";
+    if (out.kind == Verdict::Kind::unusable && out.reason.empty()) out.reason = "unusable (no reason given)";
+    return out;
+}
+
+}  // namespace confine::detail

@@ -1,0 +1,387 @@
+// Reading what a plugin returns (core/src/plugins/results.hpp): a wrap result of every
+// ABI minor, read through only the bytes its struct_size covers, and each way a result
+// or a verdict can be malformed.
+#include "plugins/results.hpp"
+
+#include <catch2/catch.hpp>
+
+#if !defined(_WIN32)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+using confine::ErrorCode;
+using Kind = confine::Attestation::Kind;
+
+namespace {
+
+// The first `size` bytes of a struct, placed where readable memory ends: on POSIX a
+// page that cannot be read follows them (after at most 7 bytes of padding, to keep the
+// struct aligned), so a reader that looks past a plugin's struct_size faults; elsewhere
+// 0xAB bytes follow them.
+class Placed {
+public:
+    Placed(const void* bytes, std::size_t size) {
+#if defined(_WIN32)
+        storage_.assign((size + 64) / 8 + 1, 0xABABABABABABABABull);
+        start_ = reinterpret_cast<unsigned char*>(storage_.data());
+#else
+        page_ = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        void* map = ::mmap(nullptr, 2 * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(map != MAP_FAILED);
+        map_ = static_cast<unsigned char*>(map);
+        REQUIRE(::mprotect(map_ + page_, page_, PROT_NONE) == 0);
+        std::memset(map_, 0xAB, page_);
+        start_ = map_ + ((page_ - size) & ~std::size_t{7});
+#endif
+        std::memcpy(start_, bytes, size);
+    }
+    ~Placed() {
+#if !defined(_WIN32)
+        ::munmap(map_, 2 * page_);
+#endif
+    }
+    Placed(const Placed&) = delete;
+    Placed& operator=(const Placed&) = delete;
+    template <class T>
+    const T* as() const {
+        return reinterpret_cast<const T*>(start_);
+    }
+
+private:
+    unsigned char* start_ = nullptr;
+#if defined(_WIN32)
+    std::vector<std::uint64_t> storage_;
+#else
+    unsigned char* map_ = nullptr;
+    std::size_t page_ = 0;
+#endif
+};
+
+std::int32_t apply_nothing(void*, char*, std::size_t) { return 0; }
+int apply_state;
+
+// A well-formed result of the newest layout, for the command "echo x", with every field
+// set; a test shortens or spoils it.
+struct Sample {
+    std::vector<const char*> args{"/usr/bin/runner", "{status}", "--", "echo", "x"};
+    const char* denial[1] = {"denied"};
+    const char* fatal[1] = {"runner: "};
+    const char* info[1] = {"runner: note"};
+    std::int32_t codes[2] = {125, 126};
+    confine_wrap_result r{};
+
+    Sample() {
+        r.struct_size = sizeof r;
+        r.argv = {args.data(), args.size()};
+        r.enforcement = CONFINE_ENFORCEMENT_PARTIAL;
+        r.denial_signatures = {denial, 1};
+        r.failure_rule = {sizeof(confine_failure_rule), codes, 2, {fatal, 1}, {info, 1}};
+        r.attestation = CONFINE_ATTESTATION_STATUS_FD;
+        r.attestation_exec_index = 2;
+        r.in_process_apply = &apply_nothing;
+        r.in_process_state = &apply_state;
+        r.attestation_status_argument = 1;
+        r.attestation_status_marker = "done";
+        r.attestation_status_pid_key = "child-pid";
+    }
+    Sample(const Sample&) = delete;
+    Sample& operator=(const Sample&) = delete;
+};
+
+const std::vector<std::string> command{"echo", "x"};
+
+// The sample read as a plugin with `size` bytes of result (its struct_size) returns it.
+std::expected<confine::WrapResult, confine::Error> read_as(const confine_wrap_result& r, std::size_t size,
+                                                            std::uint32_t struct_size) {
+    confine_wrap_result copy = r;
+    copy.struct_size = struct_size;
+    Placed placed(&copy, size);
+    return confine::detail::read_wrap_result(placed.as<confine_wrap_result>(), command);
+}
+std::expected<confine::WrapResult, confine::Error> read_sized(const confine_wrap_result& r, std::size_t size) {
+    return read_as(r, size, static_cast<std::uint32_t>(size));
+}
+
+// The message of the refusal of `r`, read whole.
+std::string refusal(const confine_wrap_result& r) {
+    auto read = read_sized(r, sizeof r);
+    if (read) FAIL("the result was accepted");
+    CHECK(read.error().code == ErrorCode::plugin_bad_result);
+    return read.error().message;
+}
+
+void check_common_fields(const confine::WrapResult& w) {
+    CHECK(w.argv == std::vector<std::string>{"/usr/bin/runner", "{status}", "--", "echo", "x"});
+    CHECK(w.command_index == 3);
+    CHECK(w.enforcement == confine::Enforcement::partial);
+    CHECK(w.denial_signatures == std::vector<std::string>{"denied"});
+    CHECK(w.failure_rule.allowed_exit_codes == std::vector<std::int32_t>{125, 126});
+    CHECK(w.failure_rule.fatal_signatures == std::vector<std::string>{"runner: "});
+    CHECK(w.failure_rule.informational_lines == std::vector<std::string>{"runner: note"});
+}
+
+}  // namespace
+
+TEST_CASE("a wrap result of every ABI minor is read from the bytes its size covers, and what that minor lacks is absent", "[core][abi]") {
+    Sample s;
+    SECTION("1.0: no attestation, no in-process apply") {
+        auto w = read_sized(s.r, CONFINE_WRAP_RESULT_SIZE_1_0);
+        REQUIRE(w);
+        check_common_fields(*w);
+        CHECK(w->attestation.kind == Kind::none);
+        CHECK_FALSE(w->in_process);
+    }
+    SECTION("1.1: an exec attestation, no in-process apply") {
+        s.r.attestation = CONFINE_ATTESTATION_EXEC;
+        auto w = read_sized(s.r, CONFINE_WRAP_RESULT_SIZE_1_1);
+        REQUIRE(w);
+        check_common_fields(*w);
+        CHECK(w->attestation.kind == Kind::exec);
+        CHECK(w->attestation.exec_index == 2);
+        CHECK_FALSE(w->in_process);
+    }
+    SECTION("1.2: the in-process apply and its state") {
+        s.r.attestation = CONFINE_ATTESTATION_EXEC;
+        auto w = read_sized(s.r, CONFINE_WRAP_RESULT_SIZE_1_2);
+        REQUIRE(w);
+        check_common_fields(*w);
+        CHECK(w->attestation.kind == Kind::exec);
+        CHECK(w->in_process.apply == &apply_nothing);
+        CHECK(w->in_process.state == &apply_state);
+        CHECK(w->in_process.release == nullptr);
+    }
+    SECTION("1.3: a status attestation without a process-ID key") {
+        auto w = read_sized(s.r, CONFINE_WRAP_RESULT_SIZE_1_3);
+        REQUIRE(w);
+        check_common_fields(*w);
+        CHECK(w->attestation.kind == Kind::status_fd);
+        CHECK(w->attestation.status_argument == 1);
+        CHECK(w->attestation.status_marker == "done");
+        CHECK(w->attestation.status_pid_key.empty());
+        CHECK(w->in_process.apply == &apply_nothing);
+    }
+    SECTION("1.4: the status attestation's process-ID key") {
+        auto w = read_sized(s.r, sizeof(confine_wrap_result));
+        REQUIRE(w);
+        check_common_fields(*w);
+        CHECK(w->attestation.kind == Kind::status_fd);
+        CHECK(w->attestation.status_pid_key == "child-pid");
+    }
+    SECTION("a status attestation from a result too short to hold its fields is refused") {
+        for (std::size_t size : {CONFINE_WRAP_RESULT_SIZE_1_1, CONFINE_WRAP_RESULT_SIZE_1_2}) {
+            INFO(size);
+            auto w = read_sized(s.r, size);
+            REQUIRE_FALSE(w);
+            CHECK(w.error().code == ErrorCode::plugin_bad_result);
+            CHECK(w.error().message == "malformed wrap result (status descriptor argument 0)");
+        }
+    }
+}
+
+TEST_CASE("a wrap result size that ends inside a field reads as the older layout, none of that field", "[core][abi]") {
+    Sample s;
+    s.r.attestation = CONFINE_ATTESTATION_EXEC;
+    // Half of the in-process pointer is within the size: not a pointer to call.
+    auto half_pointer = read_sized(s.r, CONFINE_WRAP_RESULT_SIZE_1_1 + 4);
+    REQUIRE(half_pointer);
+    CHECK(half_pointer->attestation.kind == Kind::exec);
+    CHECK_FALSE(half_pointer->in_process);
+    // Half of the attestation field: no attestation.
+    auto half_field = read_sized(s.r, CONFINE_WRAP_RESULT_SIZE_1_0 + 2);
+    REQUIRE(half_field);
+    CHECK(half_field->attestation.kind == Kind::none);
+}
+
+TEST_CASE("a wrap result larger than this host's is read up to the fields this host knows", "[core][abi]") {
+    Sample s;
+    struct Larger {
+        confine_wrap_result known;
+        std::uint64_t unknown[4];
+    } larger{};
+    larger.known = s.r;
+    larger.known.struct_size = sizeof larger;
+    Placed placed(&larger, sizeof larger);
+    auto w = confine::detail::read_wrap_result(placed.as<confine_wrap_result>(), command);
+    REQUIRE(w);
+    check_common_fields(*w);
+    CHECK(w->attestation.status_pid_key == "child-pid");
+}
+
+TEST_CASE("a missing wrap result, or one smaller than ABI 1.0's, is refused", "[core][abi]") {
+    auto none = confine::detail::read_wrap_result(nullptr, command);
+    REQUIRE_FALSE(none);
+    CHECK(none.error().code == ErrorCode::plugin_bad_result);
+    CHECK(none.error().message == "wrap returned no result");
+    Sample s;
+    for (std::uint32_t size : {0u, 4u, static_cast<std::uint32_t>(CONFINE_WRAP_RESULT_SIZE_1_0 - 8)}) {
+        INFO(size);
+        auto small = read_as(s.r, size < 4 ? 4 : size, size);
+        REQUIRE_FALSE(small);
+        CHECK(small.error().message == "malformed wrap result (struct sizes)");
+    }
+    s.r.failure_rule.struct_size = sizeof(confine_failure_rule) - 1;
+    CHECK(refusal(s.r) == "malformed wrap result (struct sizes)");
+}
+
+TEST_CASE("a wrap result list with a null item, too many items or no items is refused", "[core][abi][security]") {
+    const std::size_t too_many = confine::detail::max_list_items + 1;
+    Sample s;
+    SECTION("argv") {
+        s.args[1] = nullptr;
+        CHECK(refusal(s.r) == "malformed wrap result (lists)");
+        s.r.argv = {nullptr, 3};
+        CHECK(refusal(s.r) == "malformed wrap result (lists)");
+        s.r.argv = {s.args.data(), too_many};
+        CHECK(refusal(s.r) == "malformed wrap result (lists)");
+    }
+    SECTION("denial signatures") {
+        s.denial[0] = nullptr;
+        CHECK(refusal(s.r) == "malformed wrap result (lists)");
+        s.r.denial_signatures = {s.denial, too_many};
+        CHECK(refusal(s.r) == "malformed wrap result (lists)");
+    }
+    SECTION("the failure rule's lines") {
+        s.r.failure_rule.fatal_signatures = {nullptr, 1};
+        CHECK(refusal(s.r) == "malformed wrap result (lists)");
+        s.r.failure_rule.fatal_signatures = {s.fatal, 1};
+        s.info[0] = nullptr;
+        CHECK(refusal(s.r) == "malformed wrap result (lists)");
+    }
+    SECTION("the failure rule's exit codes") {
+        s.r.failure_rule.allowed_exit_codes = nullptr;
+        CHECK(refusal(s.r) == "malformed wrap result (lists)");
+        s.r.failure_rule.allowed_exit_codes = s.codes;
+        s.r.failure_rule.allowed_exit_codes_count = too_many;
+        CHECK(refusal(s.r) == "malformed wrap result (lists)");
+    }
+    SECTION("empty lists are lists") {
+        s.r.denial_signatures = {nullptr, 0};
+        s.r.failure_rule.allowed_exit_codes = nullptr;
+        s.r.failure_rule.allowed_exit_codes_count = 0;
+        auto w = read_sized(s.r, sizeof s.r);
+        REQUIRE(w);
+        CHECK(w->denial_signatures.empty());
+        CHECK(w->failure_rule.allowed_exit_codes.empty());
+    }
+}
+
+TEST_CASE("a wrap result's enforcement is full or partial, nothing else", "[core][abi]") {
+    Sample s;
+    for (std::int32_t bad : {0, 3, -1}) {
+        s.r.enforcement = bad;
+        CHECK(refusal(s.r) == "malformed wrap result (enforcement " + std::to_string(bad) + ")");
+    }
+    s.r.enforcement = CONFINE_ENFORCEMENT_FULL;
+    auto w = read_sized(s.r, sizeof s.r);
+    REQUIRE(w);
+    CHECK(w->enforcement == confine::Enforcement::full);
+}
+
+TEST_CASE("a wrap result that does not end with -- and the command verbatim is refused", "[core][abi][security]") {
+    const std::string expected = "wrap result does not end with \"--\" and the command verbatim";
+    Sample s;
+    const std::vector<std::vector<const char*>> spoiled{
+        {"/usr/bin/runner", "{status}", "--", "x", "echo"},        // reordered
+        {"/usr/bin/runner", "{status}", "--", "echo"},             // shortened
+        {"/usr/bin/runner", "{status}", "--", "echo", "y"},        // rewritten
+        {"/usr/bin/runner", "{status}", "-", "echo", "x"},         // no "--"
+        {"/usr/bin/runner", "{status}", "--", "echo", "x", "z"},   // added to
+        {"--", "echo", "x"},                                       // no runner before "--"
+        {"echo", "x"},
+    };
+    for (const auto& args : spoiled) {
+        INFO(args.size() << " arguments, the last " << args.back());
+        s.args = args;
+        s.r.argv = {s.args.data(), s.args.size()};
+        s.r.attestation = CONFINE_ATTESTATION_NONE;
+        CHECK(refusal(s.r) == expected);
+    }
+}
+
+TEST_CASE("an attestation of an unknown kind, or an exec attestation outside 1..16, is refused", "[core][abi][security]") {
+    Sample s;
+    for (std::int32_t kind : {3, -1}) {
+        s.r.attestation = kind;
+        CHECK(refusal(s.r) == "malformed wrap result (attestation " + std::to_string(kind) + ")");
+    }
+    s.r.attestation = CONFINE_ATTESTATION_EXEC;
+    for (std::uint32_t index : {0u, 17u}) {
+        s.r.attestation_exec_index = index;
+        CHECK(refusal(s.r) == "malformed wrap result (attestation exec index " + std::to_string(index) + ")");
+    }
+    for (std::uint32_t index : {1u, 16u}) {
+        s.r.attestation_exec_index = index;
+        auto w = read_sized(s.r, sizeof s.r);
+        REQUIRE(w);
+        CHECK(w->attestation.exec_index == index);
+    }
+}
+
+TEST_CASE("a status attestation names one of the runner's own arguments, with a one-line marker and key", "[core][abi][security]") {
+    Sample s;  // argv: runner {status} -- echo x
+    SECTION("the argument is after the program and before \"--\"") {
+        for (std::uint32_t index : {0u, 2u, 3u, 4u, std::numeric_limits<std::uint32_t>::max()}) {
+            s.r.attestation_status_argument = index;
+            CHECK(refusal(s.r) == "malformed wrap result (status descriptor argument " + std::to_string(index) + ")");
+        }
+    }
+    SECTION("the marker is one non-empty line of at most 256 bytes") {
+        const std::string longest(256, 'm'), too_long(257, 'm');
+        for (const char* marker : {static_cast<const char*>(nullptr), "", "done\n", "do\nne", too_long.c_str()}) {
+            s.r.attestation_status_marker = marker;
+            CHECK(refusal(s.r) == "malformed wrap result (status marker)");
+        }
+        s.r.attestation_status_marker = longest.c_str();
+        auto w = read_sized(s.r, sizeof s.r);
+        REQUIRE(w);
+        CHECK(w->attestation.status_marker == longest);
+    }
+    SECTION("a process-ID key, when there is one, is one non-empty line of at most 256 bytes") {
+        const std::string too_long(257, 'k');
+        for (const char* key : {"", "child\npid", too_long.c_str()}) {
+            s.r.attestation_status_pid_key = key;
+            CHECK(refusal(s.r) == "malformed wrap result (status process-ID key)");
+        }
+        s.r.attestation_status_pid_key = nullptr;
+        auto w = read_sized(s.r, sizeof s.r);
+        REQUIRE(w);
+        CHECK(w->attestation.status_pid_key.empty());
+    }
+}
+
+TEST_CASE("a verdict is read when its size covers ABI 1.0's, and a missing or malformed one is unusable, saying so", "[core][abi]") {
+    using VKind = confine::Verdict::Kind;
+    auto read = [](confine_verdict v, std::size_t size) {
+        Placed placed(&v, size);
+        return confine::detail::read_verdict(placed.as<confine_verdict>());
+    };
+    const std::size_t size = sizeof(confine_verdict);
+    auto full = read({static_cast<std::uint32_t>(size), CONFINE_VERDICT_FULL, "note"}, size);
+    CHECK(full.kind == VKind::full);
+    CHECK(full.reason == "note");
+    auto partial = read({static_cast<std::uint32_t>(size), CONFINE_VERDICT_PARTIAL, nullptr}, size);
+    CHECK(partial.kind == VKind::partial);
+    CHECK(partial.reason.empty());
+    auto unusable = read({static_cast<std::uint32_t>(size), CONFINE_VERDICT_UNUSABLE, ""}, size);
+    CHECK(unusable.kind == VKind::unusable);
+    CHECK(unusable.reason == "unusable (no reason given)");
+
+    auto none = confine::detail::read_verdict(nullptr);
+    CHECK(none.kind == VKind::unusable);
+    CHECK(none.reason == "malformed probe result: no verdict");
+    auto small = read({static_cast<std::uint32_t>(size - 8), CONFINE_VERDICT_FULL, nullptr}, size);
+    CHECK(small.kind == VKind::unusable);
+    CHECK(small.reason == "malformed probe result");
+    for (std::int32_t kind : {3, -1}) {
+        auto odd = read({static_cast<std::uint32_t>(size), kind, "note"}, size);
+        CHECK(odd.kind == VKind::unusable);
+        CHECK(odd.reason == "malformed probe result");
+    }
+}
