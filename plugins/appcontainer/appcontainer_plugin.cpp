@@ -39,10 +39,8 @@ public:
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
         if (auto bad = config.settings.reject_unknown({"launcher", "temp_dir"})) return std::unexpected(*bad);
-        auto launcher = config.settings.string_or("launcher", (std::filesystem::path(config.plugin_dir) / launcher_file).string());
+        auto launcher = config.settings.absolute_path_or("launcher", (std::filesystem::path(config.plugin_dir) / launcher_file).string());
         if (!launcher) return std::unexpected(launcher.error());
-        if (!std::filesystem::path(*launcher).is_absolute())
-            return std::unexpected(sdk::invalid_argument("setting 'launcher' must be an absolute path, got '" + *launcher + "'"));
         auto temp = config.settings.string_or("temp_dir", system_temp_dir());
         if (!temp) return std::unexpected(temp.error());
         return std::make_unique<AppContainerRunner>(host, *launcher, *temp);

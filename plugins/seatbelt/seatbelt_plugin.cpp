@@ -46,14 +46,11 @@ public:
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
         if (auto bad = config.settings.reject_unknown({"program", "user_temp_dir"})) return std::unexpected(*bad);
-        auto program = config.settings.string_or("program", default_program);
+        // macOS paths, wherever the profile is generated.
+        auto program = config.settings.absolute_path_or("program", default_program, sdk::PathRules::posix);
         if (!program) return std::unexpected(program.error());
-        if (program->empty() || program->front() != '/')
-            return std::unexpected(sdk::invalid_argument("setting 'program' must be an absolute path, got '" + *program + "'"));
-        auto temp = config.settings.string_or("user_temp_dir", system_user_temp_dir());
+        auto temp = config.settings.absolute_path_or("user_temp_dir", system_user_temp_dir(), sdk::PathRules::posix);
         if (!temp) return std::unexpected(temp.error());
-        if (!temp->empty() && temp->front() != '/')
-            return std::unexpected(sdk::invalid_argument("setting 'user_temp_dir' must be an absolute path, got '" + *temp + "'"));
         return std::make_unique<SeatbeltRunner>(host, *program, *temp);
     }
 

@@ -36,15 +36,45 @@ void note(const std::string& what) {
 // Runs when the dynamic loader maps the file: the first plugin code that can run.
 [[gnu::constructor]] void on_load() { note("load"); }
 
+// Its `[runner.<name>]` settings, each read with the SDK's typed helpers.
+struct FakeSettings {
+    std::vector<std::string> command;  // FAKE_RUN: what the probe runs
+    std::string path;                  // FAKE_CANONICAL: what the probe canonicalises
+    std::string label;                 // the note of a full verdict
+    std::string launcher;              // set: wrap like the Landlock runner, through it
+    bool attest = false;               // with a launcher: attest by its exec
+    bool flag = false;
+    std::int64_t count = 0;
+};
+
+// Moves a read value into `into`, or gives its error.
+template <class T>
+std::optional<sdk::Error> take(std::expected<T, sdk::Error> value, T& into) {
+    if (!value) return value.error();
+    into = std::move(*value);
+    return std::nullopt;
+}
+
+std::expected<FakeSettings, sdk::Error> read_settings(const sdk::Settings& settings) {
+    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest"})) return std::unexpected(*bad);
+    FakeSettings out;
+    for (const auto& bad : {take(settings.string_list_or("command", {}), out.command), take(settings.string_or("path", ""), out.path),
+                            take(settings.string_or("label", ""), out.label), take(settings.string_or("launcher", ""), out.launcher),
+                            take(settings.bool_or("attest", false), out.attest), take(settings.bool_or("flag", false), out.flag),
+                            take(settings.integer_or("count", 0), out.count)})
+        if (bad) return std::unexpected(*bad);
+    return out;
+}
+
 class FakeRunner final : public sdk::Runner {
 public:
-    FakeRunner(sdk::Host host, sdk::Settings settings) : host_(host), settings_(std::move(settings)) {}
+    FakeRunner(sdk::Host host, FakeSettings settings) : host_(host), settings_(std::move(settings)) {}
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
         note("create");
-        if (auto bad = config.settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest"}))
-            return std::unexpected(*bad);
-        return std::make_unique<FakeRunner>(host, config.settings);
+        auto settings = read_settings(config.settings);
+        if (!settings) return std::unexpected(settings.error());
+        return std::make_unique<FakeRunner>(host, std::move(*settings));
     }
 
     sdk::Verdict probe(std::uint32_t timeout_ms) override {
@@ -53,9 +83,8 @@ public:
         case FAKE_PARTIAL: return sdk::Verdict::partial("older feature set");
         case FAKE_UNUSABLE: return sdk::Verdict::unusable(std::string("fake ") + FAKE_RUNNER_NAME + " says no");
         case FAKE_RUN: {
-            const sdk::Setting* cmd = settings_.find("command");
-            if (!cmd) return sdk::Verdict::unusable("no command setting");
-            auto run = host_.run_probe(cmd->array_value, timeout_ms);
+            if (settings_.command.empty()) return sdk::Verdict::unusable("no command setting");
+            auto run = host_.run_probe(settings_.command, timeout_ms);
             if (!run) return sdk::Verdict::unusable(run.error().message);
             std::string summary = "spawned=" + std::to_string(run->spawned) + " errno=" + std::to_string(run->spawn_errno) +
                                   " exit=" + std::to_string(run->exit_code) + " signal=" + std::to_string(run->signal) +
@@ -67,32 +96,28 @@ public:
         case FAKE_HANG_INSIDE: std::this_thread::sleep_for(std::chrono::seconds(30)); return sdk::Verdict::full();
         case FAKE_THROW: throw std::runtime_error("fake probe exploded");
         case FAKE_CANONICAL: {
-            auto path = settings_.string_or("path", "");
-            if (!path) return sdk::Verdict::unusable(path.error().message);
-            auto canonical = host_.canonicalize(*path);
+            auto canonical = host_.canonicalize(settings_.path);
             if (!canonical) return sdk::Verdict::unusable("canonicalize failed: " + canonical.error().message);
             return sdk::Verdict::full(*canonical);
         }
         default: break;
         }
-        std::string label = settings_.string_or("label", "").value_or("");
-        return sdk::Verdict::full(label);
+        return sdk::Verdict::full(settings_.label);
     }
 
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
         if (FAKE_BEHAVIOR == FAKE_THROW) throw std::runtime_error("fake wrap exploded");
         sdk::WrapResult r;
-        if (const sdk::Setting* launcher = settings_.find("launcher")) {
+        if (!settings_.launcher.empty()) {
             // Shaped like the Landlock runner: a launcher that execs the command.
-            r.argv = {launcher->string_value, "--"};
+            r.argv = {settings_.launcher, "--"};
             r.argv.insert(r.argv.end(), argv.begin(), argv.end());
             r.enforcement = sdk::Enforcement::partial;
             r.denial_signatures = {"permission denied"};
             r.failure_rule.allowed_exit_codes = {125};
             r.failure_rule.fatal_signatures = {"landlock-run: "};
             r.failure_rule.informational_lines = {"landlock-run: partial enforcement (older Landlock ABI)"};
-            const sdk::Setting* attest = settings_.find("attest");
-            if (attest && attest->boolean_value) r.attestation = sdk::Attestation::exec(2);
+            if (settings_.attest) r.attestation = sdk::Attestation::exec(2);
             return r;
         }
         r.argv = {"/usr/bin/env", std::string("FAKE_RUNNER=") + FAKE_RUNNER_NAME,
@@ -112,7 +137,7 @@ public:
 
 private:
     sdk::Host host_;
-    sdk::Settings settings_;
+    FakeSettings settings_;
 };
 
 }  // namespace

@@ -7,14 +7,28 @@
 //
 //   class MyRunner final : public sdk::Runner {
 //   public:
+//     MyRunner(sdk::Host host, std::string program) : host_(host), program_(std::move(program)) {}
 //     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error>
 //     create(sdk::Host host, const sdk::RunnerConfig& config) {
 //       if (auto bad = config.settings.reject_unknown({"program"})) return std::unexpected(*bad);
-//       return std::make_unique<MyRunner>(host, config.settings.string_or("program", "/usr/bin/x"));
+//       auto program = config.settings.absolute_path_or("program", "/usr/bin/x");
+//       if (!program) return std::unexpected(program.error());
+//       return std::make_unique<MyRunner>(host, *program);
 //     }
-//     sdk::Verdict probe(std::uint32_t timeout_ms) override { ... host.run_probe(...) ... }
+//     sdk::Verdict probe(std::uint32_t timeout_ms) override {
+//       return sdk::verdict_of(host_.run_probe(std::vector<std::string>{program_, "--", "true"}, timeout_ms), "x");
+//     }
 //     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy,
-//                                                    std::span<const std::string> argv) override;
+//                                                    std::span<const std::string> argv) override {
+//       if (policy.mode != sdk::Mode::read_only) return std::unexpected(sdk::unsupported("read-only only"));
+//       sdk::WrapResult r;
+//       r.argv = {program_, "--"};
+//       r.argv.insert(r.argv.end(), argv.begin(), argv.end());
+//       return r;
+//     }
+//   private:
+//     sdk::Host host_;
+//     std::string program_;
 //   };
 //   CONFINE_RUNNER_PLUGIN(MyRunner, "my", "1.0.0", "wraps commands in my mechanism")
 //
@@ -31,6 +45,7 @@
 #include <cstring>
 #include <exception>
 #include <expected>
+#include <filesystem>
 #include <initializer_list>
 #include <memory>
 #include <new>
@@ -55,6 +70,11 @@ inline Error unsupported(std::string message) {
     return Error{std::move(message), CONFINE_E_UNSUPPORTED};
 }
 
+// Whose rules say whether a path is absolute: this OS's (std::filesystem::path, so
+// C:\... on Windows), or POSIX's (it begins with "/") wherever the plugin is built, for
+// a runner of a POSIX system whose output can be reviewed on any OS.
+enum class PathRules { this_os, posix };
+
 // One `[runner.<name>]` value.
 struct Setting {
     std::string key;
@@ -75,13 +95,42 @@ public:
             if (s.key == key) return &s;
         return nullptr;
     }
-    // The string value of `key`, `fallback` when absent, an error when of another type.
+    // The value of `key`, `fallback` when it is absent, or an error naming the key when it
+    // has another type ("setting 'in_process' must be a boolean, not a string").
     std::expected<std::string, Error> string_or(std::string_view key, std::string fallback) const {
-        const Setting* s = find(key);
-        if (!s) return fallback;
-        if (s->kind != CONFINE_SETTING_STRING)
-            return std::unexpected(invalid_argument("setting '" + std::string(key) + "' must be a string"));
-        return s->string_value;
+        auto s = of_kind(key, CONFINE_SETTING_STRING);
+        if (!s) return std::unexpected(s.error());
+        return *s ? (*s)->string_value : std::move(fallback);
+    }
+    std::expected<bool, Error> bool_or(std::string_view key, bool fallback) const {
+        auto s = of_kind(key, CONFINE_SETTING_BOOLEAN);
+        if (!s) return std::unexpected(s.error());
+        return *s ? (*s)->boolean_value : fallback;
+    }
+    std::expected<std::int64_t, Error> integer_or(std::string_view key, std::int64_t fallback) const {
+        auto s = of_kind(key, CONFINE_SETTING_INTEGER);
+        if (!s) return std::unexpected(s.error());
+        return *s ? (*s)->integer_value : fallback;
+    }
+    std::expected<std::vector<std::string>, Error> string_list_or(std::string_view key, std::vector<std::string> fallback) const {
+        auto s = of_kind(key, CONFINE_SETTING_STRING_ARRAY);
+        if (!s) return std::unexpected(s.error());
+        return *s ? (*s)->array_value : std::move(fallback);
+    }
+    // A path to a program or a directory, set or the fallback: absolute, so that it is
+    // never looked up on PATH nor taken relative to wherever a command runs. An empty
+    // fallback stands for none and is returned as it is. `rules`: whose idea of absolute
+    // (PathRules).
+    std::expected<std::string, Error> absolute_path_or(std::string_view key, std::string fallback,
+                                                       PathRules rules = PathRules::this_os) const {
+        auto s = of_kind(key, CONFINE_SETTING_STRING);
+        if (!s) return std::unexpected(s.error());
+        if (!*s && fallback.empty()) return fallback;
+        std::string path = *s ? (*s)->string_value : std::move(fallback);
+        const bool absolute = rules == PathRules::posix ? path.starts_with('/') : std::filesystem::path(path).is_absolute();
+        if (!absolute)
+            return std::unexpected(invalid_argument("setting '" + std::string(key) + "' must be an absolute path, got '" + path + "'"));
+        return path;
     }
     // The first key not in `known`, as an error; nullopt when every key is known.
     std::optional<Error> reject_unknown(std::initializer_list<std::string_view> known) const {
@@ -98,6 +147,23 @@ public:
     const std::vector<Setting>& items() const { return items_; }
 
 private:
+    static const char* kind_name(std::int32_t kind) {
+        switch (kind) {
+        case CONFINE_SETTING_STRING: return "a string";
+        case CONFINE_SETTING_INTEGER: return "an integer";
+        case CONFINE_SETTING_BOOLEAN: return "a boolean";
+        case CONFINE_SETTING_STRING_ARRAY: return "an array of strings";
+        default: return "a value of an unknown kind";
+        }
+    }
+    // The setting `key` if it is of `kind`, nullptr when it is absent, else the error.
+    std::expected<const Setting*, Error> of_kind(std::string_view key, std::int32_t kind) const {
+        const Setting* s = find(key);
+        if (s && s->kind != kind)
+            return std::unexpected(invalid_argument("setting '" + std::string(key) + "' must be " + kind_name(kind) + ", not " + kind_name(s->kind)));
+        return s;
+    }
+
     std::vector<Setting> items_;
 };
 
