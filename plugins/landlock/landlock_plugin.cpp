@@ -17,8 +17,6 @@ namespace ll = confine::landlock;
 
 namespace {
 
-const char notice[] = "landlock-run: partial enforcement (older Landlock ABI)";
-
 // The in-process fast path: a ruleset built in the host, applied by the process that
 // is about to exec the command (no launcher, one exec less). Same grants, same code.
 struct Prepared {
@@ -41,11 +39,7 @@ std::int32_t apply_prepared(void* state, char* error, std::size_t error_size) {
         copy_line(error, error_size, failed.what, ::strerrordesc_np(failed.error));
         return 1;
     }
-    if (prepared->partial) {
-        static const char line[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
-        ssize_t ignored = ::write(2, line, sizeof line - 1);
-        (void)ignored;
-    }
+    if (prepared->partial) ll::print_partial_notice();
     return 0;
 }
 
@@ -146,7 +140,7 @@ public:
         r.denial_signatures = {"permission denied"};
         r.failure_rule.allowed_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"landlock-run: "};
-        r.failure_rule.informational_lines = {notice};
+        r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
         r.attestation = sdk::Attestation::exec(2);  // the launcher's own exec, then the command's
         if (in_process_) {
             auto prepared = prepare(abi, grants);

@@ -94,11 +94,7 @@ int main(int argc, char** argv) {
     }
     if (auto failed = ll::confine_self(ruleset); failed.what) fatal(failed.what, std::strerror(failed.error));
     ::close(ruleset);
-    if (!ll::fully_enforced(abi)) {
-        static const char notice[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
-        ssize_t ignored = ::write(2, notice, sizeof notice - 1);
-        (void)ignored;
-    }
+    if (!ll::fully_enforced(abi)) ll::print_partial_notice();
     ::execvp(argv[command], argv + command);
     fatal("exec failed: ", std::strerror(errno));
 }

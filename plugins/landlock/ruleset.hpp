@@ -1,9 +1,9 @@
 // Landlock, spoken directly to the kernel: the one table that maps a kernel's ABI to
-// what can be governed, the few steps that build a ruleset, and confine_self(), which
+// what can be governed, the few steps that build a ruleset, confine_self(), which
 // applies it together with what Landlock does not govern (capabilities, terminal
-// injection). Shared by the landlock-run launcher and the plugin, so every Landlock
-// path confines the same way. Allocates nothing and throws nothing, so it may run
-// between fork and exec.
+// injection), and the notice a partially enforcing path prints. Shared by the
+// landlock-run launcher and the plugin, so every Landlock path confines the same way.
+// Allocates nothing and throws nothing, so it may run between fork and exec.
 #pragma once
 
 #include <confine/sdk/terminal_filter_linux.hpp>
@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 // Vendored from <linux/landlock.h>: the system headers may predate the ABIs we handle.
 #ifndef __NR_landlock_create_ruleset
@@ -90,6 +91,18 @@ inline std::uint64_t scopes(int abi) noexcept { return abi >= 6 ? scope::signal 
 
 // Everything below ABI 5 leaves some filesystem access ungoverned.
 inline bool fully_enforced(int abi) noexcept { return abi >= 5; }
+
+// The one line every Landlock path prints on stderr, just before the command, where the
+// kernel does not enforce fully (docs/landlock-run.md): informational, never evidence
+// of a runner failure, so the plugin lists it in its failure rule as it is printed.
+inline constexpr char partial_notice_line[] = "landlock-run: partial enforcement (older Landlock ABI)\n";
+inline constexpr std::string_view partial_notice{partial_notice_line, sizeof partial_notice_line - 2};  // without the newline
+
+// Writes partial_notice_line to stderr, in one write; nothing else (between fork and exec).
+inline void print_partial_notice() noexcept {
+    ssize_t ignored = ::write(2, partial_notice_line, sizeof partial_notice_line - 1);
+    (void)ignored;
+}
 
 enum class Grant { read_only, read_write };
 
