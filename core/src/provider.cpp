@@ -5,11 +5,11 @@
 #include "trust.hpp"
 #include "verdict_cache.hpp"
 
+#include <confine/sdk/program_trust.hpp>
+
 #include <cstdlib>
 
 #if !defined(_WIN32)
-#include <confine/sdk/trust_posix.hpp>
-
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -261,20 +261,15 @@ std::vector<std::pair<std::string, fs::path>> relied_on(const Config& config, co
     return files;
 }
 
-// Why the asserted runner command's program cannot be trusted to confine, or nullopt.
+// Why the asserted runner command's program cannot be trusted to confine, or nullopt:
+// the rule every runner program is judged by (confine/sdk/program_trust.hpp).
 std::optional<std::string> untrusted_runner_program(const std::string& program, const Policy& resolved) {
-#if defined(_WIN32)
-    (void)resolved;
-    if (auto bad = detail::untrusted_reason(program)) return bad;
-    return std::nullopt;
-#else
+#if !defined(_WIN32)
     if (program.empty() || program.front() != '/') return std::string("its program must be an absolute path");
     // A program that is not there is said plainly, as the spawn would have.
     if (struct stat st {}; ::stat(program.c_str(), &st) != 0) return std::string(std::strerror(errno));
-    std::string why = trust::untrusted_program(program, detail::writable_places(resolved));
-    if (why.empty()) return std::nullopt;
-    return why;
 #endif
+    return sdk::untrusted_program(program, detail::writable_places(resolved));
 }
 
 // The bwrap-shaped wrap of an asserted runner command (DESIGN §3, §4).

@@ -15,7 +15,8 @@ namespace confine::detail {
 // group or others (a root-owned sticky directory such as /var/tmp is accepted above the
 // file's own directory: nobody else can replace what lies beneath it), and anything
 // owned by a user other than root or the caller; on POSIX also anything under /tmp or
-// /dev/shm (confine/sdk/trust_posix.hpp).
+// /dev/shm. The rule itself is the SDK's (confine/sdk/trust_posix.hpp,
+// confine/sdk/trust_windows.hpp), which plugins use as well.
 std::optional<std::string> untrusted_reason(const std::filesystem::path& file);
 
 // Why a trusted file could not be read.

@@ -2,9 +2,8 @@
 // whole file system read-only, a private /tmp, the workspace bound writable, no process
 // outside the sandbox in sight — and learns out of band, from bubblewrap's
 // --json-status-fd, whether the command itself ran.
-#include "../common/program_trust.hpp"
-
 #include <confine/sdk/plugin.hpp>
+#include <confine/sdk/program_trust.hpp>
 
 #include <cstring>
 
@@ -46,14 +45,14 @@ public:
                     "the terminal it was started from (TIOCSTI)"));
         }
         if (config.settings.find("program"))
-            if (auto bad = confine::builtin::untrusted_named_program(*program))
+            if (auto bad = sdk::untrusted_named_program(*program))
                 return std::unexpected(sdk::invalid_argument("setting 'program': refusing " + *program + ": " + *bad));
         return std::make_unique<BwrapRunner>(host, *program);
     }
 
     // Functional: confine `true` with the read-only profile, as a run would.
     sdk::Verdict probe(std::uint32_t timeout_ms) override {
-        if (auto bad = confine::builtin::untrusted_program(program_))
+        if (auto bad = sdk::untrusted_program(program_))
             return sdk::Verdict::unusable("bubblewrap cannot be used: " + *bad);
         std::vector<std::string> argv = profile(sdk::Mode::read_only, {}, {}, nullptr);
         argv.insert(argv.end(), {"--", "true"});
@@ -68,7 +67,7 @@ public:
             writable.push_back(policy.workspace.string());
             for (const auto& w : policy.writable) writable.push_back(w.string());
         }
-        if (auto bad = confine::builtin::untrusted_program(program_, writable))
+        if (auto bad = sdk::untrusted_program(program_, writable))
             return std::unexpected(sdk::unsupported("bubblewrap cannot be used: " + *bad));
         sdk::WrapResult r;
         std::uint32_t status_argument = 0;

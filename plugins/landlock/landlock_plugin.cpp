@@ -1,10 +1,10 @@
 // The landlock runner: confines a command with the Landlock LSM through the
 // landlock-run launcher (contracts/landlock-run.md), which execs the command itself —
 // so the host can attest, out of band, that the launcher reached it.
-#include "../common/program_trust.hpp"
 #include "ruleset.hpp"
 
 #include <confine/sdk/plugin.hpp>
+#include <confine/sdk/program_trust.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,22 +55,17 @@ public:
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
         if (auto bad = config.settings.reject_unknown({"launcher", "in_process"})) return std::unexpected(*bad);
-        bool in_process = true;
-        if (const sdk::Setting* s = config.settings.find("in_process")) {
-            if (s->kind != CONFINE_SETTING_BOOLEAN) return std::unexpected(sdk::invalid_argument("setting 'in_process' must be a boolean"));
-            in_process = s->boolean_value;
-        }
-        auto launcher = config.settings.string_or("launcher", config.plugin_dir + "/landlock-run");
+        auto in_process = config.settings.bool_or("in_process", true);
+        if (!in_process) return std::unexpected(in_process.error());
+        auto launcher = config.settings.absolute_path_or("launcher", config.plugin_dir + "/landlock-run");
         if (!launcher) return std::unexpected(launcher.error());
-        if (launcher->empty() || launcher->front() != '/')
-            return std::unexpected(sdk::invalid_argument("setting 'launcher' must be an absolute path, got '" + *launcher + "'"));
         // The default launcher is judged when it is probed and on every wrap.
         if (config.settings.find("launcher"))
-            if (auto bad = confine::builtin::untrusted_named_program(*launcher))
+            if (auto bad = sdk::untrusted_named_program(*launcher))
                 return std::unexpected(sdk::invalid_argument("setting 'launcher': refusing " + *launcher + ": " + *bad));
         auto runner = std::make_unique<LandlockRunner>(*launcher);
         runner->host_ = host;
-        runner->in_process_ = in_process;
+        runner->in_process_ = *in_process;
         return runner;
     }
 
@@ -82,7 +77,7 @@ public:
             return sdk::Verdict::unusable("landlock-run launcher not found at " + launcher_ + ": " + std::strerror(errno));
         if (!S_ISREG(st.st_mode) || ::access(launcher_.c_str(), X_OK) != 0)
             return sdk::Verdict::unusable("landlock-run launcher at " + launcher_ + " is not executable");
-        if (auto bad = confine::builtin::untrusted_program(launcher_))
+        if (auto bad = sdk::untrusted_program(launcher_))
             return sdk::Verdict::unusable("landlock-run launcher at " + launcher_ + " cannot be trusted: " + *bad);
         const std::vector<std::string> argv{launcher_, "--probe"};
         auto run = host_.run_probe(argv, timeout_ms);
@@ -122,7 +117,7 @@ public:
             std::vector<std::string> writable;
             for (const auto& [grant, path] : grants)
                 if (grant == ll::Grant::read_write) writable.push_back(path);
-            if (auto bad = confine::builtin::untrusted_program(launcher_, writable))
+            if (auto bad = sdk::untrusted_program(launcher_, writable))
                 return std::unexpected(sdk::unsupported("landlock-run launcher at " + launcher_ + " cannot be trusted: " + *bad));
         }
         sdk::WrapResult r;

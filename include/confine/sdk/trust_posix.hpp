@@ -11,7 +11,8 @@
 // beneath that descriptor; a symbolic link is followed only from a directory already
 // judged. So what was judged is what is opened: nobody can swap a component between
 // the check and the use, and a file is read, loaded or executed through the descriptor
-// the walk ends on. Header-only and allocation-light; POSIX only.
+// the walk ends on. Whether a runner program may be trusted is this rule too
+// (program_trust.hpp). Header-only and allocation-light; POSIX only.
 #pragma once
 
 #include <fcntl.h>
@@ -332,16 +333,6 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
         return out;
     }
     return std::unexpected(path + " is not a regular file");
-}
-
-// Why `program` cannot be trusted to run as (part of) a sandbox, or an empty string:
-// open_trusted's rule, and it must be executable.
-inline std::string untrusted_program(const std::string& program, const std::vector<std::string>& sandbox_writable = {}) {
-    auto file = open_trusted(program, path_only, sandbox_writable);
-    if (!file) return file.error();
-    if ((file->status.st_mode & 0111) == 0 || ::faccessat(AT_FDCWD, file->real_path.c_str(), X_OK, AT_EACCESS) != 0)
-        return file->real_path + " is not executable";
-    return {};
 }
 
 }  // namespace confine::trust
