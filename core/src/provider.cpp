@@ -5,6 +5,7 @@
 #include "trust.hpp"
 #include "verdict_cache.hpp"
 
+#include <confine/sdk/bwrap_profile.hpp>
 #include <confine/sdk/program_trust.hpp>
 
 #include <cstdlib>
@@ -272,29 +273,13 @@ std::optional<std::string> untrusted_runner_program(const std::string& program, 
     return sdk::untrusted_program(program, detail::writable_places(resolved));
 }
 
-// The bwrap-shaped wrap of an asserted runner command (DESIGN §3, §4).
+// The bwrap-shaped wrap of an asserted runner command (docs/design.md §3, §4): the
+// bwrap runner's profile, after the operator's command.
 WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Policy& policy,
                          std::span<const std::string> argv) {
     WrapResult r;
     r.runner = std::string(asserted_runner_name);
-    r.argv = s.runner_command;
-    // As the bwrap runner spells it: without --cap-drop ALL a command run by root could
-    // remount the read-only root writable, and without a user namespace of its own it
-    // would keep root's bounding set; without its own PID namespace it could reach the
-    // host through /proc/<its parent>/root; --new-session keeps it from the terminal.
-    for (const char* a : {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
-                          "--new-session"})
-        r.argv.emplace_back(a);
-    if (policy.mode == Mode::workspace_write) {
-        for (const char* a : {"--tmpfs", "/tmp"}) r.argv.emplace_back(a);
-        // From a descriptor the host opens without following links, as the bwrap runner
-        // binds: what is granted is the directory that was checked.
-        auto bind = [&](const fs::path& p) {
-            r.argv.insert(r.argv.end(), {"--bind-fd", "{dir-fd:" + p.string() + "}", p.string()});
-        };
-        bind(policy.workspace);
-        for (const auto& w : policy.writable) bind(w);
-    }
+    r.argv = sdk::bwrap_profile(s.runner_command, policy);
     r.argv.emplace_back("--");
     r.command_index = r.argv.size();
     r.argv.insert(r.argv.end(), argv.begin(), argv.end());

@@ -1,11 +1,10 @@
-// The `offline` runner: bubblewrap's read-only root, private /tmp and writable
-// workspace, and no network at all (`--unshare-net`): for builds and tests that must
-// not reach anything. A third-party plugin: it uses nothing but confine's SDK.
+// The `offline` runner: confine's bubblewrap profile — the whole file system read-only,
+// a private /tmp, the workspace writable, no capabilities, namespaces of its own — and
+// no network at all (`--unshare-net`): for builds and tests that must not reach
+// anything. A third-party plugin: it uses nothing but confine's SDK.
+#include <confine/sdk/bwrap_profile.hpp>
 #include <confine/sdk/plugin.hpp>
-
-#include <unistd.h>
-
-#include <cstring>
+#include <confine/sdk/program_trust.hpp>
 
 namespace sdk = confine::sdk;
 
@@ -13,28 +12,34 @@ namespace {
 
 class OfflineRunner final : public sdk::Runner {
 public:
-    OfflineRunner(sdk::Host host, std::string bwrap) : host_(host), bwrap_(std::move(bwrap)) {}
+    OfflineRunner(sdk::Host host, std::string bwrap) : host_(host), prefix_{std::move(bwrap), "--unshare-net"} {}
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
         if (auto bad = config.settings.reject_unknown({"bwrap"})) return std::unexpected(*bad);
-        auto bwrap = config.settings.string_or("bwrap", "/usr/bin/bwrap");
+        auto bwrap = config.settings.absolute_path_or("bwrap", "/usr/bin/bwrap");
         if (!bwrap) return std::unexpected(bwrap.error());
-        if (bwrap->empty() || bwrap->front() != '/')
-            return std::unexpected(sdk::invalid_argument("setting 'bwrap' must be an absolute path, got '" + *bwrap + "'"));
         return std::make_unique<OfflineRunner>(host, *bwrap);
     }
 
     // Functional: `true` must run with the read-only profile and no network.
     sdk::Verdict probe(std::uint32_t timeout_ms) override {
-        if (::access(bwrap_.c_str(), X_OK) != 0) return sdk::Verdict::unusable(bwrap_ + ": " + std::strerror(errno));
-        auto argv = profile({});
+        if (auto bad = sdk::untrusted_program(prefix_.front())) return sdk::Verdict::unusable("bubblewrap cannot be used: " + *bad);
+        auto argv = sdk::bwrap_profile(prefix_, sdk::Policy{sdk::Mode::read_only, {}, {}});
         argv.insert(argv.end(), {"--", "true"});
         return sdk::verdict_of(host_.run_probe(argv, timeout_ms), "bubblewrap");
     }
 
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
+        // On every wrap: a program the command could have replaced confines nothing.
+        std::vector<std::string> writable;
+        if (policy.mode == sdk::Mode::workspace_write) {
+            writable.push_back(policy.workspace.string());
+            for (const auto& w : policy.writable) writable.push_back(w.string());
+        }
+        if (auto bad = sdk::untrusted_program(prefix_.front(), writable))
+            return std::unexpected(sdk::unsupported("bubblewrap cannot be used: " + *bad));
         sdk::WrapResult r;
-        r.argv = profile(policy);
+        r.argv = sdk::bwrap_profile(prefix_, policy);
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = sdk::Enforcement::full;
@@ -44,18 +49,8 @@ public:
     }
 
 private:
-    std::vector<std::string> profile(const sdk::Policy& policy) const {
-        std::vector<std::string> a{bwrap_, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net",
-                                   "--die-with-parent", "--cap-drop", "ALL", "--new-session"};
-        if (policy.mode == sdk::Mode::workspace_write) {
-            a.insert(a.end(), {"--tmpfs", "/tmp", "--bind", policy.workspace, policy.workspace});
-            for (const auto& w : policy.writable) a.insert(a.end(), {"--bind", w, w});
-        }
-        return a;
-    }
-
     sdk::Host host_;
-    std::string bwrap_;
+    std::vector<std::string> prefix_;  // bubblewrap, and what this runner adds to the profile
 };
 
 }  // namespace

@@ -2,19 +2,15 @@
 // whole file system read-only, a private /tmp, the workspace bound writable, no process
 // outside the sandbox in sight — and learns out of band, from bubblewrap's
 // --json-status-fd, whether the command itself ran.
+#include <confine/sdk/bwrap_profile.hpp>
 #include <confine/sdk/plugin.hpp>
 #include <confine/sdk/program_trust.hpp>
-
-#include <cstring>
 
 namespace sdk = confine::sdk;
 
 namespace {
 
 constexpr const char* default_program = "/usr/bin/bwrap";
-// Replaced by the host with the number of the status descriptor. Should a host run the
-// argv without replacing it, bubblewrap refuses the argument: nothing runs.
-constexpr const char* status_placeholder = "{status-fd}";
 // bubblewrap writes this once the command has run and exited; never when its set-up
 // (mounts, namespaces, the command's execvp) failed.
 constexpr const char* status_marker = "\"exit-code\"";
@@ -52,9 +48,8 @@ public:
 
     // Functional: confine `true` with the read-only profile, as a run would.
     sdk::Verdict probe(std::uint32_t timeout_ms) override {
-        if (auto bad = sdk::untrusted_program(program_))
-            return sdk::Verdict::unusable("bubblewrap cannot be used: " + *bad);
-        std::vector<std::string> argv = profile(sdk::Mode::read_only, {}, {}, nullptr);
+        if (auto bad = sdk::untrusted_program(program_)) return sdk::Verdict::unusable("bubblewrap cannot be used: " + *bad);
+        std::vector<std::string> argv = sdk::bwrap_profile(program(), sdk::Policy{sdk::Mode::read_only, {}, {}});
         argv.insert(argv.end(), {"--", "true"});
         return sdk::verdict_of(host_.run_probe(argv, timeout_ms), "bubblewrap");
     }
@@ -71,9 +66,7 @@ public:
             return std::unexpected(sdk::unsupported("bubblewrap cannot be used: " + *bad));
         sdk::WrapResult r;
         std::uint32_t status_argument = 0;
-        std::vector<std::string> extra;
-        for (const auto& w : policy.writable) extra.push_back(w.string());
-        r.argv = profile(policy.mode, policy.workspace.string(), extra, &status_argument);
+        r.argv = sdk::bwrap_profile(program(), policy, &status_argument);
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = sdk::Enforcement::full;
@@ -84,38 +77,7 @@ public:
     }
 
 private:
-    // DESIGN §4, plus what makes it hold:
-    // - a PID namespace of its own: without it the command shares the host's, and (as
-    //   root) reaches the host's files through /proc/<bubblewrap's pid>/root, another
-    //   sandbox's through /proc/<its pid>/root, and may signal or trace confinectl. The
-    //   /proc mounted is then that namespace's, showing only the sandbox's processes;
-    // - a user namespace of its own, and no capabilities: as root, bubblewrap would
-    //   otherwise leave the command able to remount / read-write, and --cap-drop alone
-    //   leaves root's bounding set as it was; in its own user namespace the command holds
-    //   nothing over the host's namespaces, and no set at all (bounding included);
-    // - a new session: no terminal injection through TIOCSTI.
-    // With `status_argument`, a status descriptor placeholder whose index lands there.
-    std::vector<std::string> profile(sdk::Mode mode, const std::string& workspace, const std::vector<std::string>& extra,
-                                     std::uint32_t* status_argument) const {
-        std::vector<std::string> a{program_,        "--ro-bind",       "/",          "/",   "--dev",        "/dev", "--proc", "/proc",
-                                   "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--new-session"};
-        if (status_argument) {
-            a.push_back("--json-status-fd");
-            *status_argument = static_cast<std::uint32_t>(a.size());
-            a.push_back(status_placeholder);
-        }
-        if (mode == sdk::Mode::workspace_write) {
-            // After the tmpfs, so that a workspace under /tmp is bound on top of it.
-            // Each root bound from a descriptor the host opens without following a link
-            // ({dir-fd:PATH}; bubblewrap closes it before the command runs): what is
-            // granted is the directory that was checked, not what a link swapped in since
-            // leads to, as a bind by name would follow.
-            a.insert(a.end(), {"--tmpfs", "/tmp"});
-            a.insert(a.end(), {"--bind-fd", "{dir-fd:" + workspace + "}", workspace});
-            for (const auto& w : extra) a.insert(a.end(), {"--bind-fd", "{dir-fd:" + w + "}", w});
-        }
-        return a;
-    }
+    std::span<const std::string> program() const { return {&program_, 1}; }
 
     sdk::Host host_;
     std::string program_;

@@ -1,0 +1,69 @@
+// The bubblewrap profile: how confine confines a command with bubblewrap
+// (docs/design.md §4, §8, §11). One function, used by the bwrap runner and by the host
+// for an operator's asserted runner_command, which is bubblewrap-shaped (§3); a
+// third-party runner built on bubblewrap gets the same profile from it.
+//
+//   std::uint32_t status = 0;
+//   std::vector<std::string> argv = confine::sdk::bwrap_profile(std::vector<std::string>{"/usr/bin/bwrap"}, policy, &status);
+//   argv.push_back("--");
+//   argv.insert(argv.end(), command.begin(), command.end());
+//   // then: result.attestation = Attestation::status_fd(status, "\"exit-code\"", ...)
+//
+// What makes it hold, argument by argument:
+// - the whole file system read-only (--ro-bind / /), a /dev and a /proc of its own;
+// - a user namespace of its own, and no capabilities (--unshare-user, --cap-drop ALL):
+//   as root, bubblewrap would otherwise leave the command able to remount / read-write,
+//   and --cap-drop alone leaves root's bounding set as it was; in its own user namespace
+//   the command holds nothing over the host's namespaces, and no set at all (bounding
+//   included);
+// - a PID namespace of its own (--unshare-pid): without it the command shares the
+//   host's, and (as root) reaches the host's files through /proc/<bubblewrap's pid>/root,
+//   another sandbox's through /proc/<its pid>/root, and may signal or trace confinectl.
+//   The /proc mounted is then that namespace's, showing only the sandbox's processes;
+// - --die-with-parent: the command does not outlive the run;
+// - a new session (--new-session): no terminal injection through TIOCSTI;
+// - in workspace-write mode a private /tmp, and each writable root bound from a
+//   descriptor the host opens without following a link ({dir-fd:PATH}; bubblewrap closes
+//   it before the command runs): what is granted is the directory that was checked, not
+//   what a link swapped in since leads to, as a bind by name would follow.
+#pragma once
+
+#include <confine/sdk/vocabulary.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace confine::sdk {
+
+// The argument that asks for a status descriptor: the host replaces it with the number
+// of the descriptor it opened for bubblewrap's --json-status-fd. A host that runs the
+// argv without replacing it gets bubblewrap's refusal of the argument: nothing runs.
+inline constexpr const char* bwrap_status_placeholder = "{status-fd}";
+
+// `prefix` (the bubblewrap program and any arguments of its own, such as an operator's
+// runner_command), then bubblewrap's options that confine a command to `policy` (given
+// resolved, as a host gives it). The caller appends "--" and the command. With
+// `status_argument`: --json-status-fd and its placeholder, whose index is stored there.
+inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefix, const Policy& policy,
+                                              std::uint32_t* status_argument = nullptr) {
+    std::vector<std::string> a(prefix.begin(), prefix.end());
+    a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--die-with-parent",
+                       "--cap-drop", "ALL", "--new-session"});
+    if (status_argument) {
+        a.push_back("--json-status-fd");
+        *status_argument = static_cast<std::uint32_t>(a.size());
+        a.push_back(bwrap_status_placeholder);
+    }
+    if (policy.mode == Mode::workspace_write) {
+        // After the tmpfs, so that a workspace under /tmp is bound on top of it.
+        a.insert(a.end(), {"--tmpfs", "/tmp"});
+        auto bind = [&a](const std::string& root) { a.insert(a.end(), {"--bind-fd", "{dir-fd:" + root + "}", root}); };
+        bind(policy.workspace.string());
+        for (const auto& w : policy.writable) bind(w.string());
+    }
+    return a;
+}
+
+}  // namespace confine::sdk
