@@ -162,16 +162,16 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
                                      "{dir-fd:" + extra.path().string() + "}", extra.path().string(), "--", "echo", "hi"});
     CHECK(rw["argv"] == expected);
 
-    // new_session = true is what it always is; said explicitly, it changes nothing.
-    Bwrapped with_session("[runner.bwrap]\nnew_session = true\n");
-    CHECK(with_session.wrap({"--mode", "read-only"})["argv"] == ro["argv"]);
+    // share_terminal_session = false is what it always is; said explicitly, it changes nothing.
+    Bwrapped own_session("[runner.bwrap]\nshare_terminal_session = false\n");
+    CHECK(own_session.wrap({"--mode", "read-only"})["argv"] == ro["argv"]);
 }
 
-TEST_CASE("bwrap refuses new_session = false, which would let the command inject terminal input", "[bwrap]") {
+TEST_CASE("bwrap refuses share_terminal_session = true, which would let the command inject terminal input", "[bwrap]") {
     Tree t(false);
-    Bwrapped c("[runner.bwrap]\nnew_session = false\n");
-    const std::string why = "runner.bwrap: setting 'new_session' cannot be false: without bubblewrap's --new-session the command "
-                            "could push input into the terminal it was started from (TIOCSTI)";
+    Bwrapped c("[runner.bwrap]\nshare_terminal_session = true\n");
+    const std::string why = "runner.bwrap: setting 'share_terminal_session' cannot be true: without bubblewrap's --new-session the "
+                            "command could push input into the terminal it was started from (TIOCSTI)";
     auto checked = c.confine.run({"check-config", c.config.string()});
     CHECK(checked.exit_code == 125);
     CHECK(test::line_count(checked.err) == 1);
@@ -194,14 +194,26 @@ TEST_CASE("bwrap refuses new_session = false, which would let the command inject
     CHECK_THAT(wrapped.err, Catch::Contains(why));
 }
 
+TEST_CASE("bwrap's former setting new_session is refused, naming share_terminal_session, whatever its value", "[bwrap]") {
+    for (const std::string value : {"true", "false"}) {
+        INFO(value);
+        Bwrapped c("[runner.bwrap]\nnew_session = " + value + "\n");
+        auto checked = c.confine.run({"check-config", c.config.string()});
+        CHECK(checked.exit_code == 125);
+        CHECK(test::line_count(checked.err) == 1);
+        CHECK_THAT(checked.err, Catch::Contains("runner.bwrap: setting 'new_session' was renamed 'share_terminal_session'"));
+    }
+}
+
 TEST_CASE("bwrap's program is an absolute, trusted path outside anything the command may write", "[bwrap]") {
     Bwrapped relative("[runner.bwrap]\nprogram = \"bwrap\"\n");
     auto r = relative.confine.run({"probe", "--config", relative.config.string()});
     CHECK(r.exit_code == 125);
     CHECK_THAT(r.err, Catch::Contains("setting 'program' must be an absolute path, got 'bwrap'"));
 
-    Bwrapped kind("[runner.bwrap]\nnew_session = \"no\"\n");
-    CHECK_THAT(kind.confine.run({"probe", "--config", kind.config.string()}).err, Catch::Contains("setting 'new_session' must be a boolean"));
+    Bwrapped kind("[runner.bwrap]\nshare_terminal_session = \"no\"\n");
+    CHECK_THAT(kind.confine.run({"probe", "--config", kind.config.string()}).err,
+               Catch::Contains("setting 'share_terminal_session' must be a boolean, not a string"));
 
     // Group-writable, or in a group-writable directory: refused, saying so.
     test::Installed confine;

@@ -24,22 +24,24 @@ public:
     BwrapRunner(sdk::Host host, std::string program) : host_(host), program_(std::move(program)) {}
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
-        if (auto bad = config.settings.reject_unknown({"program", "new_session"})) return std::unexpected(*bad);
-        auto program = config.settings.string_or("program", default_program);
-        if (!program) return std::unexpected(program.error());
+        if (config.settings.find("new_session"))
+            return std::unexpected(sdk::invalid_argument(
+                "setting 'new_session' was renamed 'share_terminal_session' (default false: the command gets a session of its own; "
+                "true is refused)"));
+        if (auto bad = config.settings.reject_unknown({"program", "share_terminal_session"})) return std::unexpected(*bad);
         // Never found through PATH, never relative to wherever the command runs.
-        if (program->empty() || program->front() != '/')
-            return std::unexpected(sdk::invalid_argument("setting 'program' must be an absolute path, got '" + *program + "'"));
-        // Kept as a setting so that a configuration saying `true` stays valid; `false` is
-        // refused rather than honoured, because --new-session is what keeps the command from
-        // injecting terminal input (DESIGN §11: refused on every runner and path).
-        if (const sdk::Setting* s = config.settings.find("new_session")) {
-            if (s->kind != CONFINE_SETTING_BOOLEAN) return std::unexpected(sdk::invalid_argument("setting 'new_session' must be a boolean"));
-            if (!s->boolean_value)
-                return std::unexpected(sdk::invalid_argument(
-                    "setting 'new_session' cannot be false: without bubblewrap's --new-session the command could push input into "
-                    "the terminal it was started from (TIOCSTI)"));
-        }
+        auto program = config.settings.absolute_path_or("program", default_program);
+        if (!program) return std::unexpected(program.error());
+        // Named for what it would give up, and refused rather than honoured: --new-session
+        // is what keeps the command from injecting terminal input (docs/design.md §11:
+        // refused on every runner and path). A known key, so that asking for it is
+        // answered with why not.
+        auto share_terminal_session = config.settings.bool_or("share_terminal_session", false);
+        if (!share_terminal_session) return std::unexpected(share_terminal_session.error());
+        if (*share_terminal_session)
+            return std::unexpected(sdk::invalid_argument(
+                "setting 'share_terminal_session' cannot be true: without bubblewrap's --new-session the command could push input "
+                "into the terminal it was started from (TIOCSTI)"));
         if (config.settings.find("program"))
             if (auto bad = sdk::untrusted_named_program(*program))
                 return std::unexpected(sdk::invalid_argument("setting 'program': refusing " + *program + ": " + *bad));
