@@ -119,22 +119,32 @@ struct Provider::Impl {
             return;
         }
         if (s.chain.size() == 1) {
-            // Nothing to arbitrate: selected without probing. If it cannot be loaded,
-            // there is nothing to run with either.
-            Candidate c{s.chain.front(), {}, false, false, std::nullopt};
-            auto runner = open_runner(c.runner, c.plugin_file);
-            if (!runner) {
-                c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
-                s.candidates.push_back(c);
-                unavailable(s, "runner '" + c.runner + "' cannot be used: " + runner.error().message);
-                return;
-            }
-            s.candidates.push_back(c);
-            s.runner = c.runner;
-            s.selected_without_probe = true;
-            selected = std::move(*runner);
+            select_only(s);
             return;
         }
+        select_by_probing(s);
+    }
+
+    // A chain of one: nothing to arbitrate, selected without probing. If it cannot be
+    // loaded, there is nothing to run with either.
+    void select_only(Selection& s) const {
+        Candidate c{s.chain.front(), {}, false, false, std::nullopt};
+        auto runner = open_runner(c.runner, c.plugin_file);
+        if (!runner) {
+            c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
+            s.candidates.push_back(c);
+            unavailable(s, "runner '" + c.runner + "' cannot be used: " + runner.error().message);
+            return;
+        }
+        s.candidates.push_back(c);
+        s.runner = c.runner;
+        s.selected_without_probe = true;
+        selected = std::move(*runner);
+    }
+
+    // A chain of several: the first usable runner in preference order; later ones are
+    // neither loaded nor probed.
+    void select_by_probing(Selection& s) const {
         std::optional<detail::VerdictCache> cache;
         if (cache_options) cache.emplace(cache_options->file, cache_options->max_age);
         std::string reasons;
@@ -144,22 +154,7 @@ struct Provider::Impl {
             if (!runner) {
                 c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
             } else {
-                const auto settings = config.runners.find(name);
-                const std::string key = cache ? detail::VerdictCache::key(name, c.plugin_file, settings == config.runners.end() ? nullptr : &settings->second,
-                                                                          config.probe_timeout_ms)
-                                              : std::string();
-                std::optional<Verdict> cached = cache && !cache_options->refresh ? cache->find(key) : std::nullopt;
-                if (cached) {
-                    c.verdict = cached;
-                    c.from_cache = true;
-                } else {
-                    c.probed = true;
-                    c.verdict = (*runner)->probe(config.probe_timeout_ms);
-                    detail::log_debug("probe {}: {} {}", name, to_string(c.verdict->kind), c.verdict->reason);
-                    // Only usable verdicts are kept: one that turns stale fails closed when the
-                    // runner runs, while a runner found unusable is simply asked again next time.
-                    if (cache && c.verdict->usable()) cache->store(key, *c.verdict, (*runner)->probed_programs());
-                }
+                verdict_for(c, **runner, cache);
             }
             s.candidates.push_back(c);
             if (c.verdict->usable()) {
@@ -167,12 +162,34 @@ struct Provider::Impl {
                 s.enforcement = enforcement_of(*c.verdict);
                 selected = std::move(*runner);
                 if (cache) cache->save();
-                return;  // later runners are neither loaded nor probed
+                return;
             }
             reasons += (reasons.empty() ? "" : "; ") + name + ": " + c.verdict->reason;
         }
         if (cache) cache->save();
         unavailable(s, "no usable runner for platform '" + platform + "': " + reasons);
+    }
+
+    // The verdict on candidate `c`, whose runner is `runner`: from the cache if it holds
+    // one, else probed (and a usable verdict kept).
+    void verdict_for(Candidate& c, Runner& runner, std::optional<detail::VerdictCache>& cache) const {
+        const auto settings = config.runners.find(c.runner);
+        const std::string key = cache ? detail::VerdictCache::key(c.runner, c.plugin_file,
+                                                                  settings == config.runners.end() ? nullptr : &settings->second,
+                                                                  config.probe_timeout_ms)
+                                      : std::string();
+        std::optional<Verdict> cached = cache && !cache_options->refresh ? cache->find(key) : std::nullopt;
+        if (cached) {
+            c.verdict = cached;
+            c.from_cache = true;
+            return;
+        }
+        c.probed = true;
+        c.verdict = runner.probe(config.probe_timeout_ms);
+        detail::log_debug("probe {}: {} {}", c.runner, to_string(c.verdict->kind), c.verdict->reason);
+        // Only usable verdicts are kept: one that turns stale fails closed when the
+        // runner runs, while a runner found unusable is simply asked again next time.
+        if (cache && c.verdict->usable()) cache->store(key, *c.verdict, runner.probed_programs());
     }
 };
 
