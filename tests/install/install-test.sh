@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# An installed-package check: install confine into a throwaway prefix, build the
-# out-of-tree example runner against that installation only, move the prefix
-# elsewhere, and from the moved tree list plugins, probe, run confined, and see
-# broken plugin files refused, each with its reason.
+# An installed-package check: first the SDK alone (sdk-only-test.sh: the `sdk`
+# component installed by itself, and the example runner built against it); then install
+# confine into a throwaway prefix, build the out-of-tree example runner against that
+# installation only, move the prefix elsewhere, and from the moved tree list plugins,
+# probe, run confined, and see broken plugin files refused, each with its reason.
 #
 #   install-test.sh BUILD_DIR SOURCE_DIR
 # Exit 77 (skipped) when no runner can confine on this machine, unless
@@ -12,6 +13,8 @@ build=$1
 src=$2
 
 fail() { echo "install-test: $*" >&2; exit 1; }
+
+bash "$(dirname "$0")/sdk-only-test.sh" "$build" "$src" || fail "the SDK does not stand alone"
 
 work=$(mktemp -d /var/tmp/confine-install-XXXXXX)   # not under /tmp, which confined runs may write
 trap 'rm -rf "$work"' EXIT
