@@ -149,3 +149,42 @@ TEST_CASE("a run killed at its time limit is a task failure", "[classify]") {
     CHECK(out.kind == OutcomeKind::task_failed);
     CHECK(out.timed_out);
 }
+
+TEST_CASE("a status descriptor's text decides: the marker on a line, or a runner that stopped before it", "[classify][attestation]") {
+    auto w = landlock_shaped();
+    w.runner = "bwrap";
+    w.failure_rule = {{}, {"bwrap: "}, {}};
+    w.attestation = confine::Attestation::status_fd(1, "\"child-pid\"", "\"child-pid\"");
+
+    // The runner said it started the command: whatever the command printed is its own.
+    auto reached = exited(1, "bwrap: forged by the command\n");
+    reached.status_text = "{ \"child-pid\": 42 }\n";
+    auto task = confine::classify(w, reached);
+    CHECK(task.kind == OutcomeKind::task_failed);
+    CHECK(task.basis == confine::Basis::attestation);
+    CHECK(task.evidence.empty());
+
+    // It exited without saying so: it stopped before the command.
+    auto silent = exited(1, "");
+    silent.status_text = "";
+    auto stopped = confine::classify(w, silent);
+    CHECK(stopped.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(stopped.basis == confine::Basis::attestation);
+    CHECK(stopped.evidence == "runner 'bwrap' ended with exit status 1 before starting the command (its status descriptor never reported the command)");
+    silent.stderr_text = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted\n";
+    CHECK(confine::classify(w, silent).evidence == "bwrap: Can't mount proc on /newroot/proc: Operation not permitted");
+
+    // The marker must be on a line of its own channel; a near miss is not it.
+    auto near = exited(0, "");
+    near.status_text = "{ \"child-pi\nd\": 42 }\n";
+    CHECK(confine::classify(w, near).kind == OutcomeKind::sandbox_unavailable);
+
+    // Ended by a signal before it said anything: that proves nothing, and the rule decides.
+    confine::Observation killed;
+    killed.signal = 15;
+    killed.stderr_seen = true;
+    killed.status_text = "";
+    auto by_rule = confine::classify(w, killed);
+    CHECK(by_rule.kind == OutcomeKind::task_failed);
+    CHECK(by_rule.basis == confine::Basis::rule);
+}

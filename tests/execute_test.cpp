@@ -3,8 +3,15 @@
 #include <confine/execute.hpp>
 #include <confine/provider.hpp>
 
+#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
+#define CONFINE_TEST_PROCESS_TREE 1
+#include "linux_features.hpp"
+#include "process_tree.hpp"
+#endif
+
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -325,3 +332,27 @@ TEST_CASE("a command that does not exist is the caller's error, never a runner f
     expect({"script"}, confine::ErrorCode::command_not_executable, "script: Permission denied", own_path);
     expect({"sh"}, confine::ErrorCode::command_not_found, "sh: command not found", own_path);
 }
+
+#ifdef CONFINE_TEST_PROCESS_TREE
+TEST_CASE("the parent check names the parent of a process held alive, and nothing once it is gone", "[execute][linux-only]") {
+    namespace detail = confine::detail;
+    detail::Fd self(detail::open_pidfd(::getpid()));
+    if (self.get() < 0) test::skip_test("no pidfd_open on this kernel");
+    CHECK(detail::parent_of(self.get(), ::getpid()) == ::getppid());
+
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    REQUIRE(child > 0);
+    detail::Fd held(detail::open_pidfd(child));
+    REQUIRE(held.get() >= 0);
+    CHECK(detail::parent_of(held.get(), child) == ::getpid());
+    ::kill(child, SIGKILL);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    // Reaped: its number may pass to another process, which the held pidfd is not.
+    CHECK(detail::parent_of(held.get(), child) == 0);
+}
+#endif

@@ -69,6 +69,31 @@ std::optional<std::string> denial_line(const WrapResult& wrap, std::string_view 
     return std::nullopt;
 }
 
+// Whether a line of `text` contains `marker`.
+bool line_with(std::string_view text, std::string_view marker) {
+    const auto lines = lines_of(text);
+    return std::any_of(lines.begin(), lines.end(), [&](std::string_view line) { return line.find(marker) != std::string_view::npos; });
+}
+
+// Whether the runner reached the command, as far as anything out of band says
+// (docs/design.md §6), and why not or how it stopped.
+struct OutOfBand {
+    Observation::Attested what;
+    std::string detail;
+};
+
+// What the executor saw itself decides, or else what the runner said on its status
+// descriptor: the command ran iff a line there contains the runner's marker. A runner
+// that exited without saying so stopped before the command. A runner ended by a signal
+// before saying anything proves nothing either way (docs/design.md §5: never a runner
+// failure by that alone): the rule decides then.
+OutOfBand out_of_band(const WrapResult& wrap, const Observation& o) {
+    if (!o.status_text) return {o.attested, o.attestation_detail};
+    if (line_with(*o.status_text, wrap.attestation.status_marker)) return {Observation::Attested::reached_command, {}};
+    if (o.exit_code) return {Observation::Attested::runner_stopped, "its status descriptor never reported the command"};
+    return {Observation::Attested::unavailable, "the runner was ended by a signal before it reported"};
+}
+
 std::string status_text(const Observation& o) {
     if (o.exit_code) return "exit status " + std::to_string(*o.exit_code);
 #if defined(_WIN32)
@@ -103,11 +128,12 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
         if (out.kind == OutcomeKind::task_failed && o.stderr_seen) out.denial_hint = denial_line(wrap, o.stderr_text);
         return out;
     };
+    const OutOfBand said = out_of_band(wrap, o);
     // A run the executor killed at its time limit is the task's failure: the command
     // (or the runner, if it hung) took too long, and nothing claims otherwise.
-    if (o.timed_out) return task(o.attested == Observation::Attested::unavailable ? Basis::rule : Basis::attestation);
+    if (o.timed_out) return task(said.what == Observation::Attested::unavailable ? Basis::rule : Basis::attestation);
 
-    switch (o.attested) {
+    switch (said.what) {
     case Observation::Attested::reached_command:
         // The command was started by the runner: whatever it printed or returned is its own.
         return task(Basis::attestation);
@@ -122,14 +148,14 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
             out.evidence = o.runner_message;
         } else {
             out.evidence = "runner '" + wrap.runner + "' ended with " + status_text(o) + " before starting the command" +
-                           (o.attestation_detail.empty() ? "" : " (" + o.attestation_detail + ")");
+                           (said.detail.empty() ? "" : " (" + said.detail + ")");
         }
         return out;
     }
     case Observation::Attested::unavailable: break;
     }
 
-    // Rule basis (DESIGN §5): exit 0 or a signal is never a runner failure; otherwise the
+    // Rule basis (docs/design.md §5): exit 0 or a signal is never a runner failure; otherwise the
     // status must be one the rule allows and a stderr line must carry a fatal signature.
     if (!o.exit_code || *o.exit_code == 0 || !o.stderr_seen) return task(Basis::rule);
     const auto& allowed = wrap.failure_rule.allowed_exit_codes;

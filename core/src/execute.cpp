@@ -136,7 +136,12 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
     }
     detail::RunControl control;
     detail::Executed executed = detail::execute(spec_for(*wrapped, options, false), control);
-    return classify(*wrapped, executed.observed);
+    Outcome outcome = classify(*wrapped, executed.observed);
+    // What the runner wrote before its command existed was held back: when it stopped
+    // before the command, that is its own, and the outcome's evidence carries it.
+    const bool runner_stopped = outcome.kind == OutcomeKind::sandbox_unavailable && outcome.basis == Basis::attestation;
+    if (!runner_stopped) detail::copy_to_stderr(executed.held_stderr);
+    return outcome;
 }
 
 struct Process::Impl {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace confine::detail {
@@ -72,6 +73,11 @@ private:
 struct Executed {
     Observation observed;
     std::string stdout_text;
+    // Foreground, stderr copied: what the runner wrote before its command existed, held
+    // back and not copied yet. The caller copies it (copy_to_stderr) unless the outcome
+    // says the runner stopped before the command: then it is the runner's own, and the
+    // outcome carries it (docs/design.md §7: one line, not the same line twice).
+    std::string held_stderr;
 };
 
 // Where `name` is, as execvp would find it: a name with a slash as is, a bare name on
@@ -81,7 +87,12 @@ struct Executed {
 std::optional<std::string> find_program(const std::string& name, const std::optional<std::vector<std::string>>& environment,
                                         const std::filesystem::path& working_directory, int& error);
 
+// Runs spec's argv and says what it observed; judges nothing (classify() does).
 Executed execute(const ExecSpec& spec, RunControl& control);
+
+// Writes `bytes` to this process's stderr, whole or until it fails; a reader that has
+// gone ends nothing.
+void copy_to_stderr(std::string_view bytes);
 
 // Confines the calling process with spec.in_process and replaces it with the command.
 // Returns only when that failed, with what was observed (nothing has run).

@@ -1,5 +1,5 @@
 // Running a command confined, and telling a sandbox failure from a task failure
-// with evidence (DESIGN §5, §6, §7).
+// with evidence (docs/design.md §5, §6, §7).
 //
 //   auto provider = confine::Provider::create(std::move(config));
 //   confine::Policy policy{confine::Mode::workspace_write, "/home/me/ws", {}};
@@ -64,19 +64,26 @@ struct Outcome {
 std::string_view to_string(OutcomeKind kind) noexcept;  // "completed", "task_failed", "sandbox_unavailable"
 std::string_view to_string(Basis basis) noexcept;       // "attestation", "rule", "spawn_error", "selection"
 
-// What the executor observed of one run, for the classifier.
+// What the executor observed of one run, for the classifier, which judges it.
 struct Observation {
     bool spawned = true;
     int spawn_errno = 0;
     std::optional<int> exit_code;
     std::optional<int> signal;
     bool timed_out = false;
+    // What the executor saw itself of whether the runner reached the command: the
+    // in-process path's error pipe, or the runner's execs followed (exec attestation).
     enum class Attested { unavailable, reached_command, runner_stopped };
     Attested attested = Attested::unavailable;
     std::string attestation_detail;  // why unavailable, or how the runner stopped
     std::string runner_message;      // what an in-process runner said when it failed
     bool stderr_seen = false;        // whether stderr_text holds the run's stderr
     std::string stderr_text;
+    // A runner that attests on a status descriptor (Attestation::Kind::status_fd): what
+    // it wrote there (up to 1 MiB), a channel the command cannot write to; nullopt for
+    // any other run. The classifier looks in it for the runner's marker
+    // (docs/design.md §6).
+    std::optional<std::string> status_text;
 };
 
 // The one classifier, for foreground and background runs alike. Pure.

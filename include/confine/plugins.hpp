@@ -1,9 +1,9 @@
-// Finding, trusting and loading runner plugins (DESIGN §2).
+// Finding, trusting and loading runner plugins (docs/design.md §2).
 //
 //   confine::PluginSearch search({"/opt/confine/plugins"});
 //   auto file = search.locate("landlock");           // only the file this name needs
 //   auto plugin = confine::load_plugin(*file, "landlock");
-//   auto runner = (*plugin)->create_runner(settings, "/usr/lib/confine/plugins");
+//   auto runner = (*plugin)->create_runner(&config.runners.at("landlock"));  // or nullptr
 //   confine::Verdict v = (*runner)->probe(2000);
 //
 // Every refusal is an Error with its own code whose message names the file.
@@ -76,17 +76,23 @@ public:
     // what its verdict rests on.
     std::vector<std::filesystem::path> probed_programs() const;
 
-    // Pure transformation; the result is checked to end with "--" and argv verbatim.
+    // Pure transformation. What the plugin returns is checked before it is used: bounded
+    // lists without null items, a known enforcement and attestation, and an argv that
+    // ends with "--" and `argv` verbatim; otherwise ErrorCode::plugin_bad_result.
     std::expected<WrapResult, Error> wrap(const Policy& policy, std::span<const std::string> argv);
 
 private:
     std::shared_ptr<Impl> impl_;
 };
 
-// Loads one plugin file. Before any plugin code runs it checks: the file and its
-// directories are trusted, the exports exist, the ABI major matches, the minor is
-// not newer than the host's, and the descriptor size is the one of that version.
-// The descriptor's runner name must equal `expected_runner`.
+// Loads one plugin file. Before any plugin entry point is called it checks: the file and
+// its directories are trusted (and, on POSIX, the file is executable and is loaded
+// through the descriptor that was judged), the exports exist, the ABI major matches,
+// the minor is not newer than the host's, and the descriptor size is the one of that
+// version. Where plugins are ELF files (Linux) the ABI is checked from the file before
+// it is mapped, so a plugin of another ABI runs no code at all; elsewhere its
+// initialisers run when it is mapped, before the check refuses it. The descriptor's
+// runner name must equal `expected_runner`.
 std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const std::filesystem::path& file,
                                                           std::string_view expected_runner);
 

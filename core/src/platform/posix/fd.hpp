@@ -1,39 +1,26 @@
-// An owned file descriptor, closed when it goes. Internal to libconfine.
+// An owned file descriptor, closed when it goes, and the close-on-exec pipes the process
+// code makes. Internal to libconfine.
 #pragma once
 
 #include <confine/sdk/trust_posix.hpp>
 
-#include <fcntl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cerrno>
-
-#include <utility>
+#include <mutex>
 
 namespace confine::detail {
 
 // The owned descriptor of the trust rule's header, under the name the process code uses.
 using Fd = trust::Descriptor;
 
-// A close-on-exec pipe; false (errno set) when it cannot be made.
-inline bool make_pipe(Fd& read_end, Fd& write_end) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
-    read_end = Fd(fds[0]);
-    write_end = Fd(fds[1]);
-    return true;
-}
+// A pipe whose two ends are close-on-exec; false (errno set) when it cannot be made.
+// Every descriptor the executor makes must be close-on-exec from the moment it exists:
+// another thread may fork a confined command at any time, and what it inherits that
+// command holds. Linux makes both ends so in one call (platform/linux/descriptors.cpp);
+// the portable version (platform/posix/without_linux.cpp) says what it does instead.
+bool make_pipe(Fd& read_end, Fd& write_end);
 
-// A descriptor that becomes readable when `pid` exits (before it is reaped), or -1.
-inline int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-    (void)pid;
-    errno = ENOSYS;
-    return -1;
-#endif
-}
+// Held by this library around each of its forks and spawns, so that none of its
+// children can inherit a descriptor make_pipe has made but not yet marked close-on-exec.
+// Holds nothing where make_pipe is a single call (Linux).
+[[nodiscard]] std::unique_lock<std::mutex> fork_guard();
 
 }  // namespace confine::detail

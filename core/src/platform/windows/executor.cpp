@@ -88,20 +88,23 @@ win::Handle inheritable_std(DWORD which) {
     return win::Handle(::CreateFileW(L"NUL", GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, OPEN_EXISTING, 0, nullptr));
 }
 
-void read_all(HANDLE from, std::string& into, bool copy_to_stderr) {
+void read_all(HANDLE from, std::string& into, bool copy) {
     char buf[65536];
     DWORD n = 0;
-    HANDLE err = ::GetStdHandle(STD_ERROR_HANDLE);
     while (::ReadFile(from, buf, sizeof buf, &n, nullptr) && n > 0) {
         into.append(buf, n);
-        if (copy_to_stderr && err && err != INVALID_HANDLE_VALUE) {
-            DWORD written = 0;
-            ::WriteFile(err, buf, n, &written, nullptr);
-        }
+        if (copy) copy_to_stderr(std::string_view(buf, n));
     }
 }
 
 }  // namespace
+
+void copy_to_stderr(std::string_view bytes) {
+    HANDLE err = ::GetStdHandle(STD_ERROR_HANDLE);
+    if (bytes.empty() || !err || err == INVALID_HANDLE_VALUE) return;
+    DWORD written = 0;
+    ::WriteFile(err, bytes.data(), static_cast<DWORD>(bytes.size()), &written, nullptr);
+}
 
 Executed execute(const ExecSpec& spec, RunControl& control) {
     Executed result;

@@ -1,0 +1,29 @@
+// Linux names a descriptor and the running program in /proc (and the program in its
+// auxiliary vector).
+#include "platform/posix/descriptor_paths.hpp"
+
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace confine::detail {
+
+fs::path descriptor_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+fs::path started_program() {
+    // The path this program was started by, resolved: cheaper than a look-up in /proc,
+    // which is left for a relative start path (the working directory may have changed).
+    char buf[PATH_MAX];
+    if (const auto* started = reinterpret_cast<const char*>(::getauxval(AT_EXECFN)); started && *started == '/')
+        if (::realpath(started, buf)) return buf;
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf);
+    if (n > 0 && static_cast<std::size_t>(n) < sizeof buf) return fs::path(buf, buf + n);
+    return {};
+}
+
+}  // namespace confine::detail

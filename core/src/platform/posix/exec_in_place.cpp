@@ -1,0 +1,43 @@
+// Confining the calling process itself and replacing it with the command (executor.hpp).
+#include "exec_arrays.hpp"
+#include "executor.hpp"
+#include "linux_features.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace confine::detail {
+
+Observation exec_in_place(const ExecSpec& spec) {
+    Observation o;
+    auto refuse = [&o](int error, std::string detail) {
+        o.spawned = false;
+        o.spawn_errno = error;
+        o.attestation_detail = std::move(detail);
+        return o;
+    };
+    if (auto missing = missing_feature(spec)) return refuse(ENOSYS, *missing);
+    int resolve_error = 0;
+    auto program = spec.argv.empty() ? std::nullopt : find_program(spec.argv.front(), spec.environment, spec.working_directory, resolve_error);
+    if (!program || !spec.in_process) return refuse(program ? EINVAL : resolve_error, {});
+    const ExecArrays arrays(spec.argv, spec.environment);
+    if (!spec.working_directory.empty() && ::chdir(spec.working_directory.c_str()) != 0) {
+        const int chdir_errno = errno;
+        return refuse(chdir_errno, "cannot enter the working directory " + spec.working_directory.string());
+    }
+    char message[256] = {};
+    if (spec.in_process->apply(spec.in_process->state, message, sizeof message) != 0) {
+        message[sizeof message - 1] = '\0';
+        o.attested = Observation::Attested::runner_stopped;
+        o.runner_message = message;
+        return o;
+    }
+    ::execve(program->c_str(), arrays.argv(), arrays.envp());
+    o.attested = Observation::Attested::runner_stopped;
+    o.runner_message = std::string("exec failed: ") + std::strerror(errno);
+    return o;
+}
+
+}  // namespace confine::detail

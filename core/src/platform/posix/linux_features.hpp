@@ -1,0 +1,59 @@
+// What the POSIX executor uses that only Linux offers, behind small functions. The Linux
+// build implements them in platform/linux/; a build without that folder (macOS, or
+// CONFINE_PORTABLE_POSIX) links platform/posix/without_linux.cpp instead, where a run
+// that needs exec attestation by ptrace or in-process confinement is refused before
+// anything starts (docs/design.md §3: fail closed), and the command behind a
+// status-descriptor runner is not looked for (signals then go to the runner).
+// Internal to libconfine.
+#pragma once
+
+#include "executor.hpp"
+#include "output_pump.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace confine::detail {
+
+// Why this build cannot run `spec` at all (it needs what only Linux offers), or nullopt.
+std::optional<std::string> missing_feature(const ExecSpec& spec);
+
+// In the forked child, between fork and exec: async-signal-safe, no allocation; 0 or an
+// errno value.
+int trace_me() noexcept;                 // be traced by the parent, which follows the execs
+int install_terminal_filter() noexcept;  // docs/design.md §11: no terminal injection
+
+// Follows the traced runner `pid` from its own exec to its `command_exec`th, the
+// command's, then lets it go (docs/design.md §6). True when it is still running (the
+// command reached, or the following failed: `o.attested` says which); false when it
+// ended, its status recorded in `o`.
+bool follow_execs(pid_t pid, std::uint32_t command_exec, Observation& o);
+
+// A descriptor that becomes readable when `pid`, a child, ends (before it is reaped); -1.
+int open_pidfd(pid_t pid);
+
+// Discards `sig` when it is pending for the calling thread, which blocks it.
+void discard_pending(int sig);
+
+// Finds the command below a runner that names the command's process ID on its status
+// descriptor, so that a forwarded signal reaches the command itself (docs/design.md §7),
+// and says when the runner's own set-up is over. It rides along with the output pump.
+class CommandLocator : public PumpCompanion {
+public:
+    // After the status text grew: what it says now, whole.
+    virtual void status_grew(const std::string& text) = 0;
+};
+
+// A locator for `runner`'s status text, whose number follows `key`: it calls
+// `on_started` with each process signals should go to, and `setup_done` once the runner
+// has done its own set-up or will not say. nullptr where the command cannot be found
+// safely (nothing then says when set-up is done).
+std::unique_ptr<CommandLocator> locate_reported_command(pid_t runner, std::string key, std::function<void(int)> on_started,
+                                                        std::function<void()> setup_done);
+
+}  // namespace confine::detail

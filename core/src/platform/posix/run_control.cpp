@@ -1,0 +1,20 @@
+// The POSIX half of RunControl: a run is signalled with kill(), its process group when
+// it has one of its own.
+#include "executor.hpp"
+
+#include <signal.h>
+
+namespace confine::detail {
+
+void RunControl::exited() {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+}
+
+void RunControl::signal(int sig) {
+    std::lock_guard lock(mutex_);
+    if (pid_ <= 0 || done_) return;
+    ::kill(own_group_ ? -pid_ : pid_, sig);
+}
+
+}  // namespace confine::detail

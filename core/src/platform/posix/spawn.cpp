@@ -1,0 +1,169 @@
+#include "spawn.hpp"
+#include "child_report.hpp"
+#include "exec_arrays.hpp"
+#include "linux_features.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <optional>
+#include <vector>
+
+namespace confine::detail {
+namespace {
+
+// A directory handed to a runner is named, not opened for reading, where the OS can
+// (Linux's O_PATH).
+#ifdef O_PATH
+constexpr int directory_flags = O_PATH | O_DIRECTORY;
+#else
+constexpr int directory_flags = O_RDONLY | O_DIRECTORY;
+#endif
+
+// The child's ends of the descriptors, closed in the parent once the child has them.
+struct ChildEnds {
+    Fd report, in, out, err, status;
+    std::vector<Fd> directories;
+};
+
+// What the child reads between fork and exec, all of it built before the fork.
+struct ChildPlan {
+    const char* program;
+    char* const* argv;
+    char* const* envp;
+    const char* cwd;  // "": where the parent is
+    bool own_group;
+    bool trace;
+    const InProcess* in_process;
+    const ChildEnds* ends;
+    sigset_t mask;  // the parent's, restored in the child before its exec
+};
+
+// The runner's status descriptor: its number replaces the placeholder argument. Kept
+// above the standard descriptors, which the child rearranges.
+std::optional<SpawnRefusal> open_status_descriptor(const ExecSpec& spec, std::vector<std::string>& argv, Runner& runner,
+                                                   ChildEnds& child) {
+    if (spec.attestation.kind != Attestation::Kind::status_fd) return std::nullopt;
+    if (!make_pipe(runner.status, child.status) ||
+        (child.status.get() <= 2 && (child.status = Fd(::fcntl(child.status.get(), F_DUPFD_CLOEXEC, 3))).get() < 0))
+        return SpawnRefusal{errno, {}};
+    if (spec.attestation.status_argument >= argv.size()) return SpawnRefusal{EINVAL, {}};
+    argv[spec.attestation.status_argument] = std::to_string(child.status.get());
+    return std::nullopt;
+}
+
+// Directories the runner is handed as descriptors: opened here without following a link
+// anywhere in the path (the host resolved each root, so a link now is one swapped in
+// since), kept above the standard descriptors, their numbers in place of the placeholder
+// arguments.
+std::optional<SpawnRefusal> open_directories(const ExecSpec& spec, std::vector<std::string>& argv, ChildEnds& child) {
+    for (const auto& [index, path, as_path] : spec.directory_arguments) {
+        Fd dir(trust::open_without_links(path, directory_flags));
+        if (dir.get() >= 0 && dir.get() <= 2) dir = Fd(::fcntl(dir.get(), F_DUPFD_CLOEXEC, 3));
+        if (dir.get() < 0 || index >= argv.size())
+            return SpawnRefusal{dir.get() < 0 ? errno : EINVAL, "cannot open the writable root " + path};
+        argv[index] = (as_path ? "/proc/self/fd/" : "") + std::to_string(dir.get());
+        child.directories.push_back(std::move(dir));
+    }
+    return std::nullopt;
+}
+
+std::optional<SpawnRefusal> make_output_pipes(const ExecSpec& spec, Runner& runner, ChildEnds& child) {
+    if (spec.background) {
+        child.in = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        if (child.in.get() < 0 || !make_pipe(runner.out, child.out)) return SpawnRefusal{errno, {}};
+    }
+    if ((spec.background || spec.copy_stderr) && !make_pipe(runner.err, child.err)) return SpawnRefusal{errno, {}};
+    return std::nullopt;
+}
+
+// Handlers the host installed must not run in the child; exec resets them anyway.
+void reset_signal_handlers() noexcept {
+    for (int s = 1; s < NSIG; ++s) {
+        struct sigaction sa;
+        if (::sigaction(s, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
+            sa.sa_handler = SIG_DFL;
+            sa.sa_flags = 0;
+            ::sigaction(s, &sa, nullptr);
+        }
+    }
+}
+
+// Applies the in-process confinement: returns only when it holds, else reports why.
+void apply_in_process(const InProcess& in_process, int report_fd) noexcept {
+    ChildReport r{static_cast<int>(ChildStage::confine), 0, {}};
+    if (in_process.apply(in_process.state, r.message, sizeof r.message) == 0) return;
+    r.message[sizeof r.message - 1] = '\0';
+    report_and_exit(report_fd, r, 125);
+}
+
+// The child, from fork to exec: async-signal-safe calls only, no allocation, no logging.
+// Every runner is started here: a runner confined in-process applies its confinement
+// last, every other runner gets the terminal filter (docs/design.md §11: no terminal
+// injection on any runner or path, whether or not the mechanism refuses it itself).
+[[noreturn]] void run_child(const ChildPlan& p) noexcept {
+    const ChildEnds& ends = *p.ends;
+    const int report = ends.report.get();
+    if (p.own_group) ::setpgid(0, 0);
+    if (ends.in.get() >= 0) ::dup2(ends.in.get(), 0);
+    if (ends.out.get() >= 0) ::dup2(ends.out.get(), 1);
+    if (ends.err.get() >= 0) ::dup2(ends.err.get(), 2);
+    reset_signal_handlers();
+    ::pthread_sigmask(SIG_SETMASK, &p.mask, nullptr);
+    if (p.cwd[0] != '\0' && ::chdir(p.cwd) != 0) report_and_exit(report, ChildStage::chdir, errno, 127);
+    // The descriptors the runner inherits on purpose (it keeps them from the command).
+    if (ends.status.get() >= 0) ::fcntl(ends.status.get(), F_SETFD, 0);
+    for (const Fd& dir : ends.directories) ::fcntl(dir.get(), F_SETFD, 0);
+    if (p.trace)
+        if (const int error = trace_me()) report_and_exit(report, ChildStage::trace, error, 125);
+    if (!p.in_process)
+        if (const int error = install_terminal_filter()) report_and_exit(report, ChildStage::terminal, error, 125);
+    if (p.in_process) apply_in_process(*p.in_process, report);
+    ::execve(p.program, p.argv, p.envp);
+    report_and_exit(report, ChildStage::exec, errno, 127);
+}
+
+// Forks the child with every signal blocked, so that no handler of the host runs in it
+// before it has reset them. The parent's mask is back when this returns.
+pid_t fork_child(ChildPlan& plan) {
+    sigset_t all;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &plan.mask);
+    pid_t pid = -1;
+    {
+        const auto guard = fork_guard();
+        pid = ::fork();
+        if (pid == 0) run_child(plan);
+    }
+    const int fork_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &plan.mask, nullptr);
+    errno = fork_errno;
+    return pid;
+}
+
+}  // namespace
+
+std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std::string& program) {
+    Runner runner;
+    ChildEnds child;
+    // A time limit kills a whole process group, so a run with one gets its own group.
+    runner.own_group = spec.background || spec.timeout.has_value();
+    if (!make_pipe(runner.report, child.report)) return std::unexpected(SpawnRefusal{errno, {}});
+    std::vector<std::string> argv = spec.argv;
+    if (auto refused = open_status_descriptor(spec, argv, runner, child)) return std::unexpected(std::move(*refused));
+    if (auto refused = open_directories(spec, argv, child)) return std::unexpected(std::move(*refused));
+    // Everything the child needs is built here: between fork and exec it allocates nothing.
+    const ExecArrays arrays(argv, spec.environment);
+    const std::string cwd = spec.working_directory.string();
+    if (auto refused = make_output_pipes(spec, runner, child)) return std::unexpected(std::move(*refused));
+    ChildPlan plan{program.c_str(), arrays.argv(), arrays.envp(), cwd.c_str(), runner.own_group,
+                   spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, {}};
+    runner.pid = fork_child(plan);
+    if (runner.pid < 0) return std::unexpected(SpawnRefusal{errno, {}});
+    if (runner.own_group) ::setpgid(runner.pid, runner.pid);  // also here, so that no signal can race the child's own call
+    return runner;  // the child's ends close with `child`
+}
+
+}  // namespace confine::detail

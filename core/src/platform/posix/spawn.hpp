@@ -1,0 +1,38 @@
+// Starting a runner: the descriptors it gets, the fork, and the child's few steps before
+// it executes the runner (docs/design.md §7, §11). Internal to libconfine.
+#pragma once
+
+#include "executor.hpp"
+#include "fd.hpp"
+
+#include <sys/types.h>
+
+#include <expected>
+#include <string>
+
+namespace confine::detail {
+
+// Why a run could not be started: the classifier's spawn error.
+struct SpawnRefusal {
+    int error = 0;
+    std::string detail;
+};
+
+// A started runner, as its parent holds it.
+struct Runner {
+    pid_t pid = -1;
+    bool own_group = false;  // in a process group of its own
+    Fd report;               // the child's error pipe (child_report.hpp)
+    Fd out, err, status;     // what is read of it; -1 where nothing is
+};
+
+// Starts `program` (spec.argv's first, as found) with spec.argv, its placeholders filled
+// in: the status descriptor's number (status_fd attestation), the directories' descriptors.
+// The child takes /dev/null as stdin and pipes as stdout and stderr when spec says,
+// resets the host's signal handlers, enters the working directory, and before its exec
+// either applies spec.in_process or gets the terminal filter; with exec attestation it
+// is traced from its exec on. Whatever the child cannot do it reports on its error pipe.
+// The child's ends of every descriptor are closed in the parent before this returns.
+std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std::string& program);
+
+}  // namespace confine::detail

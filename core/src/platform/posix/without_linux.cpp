@@ -1,0 +1,92 @@
+// linux_features.hpp and fd.hpp for a build without platform/linux/ (macOS, or
+// CONFINE_PORTABLE_POSIX): POSIX calls only. What needs Linux is refused before anything
+// starts (docs/design.md §3: fail closed); nothing here runs a command with less than
+// it asked for without saying so.
+#include "fd.hpp"
+#include "linux_features.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace confine::detail {
+namespace {
+
+// Taken by make_pipe from pipe() until both ends are close-on-exec, and by fork_guard
+// around each fork and spawn of this library.
+std::mutex descriptors_in_the_making;
+
+}  // namespace
+
+std::optional<std::string> missing_feature(const ExecSpec& spec) {
+    // The Landlock runner's path (docs/design.md §8); refused rather than run by a build
+    // that cannot follow or check it.
+    if (spec.in_process) return "in-process confinement is not available in this build";
+    // Following a runner's execs takes ptrace's exec events, which only Linux has.
+    if (spec.attestation.kind == Attestation::Kind::exec) return "exec attestation is not available in this build";
+    return std::nullopt;
+}
+
+// Never reached: missing_feature refuses a run that would need it.
+int trace_me() noexcept { return ENOSYS; }
+
+// No seccomp, so no host filter: what keeps a command from the terminal is a runner
+// that starts a new session without one (bubblewrap's --new-session), and the host
+// reports the filter as missing (terminal_filter_linux.hpp, without_host_filter) rather
+// than claim it (docs/design.md §11).
+int install_terminal_filter() noexcept { return 0; }
+
+// Never reached: missing_feature refuses a run that would need it. Fails closed all the
+// same: the runner is ended and counts as stopped before the command.
+bool follow_execs(pid_t pid, std::uint32_t, Observation& o) {
+    ::kill(pid, SIGKILL);
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    o.attested = Observation::Attested::runner_stopped;
+    o.attestation_detail = "exec attestation is not available in this build";
+    return false;
+}
+
+// No pidfd: the pump asks waitpid every few milliseconds instead.
+int open_pidfd(pid_t) {
+    errno = ENOSYS;
+    return -1;
+}
+
+// Without sigtimedwait: sigwait, only while the signal is pending. A signal sent to the
+// whole process stays pending only while every thread blocks it; another thread waiting
+// for it could then take it between the two calls and leave this one waiting. A host
+// that blocks SIGPIPE everywhere and waits for it too is not one this path serves.
+void discard_pending(int sig) {
+    sigset_t only, pending;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    int got = 0;
+    while (::sigpending(&pending) == 0 && sigismember(&pending, sig) == 1) ::sigwait(&only, &got);
+}
+
+// The status descriptor's process ID cannot be judged without pidfds: it might name a
+// process that has ended and whose number has passed to another. Signals go to the runner.
+std::unique_ptr<CommandLocator> locate_reported_command(pid_t, std::string, std::function<void(int)>, std::function<void()>) {
+    return nullptr;
+}
+
+// pipe() and then FD_CLOEXEC: between the two, a fork would hand both ends to its
+// child. This library's own forks wait for the mark (fork_guard); a fork by other code
+// of the host in that moment is not covered, as with any library on a system without
+// pipe2 — the portable build accepts that, the Linux build does not need to.
+bool make_pipe(Fd& read_end, Fd& write_end) {
+    const std::lock_guard lock(descriptors_in_the_making);
+    int fds[2];
+    if (::pipe(fds) != 0) return false;
+    read_end = Fd(fds[0]);
+    write_end = Fd(fds[1]);
+    return ::fcntl(fds[0], F_SETFD, FD_CLOEXEC) == 0 && ::fcntl(fds[1], F_SETFD, FD_CLOEXEC) == 0;
+}
+
+std::unique_lock<std::mutex> fork_guard() { return std::unique_lock(descriptors_in_the_making); }
+
+}  // namespace confine::detail

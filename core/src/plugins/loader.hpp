@@ -1,0 +1,50 @@
+// What the plugin loader's parts share: the loaded plugin's state, and the steps of
+// loading that each OS does its own way (core/src/platform/<os>/plugin_loading.cpp).
+// Internal to libconfine.
+#pragma once
+
+#include <confine/error.hpp>
+#include <confine/plugins.hpp>
+#include <confine/sdk/abi.h>
+
+#ifndef BOOST_DLL_USE_STD_FS
+#define BOOST_DLL_USE_STD_FS
+#endif
+#include <boost/dll/shared_library.hpp>
+
+#include <expected>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace confine {
+
+struct Plugin::Impl {
+    boost::dll::shared_library library;  // mapped for as long as the plugin lives
+    const confine_plugin_descriptor* descriptor = nullptr;
+    PluginInfo info;
+};
+
+namespace detail {
+
+// An error of `code` whose message starts with the plugin's file.
+inline Error plugin_error(ErrorCode code, const std::filesystem::path& file, const std::string& what) {
+    return Error{code, file.string() + ": " + what};
+}
+
+// The path to load `file` by, once it has passed the trust rule (docs/design.md §11):
+// where the OS can load from a descriptor, the one the trust walk judged, so that no
+// other file can take its place in between. Refusals: plugin_untrusted,
+// plugin_not_executable.
+std::expected<std::filesystem::path, Error> trusted_load_path(const std::filesystem::path& file);
+
+// Maps the library at `load_path` into `library`, resolving every symbol now and
+// keeping its symbols to itself; nullopt once mapped, otherwise the dynamic loader's
+// reason. The library's initialisers run here.
+std::optional<std::string> map_library(boost::dll::shared_library& library, const std::filesystem::path& load_path);
+
+// The running program's own file, resolved; empty when it cannot be told.
+std::filesystem::path running_program();
+
+}  // namespace detail
+}  // namespace confine
