@@ -11,7 +11,7 @@
 namespace confinectl {
 
 // Keeps confinectl from being traced, read or entered through /proc by a process of the
-// same user — a confined command included (DESIGN §11: the supervisor cannot be
+// same user — a confined command included (docs/design.md §11: the supervisor cannot be
 // entered). Processes it executes are dumpable again as usual.
 void make_undumpable();
 

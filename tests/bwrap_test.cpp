@@ -423,7 +423,7 @@ TEST_CASE("a signal sent to confinectl ends a bubblewrap run, the command includ
     CHECK(gone);
 }
 
-// The escape suite for bubblewrap (DESIGN §11, "the supervisor cannot be entered"): run
+// The escape suite for bubblewrap (docs/design.md §11, "the supervisor cannot be entered"): run
 // through the bwrap plugin and through an operator's asserted runner_command of the real
 // bubblewrap, as root and as an unprivileged user, in both modes. Each case checks the
 // world, not only the command's status.

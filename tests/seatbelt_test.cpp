@@ -224,7 +224,7 @@ TEST_CASE("seatbelt's probe confines true with the read-only profile, in a longe
     CHECK(j["runners"][0]["verdict"] == "unusable");
     CHECK(j["runners"][0]["reason"] == "sandbox-exec: sandbox_apply: Operation not permitted");
 
-    // Alone in its chain it is selected without a probe (DESIGN §3), and where
+    // Alone in its chain it is selected without a probe (docs/design.md §3), and where
     // sandbox-exec does not exist a run fails closed.
     test::write_file(cfg, "[platform.linux]\nchain = [\"seatbelt\"]\n[runner.seatbelt]\nprogram = \"" + confine.scratch("absent").string() + "\"\n");
     test::TempDir ws("/var/tmp");

@@ -254,7 +254,7 @@ std::expected<Policy, Error> checked_policy(const Policy& policy, std::span<cons
 }
 
 // Nothing confine loads or reads as configuration may lie where this run's command
-// could write: it would be the next run's plugin or configuration (DESIGN §11). /tmp and
+// could write: it would be the next run's plugin or configuration (docs/design.md §11). /tmp and
 // /dev/shm were refused when they were opened; these are the run's own roots.
 std::optional<Error> writable_by_the_run(const Policy& resolved, const std::vector<std::pair<std::string, fs::path>>& files) {
     const auto places = detail::writable_places(resolved);
@@ -349,7 +349,7 @@ std::optional<Error> untrusted_runner_command(const Config& config, std::string_
     const auto pit = config.platforms.find(std::string(platform));
     if (pit == config.platforms.end() || pit->second.runner_command.empty()) return std::nullopt;
     const std::string& program = pit->second.runner_command.front();
-    // One not there is a runner that cannot be started: said when a run tries (DESIGN §3).
+    // One not there is a runner that cannot be started: said when a run tries (docs/design.md §3).
     std::error_code ec;
     if (!fs::exists(program, ec)) return std::nullopt;
     if (auto bad = untrusted_runner_program(program, Policy{Mode::read_only, {}, {}}))

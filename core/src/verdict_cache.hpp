@@ -1,4 +1,4 @@
-// Probe verdicts kept across invocations, per user (DESIGN §3). Internal to libconfine.
+// Probe verdicts kept across invocations, per user (docs/design.md §3). Internal to libconfine.
 //
 // Only usable verdicts are kept, and reused only while everything that could change
 // them is unchanged: they are keyed by the runner, the plugin file's identity, the

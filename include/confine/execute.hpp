@@ -1,5 +1,5 @@
 // Running a command confined, and telling a sandbox failure from a task failure
-// with evidence (docs/design.md §5, §6, §7).
+// with evidence (design.md §5, §6, §7).
 //
 //   auto provider = confine::Provider::create(std::move(config));
 //   confine::Policy policy{confine::Mode::workspace_write, "/home/me/ws", {}};
@@ -82,7 +82,7 @@ struct Observation {
     // A runner that attests on a status descriptor (Attestation::Kind::status_fd): what
     // it wrote there (up to 1 MiB), a channel the command cannot write to; nullopt for
     // any other run. The classifier looks in it for the runner's marker
-    // (docs/design.md §6).
+    // (design.md §6).
     std::optional<std::string> status_text;
 };
 

@@ -1,4 +1,4 @@
-// Finding, trusting and loading runner plugins (docs/design.md §2).
+// Finding, trusting and loading runner plugins (design.md §2).
 //
 //   confine::PluginSearch search({"/opt/confine/plugins"});
 //   auto file = search.locate("landlock");           // only the file this name needs

@@ -1,5 +1,5 @@
 // The provider: resolves which runner confines on this platform, once, and wraps
-// calls through it (DESIGN §3).
+// calls through it (design.md §3).
 //
 //   auto config = confine::load_config();                  // or parse_config(...)
 //   auto provider = confine::Provider::create(std::move(*config));
@@ -51,7 +51,7 @@ std::optional<std::filesystem::path> default_verdict_cache_file();
 
 // Why the asserted runner command that `config` sets for `platform`, if it sets one,
 // cannot be trusted to confine (its program judged as every runner program is: see
-// DESIGN §11), or nullopt. A run checks it again against its own writable roots.
+// design.md §11), or nullopt. A run checks it again against its own writable roots.
 std::optional<Error> untrusted_runner_command(const Config& config, std::string_view platform = current_platform());
 
 struct ProviderOptions {

@@ -1,5 +1,5 @@
 // The landlock runner: confines a command with the Landlock LSM through the
-// landlock-run launcher (contracts/landlock-run.md), which execs the command itself —
+// landlock-run launcher (docs/landlock-run.md), which execs the command itself —
 // so the host can attest, out of band, that the launcher reached it.
 #include "ruleset.hpp"
 
@@ -102,7 +102,7 @@ public:
         // before anything is started.
         const int abi = ll::abi_version();
         if (abi < 1) return std::unexpected(sdk::unsupported("landlock is not enforced by this kernel (ABI unsupported or disabled)"));
-        // Grants per mode (DESIGN §4): /dev/null is the file alone, so /dev/shm stays denied.
+        // Grants per mode (docs/design.md §4): /dev/null is the file alone, so /dev/shm stays denied.
         std::vector<std::pair<ll::Grant, std::string>> grants{{ll::Grant::read_only, "/"}, {ll::Grant::read_write, "/dev/null"}};
         if (policy.mode == sdk::Mode::workspace_write) {
             grants.emplace_back(ll::Grant::read_write, "/tmp");

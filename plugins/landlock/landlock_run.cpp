@@ -1,5 +1,5 @@
 // landlock-run: runs a command confined by Landlock. The command-line contract is
-// shared/contracts/landlock-run.md (version 1); other programs depend on it exactly.
+// docs/landlock-run.md (version 1); other programs depend on it exactly.
 //
 //   landlock-run [--ro <path>]... [--rw <path>]... -- <argv>...
 //   landlock-run --probe

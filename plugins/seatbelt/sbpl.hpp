@@ -1,4 +1,4 @@
-// Seatbelt profiles (SBPL) for confine's policies: the rules of DESIGN §4, every path a
+// Seatbelt profiles (SBPL) for confine's policies: the rules of docs/design.md §4, every path a
 // single string literal that reads back as exactly its bytes, or a refusal.
 #pragma once
 

@@ -1,7 +1,7 @@
 // reach PID...: what a confined command can do to each process it is given, printed as
 // one line per PID, "PID kill=R seize=R pidfd=R getfd=R", where R is "ok" or the errno's
 // name. Run inside a sandbox by the escape tests: every R must be an error for a process
-// outside the sandbox (DESIGN §11, "the supervisor cannot be entered").
+// outside the sandbox (docs/design.md §11, "the supervisor cannot be entered").
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>

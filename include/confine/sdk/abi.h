@@ -184,7 +184,7 @@ typedef struct confine_verdict {
     const char* reason; /* why unusable, or a note for usable verdicts; may be "" */
 } confine_verdict;
 
-/* How to recognise the runner's own failure (DESIGN §5). */
+/* How to recognise the runner's own failure (design.md §5). */
 typedef struct confine_failure_rule {
     uint32_t struct_size;
     /* Exit statuses at which a fatal line counts as evidence; none = any status. */

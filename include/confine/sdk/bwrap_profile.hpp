@@ -1,5 +1,5 @@
 // The bubblewrap profile: how confine confines a command with bubblewrap
-// (docs/design.md §4, §8, §11). One function, used by the bwrap runner and by the host
+// (design.md §4, §8, §11). One function, used by the bwrap runner and by the host
 // for an operator's asserted runner_command, which is bubblewrap-shaped (§3); a
 // third-party runner built on bubblewrap gets the same profile from it.
 //

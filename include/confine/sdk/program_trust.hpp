@@ -1,4 +1,4 @@
-// Whether a runner program may be trusted to confine (docs/design.md §11): a program
+// Whether a runner program may be trusted to confine (design.md §11): a program
 // that another user, or a command confined by confine, could have replaced is no
 // sandbox at all. The one program-trust rule of confine, for the host (an operator's
 // asserted runner_command) and for runner plugins (bubblewrap's program, the Landlock

@@ -1,7 +1,7 @@
 // The terminal filter: the seccomp program that keeps a confined command from typing
 // into the terminal it was started from. One rule, used by every path that starts a
 // command: the Landlock runner applies it with its ruleset, and the host applies it to
-// every other runner it starts (DESIGN §11: no terminal injection on any runner or
+// every other runner it starts (design.md §11: no terminal injection on any runner or
 // path). Linux only; allocates nothing, so it may run between fork and exec.
 //
 // A portable build (CONFINE_PORTABLE_POSIX, and every system but Linux) has no seccomp,

@@ -1,5 +1,5 @@
 // The one trust rule of confine on Windows, for the host and for runner plugins
-// (docs/design.md §11): nothing confine executes, loads or reads as configuration may
+// (design.md §11): nothing confine executes, loads or reads as configuration may
 // be changeable by a broad group of users.
 //
 //   if (auto bad = confine::trust::untrusted_path(file)) { report(*bad); return; }

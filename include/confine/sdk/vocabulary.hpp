@@ -1,5 +1,5 @@
 // The words the host and a runner plugin share, declared once: the policy of one call,
-// a probe's verdict, and the parts of a wrap result (docs/design.md §1, §4).
+// a probe's verdict, and the parts of a wrap result (design.md §1, §4).
 //
 // The host's API (confine/wrap_result.hpp) and the plugin SDK (confine/sdk/plugin.hpp)
 // both use these types; the C ABI (confine/sdk/abi.h) carries them across the boundary.
@@ -41,7 +41,7 @@ struct Verdict {
 };
 
 // How the classifier tells a sandbox failure from the command's own failure when no
-// attestation says whether the command ran (docs/design.md §5).
+// attestation says whether the command ran (design.md §5).
 struct FailureRule {
     // The exit statuses at which a fatal line is evidence of a sandbox failure; empty:
     // a fatal line is evidence at any status.
