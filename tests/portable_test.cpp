@@ -5,6 +5,8 @@
 #include "support.hpp"
 
 #include <confine/sdk/program_trust.hpp>
+#include "platform/posix/descriptor_paths.hpp"
+
 #include <confine/execute.hpp>
 #include <confine/provider.hpp>
 #include <confine/sdk/terminal_filter_linux.hpp>
@@ -332,6 +334,26 @@ TEST_CASE("a portable confinectl ends by the command's signal, reports to a file
     auto input = test::run(piped);
     CHECK(input.exit_code == 0);
     CHECK(input.out == "through stdin");
+}
+
+TEST_CASE("a portable build loads a plugin by its judged path only while that path still holds the judged file", "[portable][loader]") {
+    test::TempDir dir;
+    const fs::path base = fs::canonical(dir.path());
+    const fs::path judged = base / "confine-runner-x.so", other = base / "other.so", link = base / "link.so";
+    test::write_file(judged, "judged", fs::perms(0755));
+    test::write_file(other, "other", fs::perms(0755));
+    fs::create_symlink(judged, link);
+    confine::trust::Descriptor fd(::open(judged.c_str(), O_RDONLY | O_CLOEXEC));
+    REQUIRE(fd.get() >= 0);
+    auto same = confine::detail::load_path(fd.get(), judged);
+    REQUIRE(same);
+    CHECK(*same == judged);
+    auto swapped = confine::detail::load_path(fd.get(), other);
+    REQUIRE_FALSE(swapped);
+    CHECK(swapped.error() == other.string() + " changed after it was judged");
+    auto through_link = confine::detail::load_path(fd.get(), link);  // never followed, even to the judged file
+    REQUIRE_FALSE(through_link);
+    CHECK_THAT(through_link.error(), Catch::StartsWith(link.string() + ": cannot open: "));
 }
 
 TEST_CASE("a portable build has no host terminal filter, and says so rather than claiming one", "[portable][terminal]") {

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 namespace confine::detail {
 
-fs::path descriptor_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+std::expected<fs::path, std::string> load_path(int fd, const fs::path&) { return "/proc/self/fd/" + std::to_string(fd); }
 
 fs::path started_program() {
     // The path this program was started by, resolved: cheaper than a look-up in /proc,

@@ -34,8 +34,9 @@ int pinned_descriptor(trust::Descriptor fd, const struct stat& st) {
 }  // namespace
 
 std::expected<fs::path, Error> trusted_load_path(const fs::path& file) {
-    // Judged on the descriptor the walk opened, and loaded through that same descriptor:
-    // no other file can be put in its place between the two.
+    // Judged on the descriptor the walk opened, and loaded through that same descriptor
+    // where the OS names one by a path (Linux): no other file can be put in its place
+    // between the two. Elsewhere by the judged path, checked again (judged_paths.cpp).
     std::error_code ec;
     const fs::path absolute = fs::absolute(file, ec);
     auto opened = trust::open_trusted(absolute.string(), O_RDONLY);
@@ -44,7 +45,9 @@ std::expected<fs::path, Error> trusted_load_path(const fs::path& file) {
     if ((opened->status.st_mode & 0111) == 0)
         return std::unexpected(plugin_error(ErrorCode::plugin_not_executable, file,
                                             "refusing plugin: it is not executable (mode " + trust::detail::mode_text(opened->status.st_mode) + ")"));
-    return descriptor_path(pinned_descriptor(std::move(opened->fd), opened->status));
+    auto path = load_path(pinned_descriptor(std::move(opened->fd), opened->status), opened->real_path);
+    if (!path) return std::unexpected(plugin_error(ErrorCode::plugin_untrusted, file, "refusing plugin: " + path.error()));
+    return *path;
 }
 
 std::optional<std::string> map_library(boost::dll::shared_library& library, const fs::path& load_path) {
