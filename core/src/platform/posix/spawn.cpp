@@ -14,14 +14,6 @@
 namespace confine::detail {
 namespace {
 
-// A directory handed to a runner is named, not opened for reading, where the OS can
-// (Linux's O_PATH).
-#ifdef O_PATH
-constexpr int directory_flags = O_PATH | O_DIRECTORY;
-#else
-constexpr int directory_flags = O_RDONLY | O_DIRECTORY;
-#endif
-
 // The child's ends of the descriptors, closed in the parent once the child has them.
 struct ChildEnds {
     Fd report, in, out, err, status;
@@ -60,7 +52,7 @@ std::optional<SpawnRefusal> open_status_descriptor(const ExecSpec& spec, std::ve
 // arguments.
 std::optional<SpawnRefusal> open_directories(const ExecSpec& spec, std::vector<std::string>& argv, ChildEnds& child) {
     for (const auto& [index, path, as_path] : spec.directory_arguments) {
-        Fd dir(trust::open_without_links(path, directory_flags));
+        Fd dir(trust::open_without_links(path, trust::directory_only));
         if (dir.get() >= 0 && dir.get() <= 2) dir = Fd(::fcntl(dir.get(), F_DUPFD_CLOEXEC, 3));
         if (dir.get() < 0 || index >= argv.size())
             return SpawnRefusal{dir.get() < 0 ? errno : EINVAL, "cannot open the writable root " + path};
