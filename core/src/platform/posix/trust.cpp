@@ -16,7 +16,7 @@ std::optional<std::string> untrusted_reason(const std::filesystem::path& file) {
     if (ec) return file.string() + ": " + ec.message();
     std::error_code dir_ec;
     const int kind = std::filesystem::is_directory(absolute, dir_ec) ? O_DIRECTORY : 0;
-    auto opened = trust::open_trusted(absolute.string(), O_PATH | kind);
+    auto opened = trust::open_trusted(absolute.string(), trust::path_only | kind);
     if (!opened) return opened.error();
     return std::nullopt;
 }
