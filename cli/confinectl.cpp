@@ -277,12 +277,16 @@ private:
 std::atomic<int> g_child_pid{0};
 
 // The run itself, with the signals sent to confinectl passed on to the command.
+// Without a report, nothing stays behind the command: a runner that confines in-process
+// turns confinectl into the command itself, and no denial hint is looked for, so that an
+// attesting runner's command writes to stderr directly.
 std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::Policy& policy,
-                                                                        const std::vector<std::string>& command, bool exec_in_place) {
+                                                                        const std::vector<std::string>& command, bool reporting) {
     confinectl::forward_signals(g_child_pid);
     confine::RunOptions options;
     options.on_started = [](int pid) { g_child_pid = pid; };
-    options.exec_in_place = exec_in_place;
+    options.exec_in_place = !reporting;
+    options.denial_hint = reporting;
     auto outcome = confine::run(provider, policy, command, options);
     g_child_pid = 0;
     return outcome;
@@ -324,9 +328,7 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
     // Probing happens here, before any signal is forwarded: a signal now ends confinectl
     // by its default action, and the command never starts.
     provider->selection();
-    // Without a report to write afterwards, nothing needs to stay behind the command:
-    // a runner that confines in-process turns confinectl into the command itself.
-    auto outcome = run_forwarding_signals(*provider, *policy, command, !report->wanted());
+    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted());
     if (!outcome) return fail_to_start(outcome.error());
     report->write(*outcome);
     end_as(*outcome);
@@ -346,7 +348,9 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
         if (wrapped.error().code == confine::ErrorCode::sandbox_unavailable) return fail("sandbox unavailable: " + wrapped.error().message);
         return fail(wrapped.error().message);
     }
-    out << confinectl::wrap_json(*wrapped);
+    const auto text = confinectl::wrap_json(*wrapped);
+    if (!text) return fail(text.error());
+    out << *text;
     return 0;
 }
 

@@ -10,6 +10,10 @@ using nlohmann::json;
 // Raised only when a document loses or changes the meaning of a field.
 constexpr int schema_version = 1;
 
+// Text from outside (a command's stderr line, a path) need not be UTF-8, and JSON must
+// be: a byte that is not is written as U+FFFD.
+std::string text_of(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace) + '\n'; }
+
 json or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
 template <typename T>
@@ -78,7 +82,7 @@ std::string probe_json(const confine::Selection& s, const std::string& config_so
     j["selected"] = or_null(s.runner);
     j["enforcement"] = enforcement_or_null(s.enforcement);
     j["error"] = s.failure ? error_json(*s.failure) : json(nullptr);
-    return j.dump(2) + '\n';
+    return text_of(j, 2);
 }
 
 std::string plugins_json(std::span<const std::filesystem::path> dirs, std::span<const confine::PluginSearch::Entry> entries) {
@@ -86,10 +90,10 @@ std::string plugins_json(std::span<const std::filesystem::path> dirs, std::span<
     for (const auto& d : dirs) dir_list.push_back(d.string());
     json plugin_list = json::array();
     for (const auto& e : entries) plugin_list.push_back(plugin_entry_json(e));
-    return json{{"schema_version", schema_version}, {"plugin_dirs", dir_list}, {"plugins", plugin_list}}.dump(2) + '\n';
+    return text_of(json{{"schema_version", schema_version}, {"plugin_dirs", dir_list}, {"plugins", plugin_list}}, 2);
 }
 
-std::string wrap_json(const confine::WrapResult& w) {
+std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w) {
     json j{{"schema_version", schema_version},
            {"runner", w.runner},
            {"argv", w.argv},
@@ -100,7 +104,15 @@ std::string wrap_json(const confine::WrapResult& w) {
              {"fatal_signatures", w.failure_rule.fatal_signatures},
              {"informational_lines", w.failure_rule.informational_lines}}},
            {"attestation", attestation_json(w.attestation)}};
-    return j.dump(2) + '\n';
+    // An argv is run as it is: one that JSON cannot carry exactly is refused, never altered.
+    for (std::size_t i = 0; i < w.argv.size(); ++i) {
+        try {
+            (void)json(w.argv[i]).dump();
+        } catch (const json::type_error&) {
+            return std::unexpected("wrap --json: argument " + std::to_string(i) + " of the wrapped command line is not UTF-8, which JSON cannot carry");
+        }
+    }
+    return text_of(j, 2);
 }
 
 std::string run_report_json(const confine::Outcome& o) {
@@ -115,7 +127,7 @@ std::string run_report_json(const confine::Outcome& o) {
            {"basis", std::string(confine::to_string(o.basis))},
            {"evidence", evidence},
            {"denial_hint", or_null(o.denial_hint)}};
-    return j.dump() + '\n';
+    return text_of(j, -1);
 }
 
 }  // namespace confinectl

@@ -9,6 +9,7 @@
 #include <confine/plugins.hpp>
 #include <confine/provider.hpp>
 
+#include <expected>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -26,11 +27,13 @@ std::string plugins_json(std::span<const std::filesystem::path> dirs,
                          std::span<const confine::PluginSearch::Entry> entries);
 
 // `wrap --json`: what a host that spawns the command itself needs — the argv, the
-// enforcement, the denial signatures, the failure rule and how to attest. Indented.
-std::string wrap_json(const confine::WrapResult& wrapped);
+// enforcement, the denial signatures, the failure rule and how to attest. Indented. An
+// argv that is not UTF-8 is an error: it cannot be carried exactly.
+std::expected<std::string, std::string> wrap_json(const confine::WrapResult& wrapped);
 
 // The report `run --report` and `run --report-fd` write after the command: its outcome
-// and what decided it. One line.
+// and what decided it. One line. Text that is not UTF-8 (a command's stderr line) is
+// carried with U+FFFD in place of each byte that is not.
 std::string run_report_json(const confine::Outcome& outcome);
 
 }  // namespace confinectl

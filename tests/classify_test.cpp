@@ -20,12 +20,23 @@ confine::WrapResult landlock_shaped() {
     return w;
 }
 
-Observation exited(int code, std::string stderr_text) {
-    Observation o;
+// An observation with the whole stderr text, classified as the executor would after
+// reading the stream: what the scanner finds in it is what the classifier judges.
+struct Seen : Observation {
+    std::string stderr_text;
+};
+
+Seen exited(int code, std::string stderr_text) {
+    Seen o;
     o.exit_code = code;
     o.stderr_seen = true;
     o.stderr_text = std::move(stderr_text);
     return o;
+}
+
+confine::Outcome classify(const confine::WrapResult& w, Seen seen) {
+    seen.stderr_findings = confine::scan_stderr(w, seen.stderr_text);
+    return confine::classify(w, seen);
 }
 
 }  // namespace
@@ -33,7 +44,7 @@ Observation exited(int code, std::string stderr_text) {
 TEST_CASE("ordinary non-zero exits stay task failures under the Landlock rule", "[classify]") {
     for (int code : {1, 2, 125, 126, 127}) {
         INFO(code);
-        auto out = confine::classify(landlock_shaped(), exited(code, notice + "\n"));
+        auto out = classify(landlock_shaped(), exited(code, notice + "\n"));
         CHECK(out.kind == OutcomeKind::task_failed);
         CHECK(out.exit_code == code);
         CHECK(out.basis == confine::Basis::rule);
@@ -41,19 +52,19 @@ TEST_CASE("ordinary non-zero exits stay task failures under the Landlock rule", 
         CHECK(out.runner == "landlock");
         CHECK(out.enforcement == confine::Enforcement::partial);
     }
-    CHECK(confine::classify(landlock_shaped(), exited(0, notice + "\n")).kind == OutcomeKind::completed);
+    CHECK(classify(landlock_shaped(), exited(0, notice + "\n")).kind == OutcomeKind::completed);
 }
 
 TEST_CASE("a fatal line without exit status 125 is not evidence under the Landlock rule", "[classify]") {
     for (int code : {1, 2}) {
-        auto out = confine::classify(landlock_shaped(), exited(code, notice + "\n" + fatal + "\n"));
+        auto out = classify(landlock_shaped(), exited(code, notice + "\n" + fatal + "\n"));
         CHECK(out.kind == OutcomeKind::task_failed);
         CHECK(out.evidence.empty());
     }
 }
 
 TEST_CASE("a fatal line with 125 is a runner failure whose evidence is that line, not the notice", "[classify]") {
-    auto out = confine::classify(landlock_shaped(), exited(125, notice + "\n" + fatal + "\n"));
+    auto out = classify(landlock_shaped(), exited(125, notice + "\n" + fatal + "\n"));
     CHECK(out.kind == OutcomeKind::sandbox_unavailable);
     CHECK(out.basis == confine::Basis::rule);
     CHECK(out.evidence == fatal);
@@ -62,34 +73,34 @@ TEST_CASE("a fatal line with 125 is a runner failure whose evidence is that line
 }
 
 TEST_CASE("signatures match case-insensitively, informational lines only as exact whole lines", "[classify]") {
-    CHECK(confine::classify(landlock_shaped(), exited(125, "LANDLOCK-RUN: exec failed: x\n")).kind == OutcomeKind::sandbox_unavailable);
-    auto almost = confine::classify(landlock_shaped(), exited(125, notice + " (not quite)\n"));
+    CHECK(classify(landlock_shaped(), exited(125, "LANDLOCK-RUN: exec failed: x\n")).kind == OutcomeKind::sandbox_unavailable);
+    auto almost = classify(landlock_shaped(), exited(125, notice + " (not quite)\n"));
     CHECK(almost.kind == OutcomeKind::sandbox_unavailable);
     CHECK(almost.evidence == notice + " (not quite)");
-    CHECK(confine::classify(landlock_shaped(), exited(125, notice)).kind == OutcomeKind::task_failed);  // no trailing newline
+    CHECK(classify(landlock_shaped(), exited(125, notice)).kind == OutcomeKind::task_failed);  // no trailing newline
 }
 
 TEST_CASE("a denial in the runner's dialect is a hint on a task failure", "[classify]") {
-    auto out = confine::classify(landlock_shaped(), exited(2, notice + "\nsh: 1: cannot create /etc/x: Permission denied\n"));
+    auto out = classify(landlock_shaped(), exited(2, notice + "\nsh: 1: cannot create /etc/x: Permission denied\n"));
     CHECK(out.kind == OutcomeKind::task_failed);
     REQUIRE(out.denial_hint);
     CHECK(*out.denial_hint == "sh: 1: cannot create /etc/x: Permission denied");
 }
 
 TEST_CASE("fatal evidence outranks a denial hint", "[classify]") {
-    auto out = confine::classify(landlock_shaped(), exited(125, "open: Permission denied\n" + fatal + "\n"));
+    auto out = classify(landlock_shaped(), exited(125, "open: Permission denied\n" + fatal + "\n"));
     CHECK(out.kind == OutcomeKind::sandbox_unavailable);
     CHECK(out.evidence == fatal);
     CHECK_FALSE(out.denial_hint);
 }
 
 TEST_CASE("exit 0 and death by a signal are never runner failures by rule", "[classify]") {
-    CHECK(confine::classify(landlock_shaped(), exited(0, fatal + "\n")).kind == OutcomeKind::completed);
-    Observation killed;
+    CHECK(classify(landlock_shaped(), exited(0, fatal + "\n")).kind == OutcomeKind::completed);
+    Seen killed;
     killed.signal = 9;
     killed.stderr_seen = true;
     killed.stderr_text = fatal + "\n";
-    auto out = confine::classify(landlock_shaped(), killed);
+    auto out = classify(landlock_shaped(), killed);
     CHECK(out.kind == OutcomeKind::task_failed);
     CHECK(out.signal == 9);
     CHECK_FALSE(out.exit_code);
@@ -98,7 +109,7 @@ TEST_CASE("exit 0 and death by a signal are never runner failures by rule", "[cl
 TEST_CASE("a pure signature rule needs no particular exit status", "[classify]") {
     auto w = landlock_shaped();
     w.failure_rule = {{}, {"bwrap: "}, {}};
-    auto out = confine::classify(w, exited(1, "bwrap: Can't mount proc on /newroot/proc: Operation not permitted\n"));
+    auto out = classify(w, exited(1, "bwrap: Can't mount proc on /newroot/proc: Operation not permitted\n"));
     CHECK(out.kind == OutcomeKind::sandbox_unavailable);
     CHECK(out.evidence == "bwrap: Can't mount proc on /newroot/proc: Operation not permitted");
 }
@@ -107,7 +118,7 @@ TEST_CASE("attestation decides over the rule", "[classify][attestation]") {
     // The command itself printed a fatal line and exited 125: attested, it is the task's.
     auto reached = exited(125, notice + "\n" + fatal + "\n");
     reached.attested = Observation::Attested::reached_command;
-    auto task = confine::classify(landlock_shaped(), reached);
+    auto task = classify(landlock_shaped(), reached);
     CHECK(task.kind == OutcomeKind::task_failed);
     CHECK(task.basis == confine::Basis::attestation);
     CHECK(task.evidence.empty());
@@ -116,7 +127,7 @@ TEST_CASE("attestation decides over the rule", "[classify][attestation]") {
     auto stopped = exited(1, "something odd\n");
     stopped.attested = Observation::Attested::runner_stopped;
     stopped.attestation_detail = "1 of 2 execs seen";
-    auto unavailable = confine::classify(landlock_shaped(), stopped);
+    auto unavailable = classify(landlock_shaped(), stopped);
     CHECK(unavailable.kind == OutcomeKind::sandbox_unavailable);
     CHECK(unavailable.basis == confine::Basis::attestation);
     CHECK(unavailable.evidence == "runner 'landlock' ended with exit status 1 before starting the command (1 of 2 execs seen)");
@@ -124,20 +135,20 @@ TEST_CASE("attestation decides over the rule", "[classify][attestation]") {
     // With a fatal line on stderr, that line is the evidence.
     auto with_line = exited(125, notice + "\n" + fatal + "\n");
     with_line.attested = Observation::Attested::runner_stopped;
-    CHECK(confine::classify(landlock_shaped(), with_line).evidence == fatal);
+    CHECK(classify(landlock_shaped(), with_line).evidence == fatal);
 }
 
 TEST_CASE("a runner that cannot be started is a spawn-error runner failure naming it", "[classify]") {
     Observation o;
     o.spawned = false;
     o.spawn_errno = ENOENT;
-    auto out = confine::classify(landlock_shaped(), o);
+    auto out = classify(landlock_shaped(), o);
     CHECK(out.kind == OutcomeKind::sandbox_unavailable);
     CHECK(out.basis == confine::Basis::spawn_error);
     CHECK(out.evidence == "cannot start runner 'landlock' (/usr/lib/confine/landlock-run): No such file or directory");
     o.spawn_errno = EPERM;
     o.attestation_detail = "cannot trace the runner to attest it";
-    CHECK(confine::classify(landlock_shaped(), o).evidence ==
+    CHECK(classify(landlock_shaped(), o).evidence ==
           "cannot start runner 'landlock' (/usr/lib/confine/landlock-run): Operation not permitted (cannot trace the runner to attest it)");
 }
 
@@ -145,7 +156,7 @@ TEST_CASE("a run killed at its time limit is a task failure", "[classify]") {
     Observation o;
     o.signal = 9;
     o.timed_out = true;
-    auto out = confine::classify(landlock_shaped(), o);
+    auto out = classify(landlock_shaped(), o);
     CHECK(out.kind == OutcomeKind::task_failed);
     CHECK(out.timed_out);
 }
@@ -159,7 +170,7 @@ TEST_CASE("a status descriptor's text decides: the marker on a line, or a runner
     // The runner said it started the command: whatever the command printed is its own.
     auto reached = exited(1, "bwrap: forged by the command\n");
     reached.status_text = "{ \"child-pid\": 42 }\n";
-    auto task = confine::classify(w, reached);
+    auto task = classify(w, reached);
     CHECK(task.kind == OutcomeKind::task_failed);
     CHECK(task.basis == confine::Basis::attestation);
     CHECK(task.evidence.empty());
@@ -167,24 +178,24 @@ TEST_CASE("a status descriptor's text decides: the marker on a line, or a runner
     // It exited without saying so: it stopped before the command.
     auto silent = exited(1, "");
     silent.status_text = "";
-    auto stopped = confine::classify(w, silent);
+    auto stopped = classify(w, silent);
     CHECK(stopped.kind == OutcomeKind::sandbox_unavailable);
     CHECK(stopped.basis == confine::Basis::attestation);
     CHECK(stopped.evidence == "runner 'bwrap' ended with exit status 1 before starting the command (its status descriptor never reported the command)");
     silent.stderr_text = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted\n";
-    CHECK(confine::classify(w, silent).evidence == "bwrap: Can't mount proc on /newroot/proc: Operation not permitted");
+    CHECK(classify(w, silent).evidence == "bwrap: Can't mount proc on /newroot/proc: Operation not permitted");
 
     // The marker must be on a line of its own channel; a near miss is not it.
     auto near = exited(0, "");
     near.status_text = "{ \"child-pi\nd\": 42 }\n";
-    CHECK(confine::classify(w, near).kind == OutcomeKind::sandbox_unavailable);
+    CHECK(classify(w, near).kind == OutcomeKind::sandbox_unavailable);
 
     // Ended by a signal before it said anything: that proves nothing, and the rule decides.
     confine::Observation killed;
     killed.signal = 15;
     killed.stderr_seen = true;
     killed.status_text = "";
-    auto by_rule = confine::classify(w, killed);
+    auto by_rule = classify(w, killed);
     CHECK(by_rule.kind == OutcomeKind::task_failed);
     CHECK(by_rule.basis == confine::Basis::rule);
 }

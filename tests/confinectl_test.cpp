@@ -313,7 +313,14 @@ TEST_CASE("confinectl run reports a runner failure in one line and exits 125, th
         auto r = s.run({"/usr/bin/touch", marker.string()}, {"FAKE_LAUNCHER_FAIL=1"});
         CHECK(r.exit_code == 125);
         CHECK(own_lines(r.err) == 1);
-        CHECK(last_line(r.err) == "confinectl: sandbox unavailable: " + fatal);
+        if (attest) {
+            // Attested, with no report asking for a denial hint, stderr is the caller's own:
+            // the launcher's line reaches it directly, and the attestation is the evidence.
+            CHECK(r.err == notice + "\n" + fatal + "\n" + "confinectl: sandbox unavailable: runner 'usable' ended with exit status 125 "
+                                                         "before starting the command (1 of 2 execs seen)\n");
+        } else {
+            CHECK(last_line(r.err) == "confinectl: sandbox unavailable: " + fatal);
+        }
         CHECK_FALSE(fs::exists(marker));
     }
 }
@@ -351,6 +358,42 @@ TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run][linu
     CHECK(failed["evidence"]["line"] == fatal);
     CHECK(failed["evidence"]["rule"] == "landlock-run: ");
     CHECK(failed["exit_code"] == 125);
+}
+
+TEST_CASE("a command's stderr line that is not UTF-8 is reported with U+FFFD, and its own status stands", "[cli][run][linux-only]") {
+    FakeRunnerSetup s;
+    const fs::path report = s.confine.scratch("report.json");
+    auto r = s.run({"/bin/sh", "-c", "printf 'x\\377: Permission denied\\n' >&2; exit 3"}, {}, {"--report", report.string()});
+    CHECK(r.exit_code == 3);
+    CHECK(r.err == notice + "\nx\xff: Permission denied\n");  // the bytes themselves reach the caller unchanged
+    auto j = json::parse(test::read_file(report));
+    CHECK(j["outcome"] == "task_failed");
+    CHECK(j["denial_hint"] == "x\xEF\xBF\xBD: Permission denied");
+}
+
+TEST_CASE("stderr goes through confinectl only where something reads it", "[cli][run][linux-only]") {
+    // The command's stderr, and confinectl's (the command's parent, through the
+    // attested launcher that execs it): the same pipe, or a pipe of confinectl's own.
+    const std::vector<std::string> both{"/bin/sh", "-c", "readlink /proc/self/fd/2 /proc/$PPID/fd/2"};
+    auto same = [](const std::string& out) {
+        const std::size_t nl = out.find('\n');
+        return nl != std::string::npos && out.substr(0, nl + 1) == out.substr(nl + 1);
+    };
+    FakeRunnerSetup attested(true);
+    // No report: no denial hint is wanted, and nothing else needs stderr.
+    auto direct = attested.run(both);
+    CHECK(direct.exit_code == 0);
+    CHECK(same(direct.out));
+    // A report carries a denial hint: stderr is read on its way through.
+    const fs::path report = attested.confine.scratch("report.json");
+    auto read = attested.run(both, {}, {"--report", report.string()});
+    CHECK(read.exit_code == 0);
+    CHECK_FALSE(same(read.out));
+    // A runner judged by its rule needs stderr, report or not.
+    FakeRunnerSetup ruled(false);
+    auto judged = ruled.run(both);
+    CHECK(judged.exit_code == 0);
+    CHECK_FALSE(same(judged.out));
 }
 
 TEST_CASE("confinectl run --report-fd writes there, and the command does not inherit it", "[cli][run][linux-only]") {
@@ -448,6 +491,12 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
     dflt.remove_launcher();
     check_one_error_line(dflt.run({"wrap", "--json", "--config", dflt.config_without_bwrap().string(), "--", "true"}),
                          "sandbox unavailable: no usable runner for platform 'linux'");
+
+    // An argument JSON cannot carry exactly is refused, never altered.
+    auto binary = s.confine.run({"wrap", "--json", "--config", s.config.string(), "--workspace", s.workspace.path().string(), "--", "ls",
+                                 "file\xff"});
+    CHECK(binary.out.empty());
+    check_one_error_line(binary, "wrap --json: argument 3 of the wrapped command line is not UTF-8, which JSON cannot carry");
 }
 
 TEST_CASE("a terminal stays a terminal where the runner attests", "[cli][run][linux-only]") {

@@ -229,13 +229,78 @@ TEST_CASE("output bytes reach the caller unchanged, more than 1 MiB on both stre
     blob += "no newline at the end";
     test::write_file(dir / "blob", blob);
     const std::string f = (dir / "blob").string();
-    auto p = confine::spawn(rig.provider(), rig.policy(), sh("cat " + f + " & cat " + f + " >&2; wait"));
+    confine::RunOptions options;
+    options.capture.limit = 4 << 20;
+    auto p = confine::spawn(rig.provider(), rig.policy(), sh("cat " + f + " & cat " + f + " >&2; wait"), options);
     REQUIRE(p);
     const auto& done = p->wait();
     CHECK(done.outcome.kind == OutcomeKind::completed);
     CHECK(done.stdout_text.size() == blob.size());
     CHECK(done.stdout_text == blob);
     CHECK(done.stderr_text == notice + "\n" + blob);
+    CHECK_FALSE(done.truncated());
+}
+
+TEST_CASE("a background run keeps the head or the tail of its output up to the limit, says what it dropped, and the rule still reads all", "[execute][output][linux-only]") {
+    using Keep = confine::RunOptions::Capture::Keep;
+    Rig rig(Rig::Kind::plugin);
+    // 3 MB on each stream; the launcher's own fatal line after the command's stderr.
+    const std::string script = "head -c 3000000 /dev/zero | tr '\\0' o & { head -c 3000000 /dev/zero | tr '\\0' e; echo; } >&2; wait";
+    const std::uint64_t err_total = notice.size() + 1 + 3000001 + fatal.size() + 1;
+    for (Keep keep : {Keep::head, Keep::tail}) {
+        INFO((keep == Keep::head ? "head" : "tail"));
+        confine::RunOptions options;
+        options.environment = environment_with({"FAKE_LAUNCHER_FAIL_AFTER=1"});
+        options.capture = {.limit = 100000, .keep = keep};
+        auto p = confine::spawn(rig.provider(), rig.policy(), sh(script), options);
+        REQUIRE(p);
+        const auto& done = p->wait();
+        CHECK(done.outcome.kind == OutcomeKind::sandbox_unavailable);
+        CHECK(done.outcome.basis == confine::Basis::rule);
+        CHECK(done.outcome.evidence == fatal);
+        CHECK(done.truncated());
+        CHECK(done.stdout_text == std::string(100000, 'o'));
+        CHECK(done.stdout_dropped == 3000000 - 100000);
+        CHECK(done.stderr_text.size() == 100000);
+        CHECK(done.stderr_dropped == err_total - 100000);
+        if (keep == Keep::head) CHECK(done.stderr_text == notice + "\n" + std::string(100000 - notice.size() - 1, 'e'));
+        else CHECK(done.stderr_text == std::string(100000 - fatal.size() - 2, 'e') + "\n" + fatal + "\n");
+    }
+    // Nothing kept at all: the rule still reads the stream.
+    confine::RunOptions none;
+    none.environment = environment_with({"FAKE_LAUNCHER_FAIL_AFTER=1"});
+    none.capture.limit = 0;
+    auto p = confine::spawn(rig.provider(), rig.policy(), sh("echo out; echo err >&2"), none);
+    REQUIRE(p);
+    const auto& done = p->wait();
+    CHECK(done.outcome.evidence == fatal);
+    CHECK(done.stdout_text.empty());
+    CHECK(done.stdout_dropped == 4);
+    CHECK(done.stderr_dropped == notice.size() + 1 + 4 + fatal.size() + 1);
+}
+
+TEST_CASE("a grandchild that keeps the output open does not hold the run once the command has ended", "[execute][output][linux-only]") {
+    Rig rig(Rig::Kind::plugin);
+    test::TempDir dir;
+    const fs::path pid_file = dir / "pid";
+    // The grandchild holds stdout and stderr open for 60 s; the command ends at once.
+    const auto argv = sh("sleep 60 & echo $! > " + pid_file.string() + "; echo done");
+    auto alive = [&] {
+        const pid_t pid = std::stoi(test::read_file(pid_file));
+        return ::kill(pid, 0) == 0;
+    };
+    auto fg = confine::run(rig.provider(), rig.policy(), argv);
+    REQUIRE(fg);
+    CHECK(fg->kind == OutcomeKind::completed);
+    CHECK(alive());  // the run returned while it still runs
+    ::kill(std::stoi(test::read_file(pid_file)), SIGKILL);
+    auto bg = confine::spawn(rig.provider(), rig.policy(), argv);
+    REQUIRE(bg);
+    const auto& done = bg->wait();
+    CHECK(done.outcome.kind == OutcomeKind::completed);
+    CHECK(done.stdout_text == "done\n");
+    CHECK(alive());
+    ::kill(std::stoi(test::read_file(pid_file)), SIGKILL);
 }
 
 TEST_CASE("a background run is killed with its whole process group at its time limit", "[execute][linux-only]") {

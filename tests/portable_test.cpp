@@ -244,7 +244,8 @@ TEST_CASE("a portable build runs a plain runner's command in the foreground and 
         CHECK(signalled->wait().outcome.signal == SIGTERM);
         // More than a pipe holds, on both streams at once.
         auto big = confine::spawn(rig.provider(), rig.policy(),
-                                  sh("head -c 3000000 /dev/zero | tr '\\0' a & head -c 2000000 /dev/zero | tr '\\0' b >&2; wait"), {});
+                                  sh("head -c 3000000 /dev/zero | tr '\\0' a & head -c 2000000 /dev/zero | tr '\\0' b >&2; wait"),
+                                  {.capture = {.limit = 4 << 20}});
         REQUIRE(big);
         const auto& out = big->wait();
         CHECK(out.outcome.kind == OutcomeKind::completed);

@@ -27,52 +27,15 @@ std::string_view to_string(Basis basis) noexcept {
 
 namespace {
 
-bool contains_ignoring_case(std::string_view haystack, std::string_view needle) {
-    if (needle.empty()) return false;
-    auto it = std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), [](char a, char b) {
-        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-    });
-    return it != haystack.end();
-}
-
-std::vector<std::string_view> lines_of(std::string_view text) {
-    std::vector<std::string_view> lines;
+// Whether a line of `text` contains `marker`.
+bool line_with(std::string_view text, std::string_view marker) {
     while (!text.empty()) {
-        auto nl = text.find('\n');
-        lines.push_back(text.substr(0, nl));
+        const std::size_t nl = text.find('\n');
+        if (text.substr(0, nl).find(marker) != std::string_view::npos) return true;
         if (nl == std::string_view::npos) break;
         text.remove_prefix(nl + 1);
     }
-    return lines;
-}
-
-struct Match {
-    std::string line;
-    std::string signature;
-};
-
-// The first stderr line that carries a fatal signature and is not an informational line.
-std::optional<Match> fatal_line(const FailureRule& rule, std::string_view stderr_text) {
-    for (std::string_view line : lines_of(stderr_text)) {
-        if (std::find(rule.informational_lines.begin(), rule.informational_lines.end(), line) != rule.informational_lines.end())
-            continue;
-        for (const auto& sig : rule.fatal_signatures)
-            if (contains_ignoring_case(line, sig)) return Match{std::string(line), sig};
-    }
-    return std::nullopt;
-}
-
-std::optional<std::string> denial_line(const WrapResult& wrap, std::string_view stderr_text) {
-    for (std::string_view line : lines_of(stderr_text))
-        for (const auto& sig : wrap.denial_signatures)
-            if (contains_ignoring_case(line, sig)) return std::string(line);
-    return std::nullopt;
-}
-
-// Whether a line of `text` contains `marker`.
-bool line_with(std::string_view text, std::string_view marker) {
-    const auto lines = lines_of(text);
-    return std::any_of(lines.begin(), lines.end(), [&](std::string_view line) { return line.find(marker) != std::string_view::npos; });
+    return false;
 }
 
 // Whether the runner reached the command, as far as anything out of band says
@@ -125,7 +88,7 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     auto task = [&](Basis basis) {
         out.basis = basis;
         out.kind = o.exit_code == 0 ? OutcomeKind::completed : OutcomeKind::task_failed;
-        if (out.kind == OutcomeKind::task_failed && o.stderr_seen) out.denial_hint = denial_line(wrap, o.stderr_text);
+        if (out.kind == OutcomeKind::task_failed && o.stderr_seen) out.denial_hint = o.stderr_findings.denial_line;
         return out;
     };
     const OutOfBand said = out_of_band(wrap, o);
@@ -140,10 +103,9 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     case Observation::Attested::runner_stopped: {
         out.kind = OutcomeKind::sandbox_unavailable;
         out.basis = Basis::attestation;
-        std::optional<Match> m = o.stderr_seen ? fatal_line(wrap.failure_rule, o.stderr_text) : std::nullopt;
-        if (m) {
-            out.evidence = m->line;
-            out.matched_rule = m->signature;
+        if (o.stderr_seen && o.stderr_findings.fatal_line) {
+            out.evidence = *o.stderr_findings.fatal_line;
+            out.matched_rule = o.stderr_findings.fatal_signature;
         } else if (!o.runner_message.empty()) {
             out.evidence = o.runner_message;
         } else {
@@ -160,11 +122,11 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     if (!o.exit_code || *o.exit_code == 0 || !o.stderr_seen) return task(Basis::rule);
     const auto& allowed = wrap.failure_rule.allowed_exit_codes;
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), *o.exit_code) == allowed.end()) return task(Basis::rule);
-    if (auto m = fatal_line(wrap.failure_rule, o.stderr_text)) {
+    if (const auto& found = o.stderr_findings; found.fatal_line) {
         out.kind = OutcomeKind::sandbox_unavailable;
         out.basis = Basis::rule;
-        out.evidence = m->line;
-        out.matched_rule = m->signature;
+        out.evidence = *found.fatal_line;
+        out.matched_rule = found.fatal_signature;
         return out;
     }
     return task(Basis::rule);

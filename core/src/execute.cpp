@@ -65,12 +65,17 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     spec.environment = options.environment;
     spec.working_directory = options.working_directory;
     spec.background = background;
-    // The failure rule needs stderr when nothing attests; a terminal stays a terminal
-    // where attestation makes that possible.
+    // The failure rule needs stderr when nothing attests. Where something attests, only
+    // a denial hint would: a terminal stays a terminal, and without a hint wanted (or a
+    // dialect to find one in) the command writes to stderr itself.
     const bool attests = wrapped.in_process || wrapped.attestation.kind != Attestation::Kind::none;
-    spec.copy_stderr = !background && (!attests || !::isatty(2));
+    const bool hint = options.denial_hint && !wrapped.denial_signatures.empty();
+    spec.copy_stderr = !background && (!attests || (hint && !::isatty(2)));
     spec.timeout = options.timeout;
     spec.on_started = options.on_started;
+    spec.failure_rule = wrapped.failure_rule;
+    spec.denial_signatures = wrapped.denial_signatures;
+    spec.capture = options.capture;
     return spec;
 }
 
@@ -196,7 +201,9 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
         impl_ptr->control.settle();
         impl_ptr->result.outcome = classify(wrap, executed.observed);
         impl_ptr->result.stdout_text = std::move(executed.stdout_text);
-        impl_ptr->result.stderr_text = std::move(executed.observed.stderr_text);
+        impl_ptr->result.stderr_text = std::move(executed.stderr_text);
+        impl_ptr->result.stdout_dropped = executed.stdout_dropped;
+        impl_ptr->result.stderr_dropped = executed.stderr_dropped;
     });
     // Once spawn returns, kill() reaches the process.
     impl->control.wait_settled();

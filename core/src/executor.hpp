@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -39,6 +40,11 @@ struct ExecSpec {
     std::vector<DirectoryArgument> directory_arguments;
     std::optional<std::chrono::milliseconds> timeout;
     std::function<void(int)> on_started;
+    // What stderr is read for as it passes (docs/design.md §13), and how much of the
+    // output a background run keeps.
+    FailureRule failure_rule;
+    std::vector<std::string> denial_signatures;
+    RunOptions::Capture capture;
 };
 
 // Shared with whoever may signal the run while it goes on (a background handle).
@@ -72,7 +78,11 @@ private:
 
 struct Executed {
     Observation observed;
+    // Background: what was kept of each stream, and how many bytes were not.
     std::string stdout_text;
+    std::string stderr_text;
+    std::uint64_t stdout_dropped = 0;
+    std::uint64_t stderr_dropped = 0;
     // Foreground, stderr copied: what the runner wrote before its command existed, held
     // back and not copied yet. The caller copies it (copy_to_stderr) unless the outcome
     // says the runner stopped before the command: then it is the runner's own, and the
@@ -93,6 +103,8 @@ Executed execute(const ExecSpec& spec, RunControl& control);
 // Writes `bytes` to this process's stderr, whole or until it fails; a reader that has
 // gone ends nothing.
 void copy_to_stderr(std::string_view bytes);
+// The same, where SIGPIPE is already kept from ending this process; false if it failed.
+bool write_to_stderr(std::string_view bytes);
 
 // Confines the calling process with spec.in_process and replaces it with the command.
 // Returns only when that failed, with what was observed (nothing has run).

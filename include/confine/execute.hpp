@@ -10,12 +10,15 @@
 //
 //   auto process = confine::spawn(**provider, policy, argv, {.timeout = 30s});
 //   process->kill(SIGTERM);  auto done = process->wait();  done.stdout_text ...
+//   // (the last MiB of each stream by default; done.stdout_dropped says what was not kept)
 #pragma once
 
 #include <confine/error.hpp>
 #include <confine/wrap_result.hpp>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <expected>
 #include <filesystem>
 #include <functional>
@@ -64,6 +67,26 @@ struct Outcome {
 std::string_view to_string(OutcomeKind kind) noexcept;  // "completed", "task_failed", "sandbox_unavailable"
 std::string_view to_string(Basis basis) noexcept;       // "attestation", "rule", "spawn_error", "selection"
 
+// Evidence lines taken from a command's stderr (a fatal line, a denial hint) are cut to
+// this many bytes, at a UTF-8 character boundary, and "…" is appended to a line that was
+// cut. Informational lines are compared whole, whatever their length.
+inline constexpr std::size_t evidence_line_max = 4096;
+
+// What the classifier needs of a run's stderr, found as the stream passed (design.md §13):
+// the first line that carries one of the failure rule's fatal signatures and is not one
+// of its informational lines, and the first line in the runner's denial dialect.
+// Signatures match case-insensitively (ASCII) anywhere in a line; lines end at '\n', and
+// a last line without one counts.
+struct StderrFindings {
+    std::optional<std::string> fatal_line;  // cut to evidence_line_max
+    std::string fatal_signature;            // the rule's first signature the line carries
+    std::optional<std::string> denial_line;  // cut to evidence_line_max
+};
+
+// The findings of a whole stderr text at once, for a host that classifies what it
+// observed itself; the executor finds the same while the stream passes, in bounded memory.
+StderrFindings scan_stderr(const WrapResult& wrap, std::string_view stderr_text);
+
 // What the executor observed of one run, for the classifier, which judges it.
 struct Observation {
     bool spawned = true;
@@ -77,8 +100,8 @@ struct Observation {
     Attested attested = Attested::unavailable;
     std::string attestation_detail;  // why unavailable, or how the runner stopped
     std::string runner_message;      // what an in-process runner said when it failed
-    bool stderr_seen = false;        // whether stderr_text holds the run's stderr
-    std::string stderr_text;
+    bool stderr_seen = false;        // whether stderr_findings come from the run's stderr
+    StderrFindings stderr_findings;
     // A runner that attests on a status descriptor (Attestation::Kind::status_fd): what
     // it wrote there (up to 1 MiB), a channel the command cannot write to; nullopt for
     // any other run. The classifier looks in it for the runner's marker
@@ -99,6 +122,19 @@ struct RunOptions {
     // and again with the command's own when the runner reports it (a status-descriptor
     // runner such as bubblewrap), so that a forwarded signal reaches the command itself.
     std::function<void(int)> on_started;
+    // Foreground: whether a failed run's outcome should carry a denial hint. Without
+    // one, a runner that attests (so that no rule needs stderr) leaves stderr to the
+    // command: not a byte of it goes through this process.
+    bool denial_hint = true;
+    // Background: how much of each of stdout and stderr is kept. Past `limit` bytes,
+    // the head or the tail is kept, as `keep` says, and Finished counts what was
+    // dropped; the classifier still reads all of stderr as it passes.
+    struct Capture {
+        std::size_t limit = std::size_t{1} << 20;  // 1 MiB per stream
+        enum class Keep { head, tail };
+        Keep keep = Keep::tail;  // the end of a build's output usually says what went wrong
+    };
+    Capture capture;
     // Foreground only: when the selected runner can confine in-process, confine the
     // calling process itself and replace it with the command — no fork, no parent
     // left. run() then returns only if that failed, with an Outcome saying why.
@@ -110,16 +146,22 @@ struct RunOptions {
 // command that does not exist is the caller's error (COMMAND_NOT_FOUND,
 // COMMAND_NOT_EXECUTABLE) and never mistaken for a runner failure.
 //
-// Runs in the foreground: stdin, stdout and stderr are the caller's. Where the runner
-// cannot attest and stderr is not a terminal, stderr is copied through so that the
-// failure rule can read it; the bytes reach the caller unchanged.
+// Runs in the foreground: stdin, stdout and stderr are the caller's. stderr goes through
+// a pipe and this process where something must read it: always for a runner that cannot
+// attest (its failure rule reads it), and for one that attests when a denial hint is
+// wanted and stderr is not a terminal. Every byte reaches the caller unchanged, in large
+// reads, and is read as it passes, in bounded memory. Otherwise the command writes to
+// the caller's stderr itself.
 std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy,
                                   std::span<const std::string> argv, const RunOptions& options = {});
 
 struct Finished {
     Outcome outcome;
-    std::string stdout_text;
+    std::string stdout_text;  // at most RunOptions::capture.limit bytes
     std::string stderr_text;
+    std::uint64_t stdout_dropped = 0;  // bytes written past the limit and not kept
+    std::uint64_t stderr_dropped = 0;
+    bool truncated() const { return stdout_dropped != 0 || stderr_dropped != 0; }
 };
 
 // A command running in the background, in its own process group, with stdin on

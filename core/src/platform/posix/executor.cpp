@@ -7,6 +7,7 @@
 #include "executor.hpp"
 #include "linux_features.hpp"
 #include "output_pump.hpp"
+#include "output_sinks.hpp"
 #include "spawn.hpp"
 #include "status_descriptor.hpp"
 #include "wait_status.hpp"
@@ -51,16 +52,17 @@ std::optional<Runner> start(const ExecSpec& spec, Observation& o) {
 // or past a bound; what is still held at the end goes to the caller in `held_stderr`.
 void pump_runner_output(const ExecSpec& spec, Runner& runner, bool running, RunControl& control, Executed& result) {
     Observation& o = result.observed;
-    StderrCopy copy(spec.copy_stderr);
+    StderrSink err(spec);
+    CapturedOutput out(spec.capture);
     std::unique_ptr<CommandLocator> locator;
     if (runner.status.get() >= 0 && !spec.attestation.status_pid_key.empty() && spec.on_started)
         locator = locate_reported_command(runner.pid, spec.attestation.status_pid_key, spec.on_started,
-                                          [&copy, &o] { copy.release(o.stderr_text); });
-    if (locator) copy.hold();
+                                          [&err] { err.copy().release(); });
+    if (locator) err.copy().hold();
     std::string status_text;
     OutputPump pump(runner.pid, running);
-    pump.read({.fd = runner.out.get(), .into = &result.stdout_text});
-    pump.read({.fd = runner.err.get(), .into = &o.stderr_text, .grew = [&copy, &o] { copy.grew(o.stderr_text); }});
+    pump.read({.fd = runner.out.get(), .take = [&out](std::string_view bytes) { out.take(bytes); }});
+    pump.read({.fd = runner.err.get(), .take = [&err](std::string_view bytes) { err.take(bytes); }});
     pump.read(status_stream(runner.status.get(), status_text, locator.get()));
     pump.companion = locator.get();
     pump.ended = [&control](bool) { control.exited(); };
@@ -69,7 +71,9 @@ void pump_runner_output(const ExecSpec& spec, Runner& runner, bool running, RunC
         if (const auto status = pump.run().status) record_status(o, *status);
     }
     if (runner.status.get() >= 0) o.status_text = std::move(status_text);
-    result.held_stderr = copy.held(o.stderr_text);
+    result.stdout_text = out.finish();
+    result.stdout_dropped = out.dropped();
+    err.finish(result);
 }
 
 }  // namespace

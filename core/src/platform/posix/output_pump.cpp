@@ -15,7 +15,9 @@ namespace {
 // Without a pidfd, how often the child is asked whether it has ended.
 constexpr int exit_poll_ms = 10;
 constexpr short readable = POLLIN | POLLHUP | POLLERR;
-constexpr std::size_t hold_limit = 64 * 1024;
+// One read takes up to this much: a pipe holds 64 KiB by default, and the executor's
+// stderr pipe is given 1 MiB where the system allows (spawn.cpp).
+constexpr std::size_t read_size = 1 << 20;
 
 // The shorter of two sleeps, -1 being none.
 int shorter(int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
@@ -108,13 +110,10 @@ void OutputPump::take(const PollSet& set) {
 }
 
 void OutputPump::read_some(Stream& stream) {
-    char buf[65536];
-    const ssize_t r = ::read(stream.fd, buf, sizeof buf);
+    if (!buffer_) buffer_ = std::make_unique<char[]>(read_size);
+    const ssize_t r = ::read(stream.fd, buffer_.get(), read_size);
     if (r > 0) {
-        const std::size_t room = stream.into->size() < stream.keep ? stream.keep - stream.into->size() : 0;
-        const std::size_t kept = std::min(room, static_cast<std::size_t>(r));
-        stream.into->append(buf, kept);
-        if (kept > 0 && stream.grew) stream.grew();
+        if (stream.take) stream.take(std::string_view(buffer_.get(), static_cast<std::size_t>(r)));
     } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
         stream.open = false;
     }
@@ -138,26 +137,6 @@ void OutputPump::wait_for_end() {
     running_ = false;
 }
 
-void StderrCopy::grew(const std::string& text) {
-    if (text.size() - shown_ > hold_limit) holding_ = false;
-    show(text);
-}
-
-void StderrCopy::release(const std::string& text) {
-    holding_ = false;
-    show(text);
-}
-
-std::string StderrCopy::held(const std::string& text) const {
-    return copying_ && ok_ && shown_ < text.size() ? text.substr(shown_) : std::string();
-}
-
-void StderrCopy::show(const std::string& text) {
-    if (holding_ || !copying_ || shown_ >= text.size()) return;
-    if (ok_) ok_ = write_all(2, text.data() + shown_, text.size() - shown_);
-    shown_ = text.size();
-}
-
 SigpipeBlocked::SigpipeBlocked() {
     sigset_t pipe_only;
     sigemptyset(&pipe_only);
@@ -170,10 +149,20 @@ SigpipeBlocked::~SigpipeBlocked() {
     ::pthread_sigmask(SIG_SETMASK, &before_, nullptr);
 }
 
+std::function<void(std::string_view)> keep_head(std::string& into, std::size_t limit, std::function<void()> grew) {
+    return [&into, limit, grew = std::move(grew)](std::string_view bytes) {
+        const std::size_t kept = std::min(limit - std::min(limit, into.size()), bytes.size());
+        into.append(bytes.substr(0, kept));
+        if (kept > 0 && grew) grew();
+    };
+}
+
+bool write_to_stderr(std::string_view bytes) { return write_all(2, bytes.data(), bytes.size()); }
+
 void copy_to_stderr(std::string_view bytes) {
     if (bytes.empty()) return;
     const SigpipeBlocked quiet;
-    write_all(2, bytes.data(), bytes.size());
+    write_to_stderr(bytes);
 }
 
 }  // namespace confine::detail

@@ -5,7 +5,7 @@
 // beyond reading comes in through hooks. Internal to libconfine.
 //
 //   OutputPump pump(pid, true);
-//   pump.read({.fd = out, .into = &text, .keep = 1 << 20});
+//   pump.read({.fd = out, .take = keep_head(text, 1 << 20)});
 //   pump.ended = [&](bool reaped) { ... };
 //   auto done = pump.run();  // done.status: the wait status, once reaped
 #pragma once
@@ -18,21 +18,23 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
-#include <limits>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace confine::detail {
 
-// One descriptor the pump reads to its end.
+// One descriptor the pump reads to its end, and what takes each read's bytes.
 struct PumpStream {
     int fd = -1;  // -1: none
-    std::string* into = nullptr;
-    // Bytes kept in `into`; what comes after is read and dropped, so the writer never blocks.
-    std::size_t keep = std::numeric_limits<std::size_t>::max();
-    std::function<void()> grew;  // after bytes were added to `into`
+    std::function<void(std::string_view)> take;
 };
+
+// A `take` that appends to `into` up to `limit` bytes and drops the rest, so that the
+// writer never blocks; `grew` is called after bytes were added.
+std::function<void(std::string_view)> keep_head(std::string& into, std::size_t limit, std::function<void()> grew = {});
 
 // What a caller adds to the pump's loop while the child runs: one more descriptor to
 // watch, a bound on each sleep, and a step after each wake-up.
@@ -77,7 +79,7 @@ private:
     PollSet poll_set() const;
     int sleep_ms(const PollSet& set) const;
     void take(const PollSet& set);
-    static void read_some(Stream& stream);
+    void read_some(Stream& stream);
     void check_end(bool seen_ended);
     void wait_for_end();
     bool reading() const;
@@ -86,27 +88,8 @@ private:
     bool running_;
     Fd pidfd_;
     std::vector<Stream> streams_;
+    std::unique_ptr<char[]> buffer_;  // one large read at a time
     Result result_;
-};
-
-// Copies a child's stderr to this process's own as the pump reads it, or holds it back
-// while asked (a runner's set-up output, until the command exists). At most 64 KiB is
-// held: past that it is copied anyway.
-class StderrCopy {
-public:
-    explicit StderrCopy(bool copying) : copying_(copying) {}
-    void hold() { holding_ = true; }
-    void grew(const std::string& text);     // `text`: all of stderr read so far
-    void release(const std::string& text);  // stops holding and copies what was held
-    // What is held still, for the caller to show or not once the outcome is known.
-    std::string held(const std::string& text) const;
-
-private:
-    void show(const std::string& text);
-    bool copying_;
-    bool holding_ = false;
-    bool ok_ = true;          // false once a copy failed: nothing more is copied
-    std::size_t shown_ = 0;  // how much of the text has been copied
 };
 
 // SIGPIPE blocked for the calling thread while it lives: a copy to a stderr whose reader

@@ -87,8 +87,8 @@ BoundedRun run_bounded(const std::vector<std::string>& argv, std::chrono::millis
     run.spawned = true;
 
     OutputPump pump(pid, true);
-    pump.read({.fd = out_r.get(), .into = &run.out, .keep = capture_limit});
-    pump.read({.fd = err_r.get(), .into = &run.err, .keep = capture_limit});
+    pump.read({.fd = out_r.get(), .take = keep_head(run.out, capture_limit)});
+    pump.read({.fd = err_r.get(), .take = keep_head(run.err, capture_limit)});
     // Seen ending before it is reaped, the probe's group id cannot have been reused yet:
     // clear out anything it left behind, then reap.
     pump.ended = [pid](bool reaped) {

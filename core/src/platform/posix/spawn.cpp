@@ -68,6 +68,12 @@ std::optional<SpawnRefusal> make_output_pipes(const ExecSpec& spec, Runner& runn
         if (child.in.get() < 0 || !make_pipe(runner.out, child.out)) return SpawnRefusal{errno, {}};
     }
     if ((spec.background || spec.copy_stderr) && !make_pipe(runner.err, child.err)) return SpawnRefusal{errno, {}};
+#if defined(F_SETPIPE_SZ)
+    // Fewer, larger reads for a command that writes a lot; where the system refuses
+    // (a user over its pipe quota), the default size does.
+    for (const Fd* pipe : {&runner.out, &runner.err})
+        if (pipe->get() >= 0) (void)::fcntl(pipe->get(), F_SETPIPE_SZ, 1 << 20);
+#endif
     return std::nullopt;
 }
 

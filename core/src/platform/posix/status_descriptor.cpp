@@ -5,9 +5,9 @@
 namespace confine::detail {
 
 PumpStream status_stream(int fd, std::string& text, CommandLocator* locator) {
-    PumpStream stream{.fd = fd, .into = &text, .keep = status_text_limit};
-    if (locator) stream.grew = [locator, &text] { locator->status_grew(text); };
-    return stream;
+    std::function<void()> grew;
+    if (locator) grew = [locator, &text] { locator->status_grew(text); };
+    return {.fd = fd, .take = keep_head(text, status_text_limit, std::move(grew))};
 }
 
 std::optional<pid_t> reported_number(const std::string& text, const std::string& key) {

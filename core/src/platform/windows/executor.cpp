@@ -4,11 +4,13 @@
 // Windows has no exec: there is no in-process confinement and no exec attestation, so
 // a runner that needs either fails closed here.
 #include "executor.hpp"
+#include "output_sinks.hpp"
 #include "win.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 namespace confine::detail {
@@ -88,23 +90,30 @@ win::Handle inheritable_std(DWORD which) {
     return win::Handle(::CreateFileW(L"NUL", GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, OPEN_EXISTING, 0, nullptr));
 }
 
-void read_all(HANDLE from, std::string& into, bool copy) {
-    char buf[65536];
+// Reads a pipe to its end, one large read at a time, handing each read's bytes on.
+template <class Take>
+void read_all(HANDLE from, Take take) {
+    constexpr DWORD read_size = 1 << 20;
+    auto buf = std::make_unique<char[]>(read_size);
     DWORD n = 0;
-    while (::ReadFile(from, buf, sizeof buf, &n, nullptr) && n > 0) {
-        into.append(buf, n);
-        if (copy) copy_to_stderr(std::string_view(buf, n));
-    }
+    while (::ReadFile(from, buf.get(), read_size, &n, nullptr) && n > 0) take(std::string_view(buf.get(), n));
 }
 
 }  // namespace
 
-void copy_to_stderr(std::string_view bytes) {
+bool write_to_stderr(std::string_view bytes) {
     HANDLE err = ::GetStdHandle(STD_ERROR_HANDLE);
-    if (bytes.empty() || !err || err == INVALID_HANDLE_VALUE) return;
-    DWORD written = 0;
-    ::WriteFile(err, bytes.data(), static_cast<DWORD>(bytes.size()), &written, nullptr);
+    if (!err || err == INVALID_HANDLE_VALUE) return false;
+    while (!bytes.empty()) {
+        DWORD written = 0;
+        const DWORD size = static_cast<DWORD>(std::min<std::size_t>(bytes.size(), 1u << 30));
+        if (!::WriteFile(err, bytes.data(), size, &written, nullptr) || written == 0) return false;
+        bytes.remove_prefix(written);
+    }
+    return true;
 }
+
+void copy_to_stderr(std::string_view bytes) { write_to_stderr(bytes); }
 
 Executed execute(const ExecSpec& spec, RunControl& control) {
     Executed result;
@@ -161,8 +170,10 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     err.reset();
 
     std::thread out_reader, err_reader;
-    if (out_r) out_reader = std::thread(read_all, out_r.get(), std::ref(result.stdout_text), false);
-    if (err_r) err_reader = std::thread(read_all, err_r.get(), std::ref(o.stderr_text), spec.copy_stderr);
+    CapturedOutput captured_out(spec.capture);
+    StderrSink err_sink(spec);
+    if (out_r) out_reader = std::thread([&] { read_all(out_r.get(), [&](std::string_view b) { captured_out.take(b); }); });
+    if (err_r) err_reader = std::thread([&] { read_all(err_r.get(), [&](std::string_view b) { err_sink.take(b); }); });
     DWORD limit = INFINITE;
     if (spec.timeout) limit = static_cast<DWORD>(std::clamp<long long>(spec.timeout->count(), 0, 0x7ffffffeLL));
     if (::WaitForSingleObject(process.get(), limit) == WAIT_TIMEOUT) {
@@ -177,6 +188,9 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     job.reset();
     if (out_reader.joinable()) out_reader.join();
     if (err_reader.joinable()) err_reader.join();
+    result.stdout_text = captured_out.finish();
+    result.stdout_dropped = captured_out.dropped();
+    err_sink.finish(result);
     o.exit_code = static_cast<int>(code);
     return result;
 }

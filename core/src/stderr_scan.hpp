@@ -1,0 +1,71 @@
+// Reading a run's stderr as it passes, for what the classifier needs (docs/design.md §5,
+// §13), in memory bounded by the failure rule's own sizes whatever the volume. Internal
+// to libconfine; scan_stderr (execute.hpp) is the same over a whole text.
+//
+//   StderrScanner scan(wrap.failure_rule, wrap.denial_signatures);
+//   scan.feed(bytes);  ...  scan.feed(more);
+//   StderrFindings found = scan.finish();
+#pragma once
+
+#include <confine/execute.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace confine::detail {
+
+// Lines end at '\n'. A signature matches without regard to ASCII case anywhere in a line,
+// however long the line and wherever the reads cut it; informational lines are compared
+// whole and exact. Per line it keeps the first evidence_line_max bytes (or the longest
+// informational line's length, if more), the last (longest signature - 1) bytes and
+// which signatures it has carried so far; a chunk with no signature in it costs one
+// case-folding pass and one search per signature still wanted, and nothing at all once
+// both findings are made.
+class StderrScanner {
+public:
+    StderrScanner(const FailureRule& rule, std::span<const std::string> denial_signatures);
+
+    void feed(std::string_view bytes);
+    // The end of the stream: a last line without a newline counts.
+    StderrFindings finish();
+    // False once nothing more could change the findings.
+    bool wants_more() const;
+
+private:
+    struct Needle {
+        std::string lower;   // what is searched for, case-folded
+        std::size_t index;   // fatal: position in the rule's list; denial: unused
+        bool fatal;
+    };
+    bool wanted(const Needle& n) const;
+    void continue_line(std::string_view raw, std::string_view lower);
+    void mark_hits(std::string_view lower);
+    void end_line();
+    void scan_whole_lines(std::string_view raw, std::string_view lower);
+    std::string evidence() const;
+
+    std::vector<Needle> needles_;
+    std::vector<std::string> fatal_signatures_;
+    std::vector<std::string> informational_;
+    std::size_t informational_max_ = 0;
+    std::size_t overlap_ = 0;    // longest needle - 1: what a match across two reads needs
+    std::size_t head_keep_ = 0;  // bytes of a line kept from its start
+
+    // The line being read.
+    std::string head_;            // its first head_keep_ bytes, as written
+    std::uint64_t length_ = 0;
+    std::string tail_;            // its last overlap_ bytes, case-folded
+    std::size_t fatal_hit_;       // the lowest fatal index it carries; npos: none
+    bool denial_hit_ = false;
+
+    std::string lower_;  // the case-folded chunk, reused
+    std::string seam_;   // tail_ and the start of the next chunk, reused
+    std::vector<std::size_t> next_hit_;  // per needle, within scan_whole_lines
+    StderrFindings found_;
+};
+
+}  // namespace confine::detail

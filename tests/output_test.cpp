@@ -1,0 +1,381 @@
+// Output streaming (docs/design.md §13): the classifier's scanner against the whole-text
+// reading it replaced, bounded captures, and a gigabyte through confinectl on each path —
+// every byte unchanged, the evidence still found after it, and memory that stays flat.
+#include "support.hpp"
+
+#include "output_sinks.hpp"
+#include "stderr_scan.hpp"
+
+#include <confine/execute.hpp>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+#include <random>
+
+using confine::StderrFindings;
+using confine::detail::StderrScanner;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string notice = "landlock-run: partial enforcement (older Landlock ABI)";
+const std::string fatal = "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)";
+
+confine::FailureRule landlock_rule() { return {{125}, {"landlock-run: "}, {notice}}; }
+
+// The classifier's reading before it streamed, kept as the specification: the whole text
+// split at '\n' (a last line without one counts), the first line with a fatal signature
+// that is not an informational line (with the rule's first signature it carries), and the
+// first line with a denial signature; signatures case-insensitive, lines whole.
+bool contains_ignoring_case(std::string_view hay, std::string_view needle) {
+    if (needle.empty()) return false;
+    auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+    return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [&](char a, char b) { return lower(a) == lower(b); }) != hay.end();
+}
+
+StderrFindings whole_text_reading(const confine::FailureRule& rule, const std::vector<std::string>& denial, std::string_view text) {
+    StderrFindings f;
+    while (!text.empty()) {
+        const std::size_t nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        const bool informational = std::find(rule.informational_lines.begin(), rule.informational_lines.end(), line) != rule.informational_lines.end();
+        if (!f.fatal_line && !informational)
+            for (const auto& sig : rule.fatal_signatures)
+                if (contains_ignoring_case(line, sig)) {
+                    f.fatal_line = std::string(line);
+                    f.fatal_signature = sig;
+                    break;
+                }
+        if (!f.denial_line)
+            for (const auto& sig : denial)
+                if (contains_ignoring_case(line, sig)) f.denial_line = std::string(line);
+        if (nl == std::string_view::npos) break;
+        text.remove_prefix(nl + 1);
+    }
+    return f;
+}
+
+StderrFindings scan_in_pieces(const confine::FailureRule& rule, const std::vector<std::string>& denial, std::string_view text,
+                              const std::vector<std::size_t>& cuts) {
+    StderrScanner scanner(rule, denial);
+    std::size_t at = 0;
+    for (std::size_t cut : cuts) {
+        if (cut <= at || cut > text.size()) continue;
+        scanner.feed(text.substr(at, cut - at));
+        at = cut;
+    }
+    scanner.feed(text.substr(at));
+    return scanner.finish();
+}
+
+void check_same(const StderrFindings& got, const StderrFindings& want) {
+    CHECK(got.fatal_line == want.fatal_line);
+    CHECK(got.fatal_signature == want.fatal_signature);
+    CHECK(got.denial_line == want.denial_line);
+}
+
+}  // namespace
+
+TEST_CASE("the streaming scanner finds what reading the whole text found, however the reads cut it", "[output][classify]") {
+    const confine::FailureRule rule{{}, {"zz-fatal: ", "BOOM", "kaput"}, {"zz-fatal: only a note", "BOOM is informational here"}};
+    const std::vector<std::string> denial{"permission denied", "read-only file system"};
+    const std::vector<std::string> words{"zz-fatal: ", "ZZ-FATAL: ", "boom", "Boom", "kap", "ut", "kaput", "permission ",
+                                         "denied", "Permission Denied", "read-only file system", "zz-fatal: only a note",
+                                         "BOOM is informational here", "x", "\n", "\n", "\n", "é", "\r\n", " "};
+    std::mt19937 random(20261130);
+    for (int round = 0; round < 3000; ++round) {
+        std::string text;
+        const int n = std::uniform_int_distribution<int>(0, 40)(random);
+        for (int i = 0; i < n; ++i) text += words[std::uniform_int_distribution<std::size_t>(0, words.size() - 1)(random)];
+        std::vector<std::size_t> cuts;
+        const int pieces = std::uniform_int_distribution<int>(0, 8)(random);
+        for (int i = 0; i < pieces && !text.empty(); ++i) cuts.push_back(std::uniform_int_distribution<std::size_t>(0, text.size())(random));
+        std::sort(cuts.begin(), cuts.end());
+        INFO("round " << round << ": " << text);
+        check_same(scan_in_pieces(rule, denial, text, cuts), whole_text_reading(rule, denial, text));
+    }
+}
+
+TEST_CASE("a signature cut in two by the reads is found, at every cut", "[output][classify]") {
+    const std::string text = "cc: compiling\n" + fatal + "\nmore\n";
+    const std::vector<std::string> denial{"permission denied"};
+    for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+        for (std::size_t second = cut; second <= text.size(); second += 7) {
+            INFO(cut << ", " << second);
+            auto found = scan_in_pieces(landlock_rule(), denial, text, {cut, second});
+            CHECK(found.fatal_line == fatal);
+            CHECK(found.fatal_signature == "landlock-run: ");
+        }
+    }
+    // A byte at a time, and a final line without a newline.
+    StderrScanner scanner(landlock_rule(), denial);
+    const std::string last = "ls: cannot open directory '/root': PERMISSION DENIED";
+    for (char c : "line one\n" + last) scanner.feed(std::string_view(&c, 1));
+    CHECK(scanner.finish().denial_line == last);
+}
+
+TEST_CASE("a line longer than any read is matched as one line, and its evidence is cut at a character", "[output][classify]") {
+    // 3 MiB in one line: the signature near its end, read 64 KiB at a time.
+    std::string line(3 << 20, 'x');
+    for (std::size_t i = 0; i < line.size(); i += 3) line.replace(i, 2, "\xC3\xA9");  // é: two bytes
+    line += " landlock-run: late";
+    const std::string text = "short\n" + line + "\nafter\n";
+    StderrScanner scanner(landlock_rule(), std::vector<std::string>{});
+    for (std::size_t at = 0; at < text.size(); at += 65536) scanner.feed(std::string_view(text).substr(at, 65536));
+    const auto found = scanner.finish();
+    REQUIRE(found.fatal_line);
+    CHECK(found.fatal_line->size() <= confine::evidence_line_max + 3);
+    CHECK(found.fatal_line->ends_with("\xE2\x80\xA6"));  // …
+    const std::string kept = found.fatal_line->substr(0, found.fatal_line->size() - 3);
+    CHECK(line.starts_with(kept));
+    CHECK(kept.size() % 3 == 0);  // whole characters only: é and x, é and x, ...
+    CHECK(kept.size() > confine::evidence_line_max - 3);
+
+    // Exactly the maximum is whole and not marked.
+    const std::string exact = "landlock-run: " + std::string(confine::evidence_line_max - 14, 'y');
+    confine::WrapResult wrap;
+    wrap.failure_rule = landlock_rule();
+    CHECK(confine::scan_stderr(wrap, exact + "\n").fatal_line == exact);
+}
+
+TEST_CASE("informational lines are exact whole lines, whatever their length and however they arrive", "[output][classify]") {
+    const std::string long_note = "landlock-run: note " + std::string(10000, 'n');
+    const confine::FailureRule rule{{125}, {"landlock-run: "}, {notice, long_note}};
+    for (std::size_t piece : {std::size_t{1}, std::size_t{13}, std::size_t{4096}, std::size_t{1} << 20}) {
+        INFO(piece);
+        auto read = [&](const std::string& text) {
+            std::vector<std::size_t> cuts;
+            for (std::size_t at = piece; at < text.size(); at += piece) cuts.push_back(at);
+            return scan_in_pieces(rule, {}, text, cuts);
+        };
+        CHECK_FALSE(read(notice + "\n" + long_note + "\n" + long_note).fatal_line);
+        CHECK(read(long_note + "n\n").fatal_line == long_note.substr(0, confine::evidence_line_max) + "\xE2\x80\xA6");
+        CHECK(read(notice + " \n").fatal_line == notice + " ");
+        CHECK(read(" " + notice).fatal_line == " " + notice);
+        CHECK(read(notice + "\r\n").fatal_line == notice + "\r");  // lines end at '\n' only, as ever
+    }
+}
+
+TEST_CASE("an empty signature or one with a newline never matches, and nothing is read once both are found", "[output][classify]") {
+    const confine::FailureRule rule{{}, {"", "two\nlines"}, {}};
+    CHECK_FALSE(scan_in_pieces(rule, {""}, "two\nlines\n\n", {}).fatal_line);
+    CHECK_FALSE(scan_in_pieces(rule, {""}, "two\nlines\n\n", {}).denial_line);
+
+    StderrScanner scanner(landlock_rule(), std::vector<std::string>{"denied"});
+    CHECK(scanner.wants_more());
+    scanner.feed("x: denied\n" + fatal + "\n");
+    CHECK_FALSE(scanner.wants_more());
+    scanner.feed("landlock-run: a later one\n");
+    const auto found = scanner.finish();
+    CHECK(found.fatal_line == fatal);
+    CHECK(found.denial_line == "x: denied");
+    StderrScanner nothing(confine::FailureRule{}, std::vector<std::string>{});
+    CHECK_FALSE(nothing.wants_more());
+}
+
+TEST_CASE("a capture keeps the head or the tail up to its limit and counts what it dropped", "[output]") {
+    using Keep = confine::RunOptions::Capture::Keep;
+    std::string text;
+    for (int i = 0; i < 100000; ++i) text += std::to_string(i) + "\n";
+    for (Keep keep : {Keep::head, Keep::tail}) {
+        for (std::size_t limit : {std::size_t{0}, std::size_t{1}, std::size_t{1000}, text.size() - 1, text.size(), text.size() + 5}) {
+            for (std::size_t piece : {std::size_t{1}, std::size_t{777}, std::size_t{65536}, text.size()}) {
+                if (piece == 1 && limit > 1000) continue;  // slow and adds nothing
+                INFO((keep == Keep::head ? "head" : "tail") << " limit " << limit << " piece " << piece);
+                confine::detail::CapturedOutput capture({.limit = limit, .keep = keep});
+                for (std::size_t at = 0; at < text.size(); at += piece) capture.take(std::string_view(text).substr(at, piece));
+                const std::string kept = capture.finish();
+                const std::size_t n = std::min(limit, text.size());
+                CHECK(kept == (keep == Keep::head ? text.substr(0, n) : text.substr(text.size() - n)));
+                CHECK(capture.dropped() == text.size() - n);
+            }
+        }
+    }
+}
+
+#if defined(__linux__)
+namespace {
+
+// What came of running a program with its stderr read here as a stream: its size, its
+// FNV-1a, its last bytes; stdout whole; and the peak resident memory of the process and
+// the descendants it waited for, by the kernel's accounting (wait4).
+struct Streamed {
+    int status = -1;
+    std::uint64_t err_bytes = 0;
+    std::uint64_t err_fnv = 0xcbf29ce484222325ULL;
+    std::string err_tail;
+    std::string out;
+    long max_rss_kib = 0;
+
+    int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+    std::string last_line() const {
+        std::string t = err_tail;
+        if (!t.empty() && t.back() == '\n') t.pop_back();
+        return t.substr(t.rfind('\n') == std::string::npos ? 0 : t.rfind('\n') + 1);
+    }
+};
+
+Streamed stream_run(const std::vector<std::string>& argv) {
+    int out[2], err[2];
+    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::dup2(out[1], 1);
+        ::dup2(err[1], 2);
+        ::execv(args[0], args.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    ::close(err[1]);
+    Streamed s;
+    std::vector<char> buf(1 << 20);
+    for (bool out_open = true, err_open = true; out_open || err_open;) {
+        pollfd fds[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
+        if (::poll(fds, 2, -1) < 0) continue;
+        if (fds[0].revents) {
+            const ssize_t n = ::read(out[0], buf.data(), buf.size());
+            if (n <= 0) out_open = false;
+            else s.out.append(buf.data(), static_cast<std::size_t>(n));
+        }
+        if (fds[1].revents) {
+            const ssize_t n = ::read(err[0], buf.data(), buf.size());
+            if (n <= 0) {
+                err_open = false;
+                continue;
+            }
+            for (ssize_t i = 0; i < n; ++i) s.err_fnv = (s.err_fnv ^ static_cast<unsigned char>(buf[i])) * 0x100000001b3ULL;
+            s.err_bytes += static_cast<std::uint64_t>(n);
+            s.err_tail.append(buf.data(), static_cast<std::size_t>(n));
+            if (s.err_tail.size() > 16384) s.err_tail.erase(0, s.err_tail.size() - 8192);
+        }
+    }
+    ::close(out[0]);
+    ::close(err[0]);
+    rusage usage{};
+    REQUIRE(::wait4(pid, &s.status, 0, &usage) == pid);
+    s.max_rss_kib = usage.ru_maxrss;
+    return s;
+}
+
+// What stream-lines said it wrote: "<bytes> <fnv hex>" on the first line of stdout.
+std::pair<std::uint64_t, std::uint64_t> generated(const std::string& out) {
+    std::uint64_t bytes = 0, fnv = 0;
+    REQUIRE(std::sscanf(out.c_str(), "%" SCNu64 " %" SCNx64, &bytes, &fnv) == 2);
+    return {bytes, fnv};
+}
+
+constexpr std::uint64_t gigabyte = std::uint64_t{1} << 30;
+constexpr std::uint64_t ten_megabytes = 10'000'000;
+
+// confinectl run on `config` with a report, the command writing `bytes` of compiler-like
+// lines to stderr and then `last`, exiting `status`.
+struct GigabyteRun {
+    Streamed streamed;
+    nlohmann::json report;
+};
+
+GigabyteRun through_confinectl(const test::Installed& confine, const fs::path& config, const fs::path& ws, std::uint64_t bytes,
+                               const std::string& last, int status, std::vector<std::string> env = {}) {
+    const fs::path report = confine.scratch("report.json");
+    std::vector<std::string> argv{"/usr/bin/env", "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + confine.scratch("cache").string(),
+                                  "STREAM_LINES_EXIT=" + std::to_string(status)};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.insert(argv.end(), {confine.confinectl().string(), "run", "--config", config.string(), "--workspace", ws.string(), "--report",
+                             report.string(), "--", STREAM_LINES, std::to_string(bytes), last});
+    GigabyteRun run{stream_run(argv), {}};
+    run.report = nlohmann::json::parse(test::read_file(report));
+    return run;
+}
+
+// The bytes that reached confinectl's caller are the generator's, all of them, unchanged.
+void check_unchanged(const Streamed& s) {
+    const auto [bytes, fnv] = generated(s.out);
+    CHECK(s.err_bytes == bytes);
+    CHECK(s.err_fnv == fnv);
+}
+
+// Peak memory flat between 10 MB and 1 GB: the same within what a page cache of the
+// allocator may round to, and under 16 MiB where no sanitizer adds its own.
+void check_flat(long small_kib, long large_kib) {
+    INFO("peak resident memory: " << small_kib << " KiB at 10 MB, " << large_kib << " KiB at 1 GiB");
+    CHECK(large_kib <= small_kib + 2048);
+#if !defined(__SANITIZE_ADDRESS__)
+    CHECK(large_kib < 16 * 1024);
+#endif
+}
+
+}  // namespace
+
+TEST_CASE("bubblewrap with a report carries a gigabyte unchanged in flat memory, and the denial after it is still the hint", "[output][bwrap][linux-only]") {
+    test::require_bwrap();
+    test::Installed confine;
+    test::TempDir ws;
+    const fs::path config = confine.scratch("bwrap.toml");
+    test::write_file(config, "[platform.linux]\nchain = [\"bwrap\"]\n");
+    const std::string denial = "sh: 1: cannot create /etc/confine-test: Read-only file system";
+    const auto small = through_confinectl(confine, config, ws.path(), ten_megabytes, denial, 2);
+    const auto large = through_confinectl(confine, config, ws.path(), gigabyte, denial, 2);
+    for (const auto* run : {&small, &large}) {
+        CHECK(run->streamed.exit_code() == 2);
+        check_unchanged(run->streamed);
+        CHECK(run->streamed.last_line() == denial);
+        CHECK(run->report["outcome"] == "task_failed");
+        CHECK(run->report["basis"] == "attestation");
+        CHECK(run->report["denial_hint"] == denial);
+    }
+    check_flat(small.streamed.max_rss_kib, large.streamed.max_rss_kib);
+}
+
+TEST_CASE("the Landlock path with a report carries a gigabyte unchanged in flat memory, and the denial after it is still the hint", "[output][landlock][linux-only]") {
+    test::require_landlock();
+    test::Installed confine;
+    test::TempDir ws;
+    const fs::path config = confine.scratch("landlock.toml");
+    test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n");
+    const std::string denial = "sh: 1: cannot create /etc/confine-test: Permission denied";
+    const auto small = through_confinectl(confine, config, ws.path(), ten_megabytes, denial, 2);
+    const auto large = through_confinectl(confine, config, ws.path(), gigabyte, denial, 2);
+    for (const auto* run : {&small, &large}) {
+        CHECK(run->streamed.exit_code() == 2);
+        check_unchanged(run->streamed);
+        CHECK(run->report["outcome"] == "task_failed");
+        CHECK(run->report["denial_hint"] == denial);
+    }
+    check_flat(small.streamed.max_rss_kib, large.streamed.max_rss_kib);
+}
+
+TEST_CASE("a fatal line after a gigabyte of output is still the evidence against a runner judged by its rule", "[output][linux-only]") {
+    test::Installed confine;
+    test::TempDir plugins, ws;
+    test::install_fake(plugins.path(), "usable");
+    const fs::path config = confine.scratch("rule.toml");
+    test::write_file(config, "plugin_dirs = [\"" + plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"usable\"]\n"
+                             "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = false\n");
+    const auto run = through_confinectl(confine, config, ws.path(), gigabyte, "no signature here", 0, {"FAKE_LAUNCHER_FAIL_AFTER=1"});
+    CHECK(run.streamed.exit_code() == 125);
+    CHECK(run.report["outcome"] == "sandbox_unavailable");
+    CHECK(run.report["basis"] == "rule");
+    CHECK(run.report["evidence"]["line"] == fatal);
+    CHECK(run.report["evidence"]["rule"] == "landlock-run: ");
+    CHECK(run.streamed.last_line() == "confinectl: sandbox unavailable: " + fatal);
+    // Every byte of the command's, with the launcher's notice before and its line after.
+    const auto [bytes, fnv] = generated(run.streamed.out);
+    (void)fnv;
+    CHECK(run.streamed.err_bytes == bytes + notice.size() + 1 + fatal.size() + 1 + ("confinectl: sandbox unavailable: " + fatal).size() + 1);
+}
+#endif
