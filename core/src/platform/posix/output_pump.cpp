@@ -110,7 +110,7 @@ void OutputPump::take(const PollSet& set) {
 }
 
 void OutputPump::read_some(Stream& stream) {
-    if (!buffer_) buffer_ = std::make_unique<char[]>(read_size);
+    if (!buffer_) buffer_ = std::make_unique_for_overwrite<char[]>(read_size);
     const ssize_t r = ::read(stream.fd, buffer_.get(), read_size);
     if (r > 0) {
         if (stream.take) stream.take(std::string_view(buffer_.get(), static_cast<std::size_t>(r)));

@@ -94,7 +94,7 @@ win::Handle inheritable_std(DWORD which) {
 template <class Take>
 void read_all(HANDLE from, Take take) {
     constexpr DWORD read_size = 1 << 20;
-    auto buf = std::make_unique<char[]>(read_size);
+    auto buf = std::make_unique_for_overwrite<char[]>(read_size);
     DWORD n = 0;
     while (::ReadFile(from, buf.get(), read_size, &n, nullptr) && n > 0) take(std::string_view(buf.get(), n));
 }
