@@ -97,6 +97,21 @@ TEST_CASE("the Windows executor runs, captures, times out and refuses what it ca
     CHECK(done.observed.exit_code == 3);
     CHECK_THAT(done.stdout_text, Catch::Contains("captured"));
 
+    // A capture keeps what its limit says and counts the rest; the scanner reads it all.
+    spec.argv = {helper, "out", "captured", "err", "noise", "err", "fatal: past the limit", "exit", "1"};
+    spec.capture = {.limit = 4, .keep = confine::RunOptions::Capture::Keep::tail};
+    spec.failure_rule = {{}, {"fatal: "}, {}};
+    confine::detail::RunControl limited_control;
+    auto limited = confine::detail::execute(spec, limited_control);
+    CHECK(limited.stdout_text == "ed\r\n");
+    CHECK(limited.stdout_dropped == 6);
+    CHECK(limited.stderr_text.size() == 4);
+    CHECK(limited.stderr_dropped == 7 + 23 - 4);
+    REQUIRE(limited.observed.stderr_findings.fatal_line);
+    CHECK_THAT(*limited.observed.stderr_findings.fatal_line, Catch::StartsWith("fatal: past the limit"));
+    spec.capture = {};
+    spec.failure_rule = {};
+
     spec.argv = {helper, "sleep", "30000"};
     spec.timeout = 300ms;
     confine::detail::RunControl slow_control;
