@@ -360,7 +360,9 @@ TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run][linu
     CHECK(failed["exit_code"] == 125);
 }
 
-TEST_CASE("a command's stderr line that is not UTF-8 is reported with U+FFFD, and its own status stands", "[cli][run][linux-only]") {
+TEST_CASE("a command's stderr line that is not UTF-8 is reported with U+FFFD, and its own status stands", "[cli][run][security][linux-only]") {
+    // Such a line once stopped the report being written and ended confinectl with 125, as
+    // if confine had failed: a command could disguise its own failure as the sandbox's.
     FakeRunnerSetup s;
     const fs::path report = s.confine.scratch("report.json");
     auto r = s.run({"/bin/sh", "-c", "printf 'x\\377: Permission denied\\n' >&2; exit 3"}, {}, {"--report", report.string()});

@@ -86,11 +86,13 @@ void check_same(const StderrFindings& got, const StderrFindings& want) {
 }  // namespace
 
 TEST_CASE("the streaming scanner finds what reading the whole text found, however the reads cut it", "[output][classify]") {
-    const confine::FailureRule rule{{}, {"zz-fatal: ", "BOOM", "kaput"}, {"zz-fatal: only a note", "BOOM is informational here"}};
+    // "[x]@" has bytes that setting bit 0x20 turns into others ("{x}`"): never a match.
+    const confine::FailureRule rule{{}, {"zz-fatal: ", "BOOM", "kaput", "[x]@"}, {"zz-fatal: only a note", "BOOM is informational here"}};
     const std::vector<std::string> denial{"permission denied", "read-only file system"};
     const std::vector<std::string> words{"zz-fatal: ", "ZZ-FATAL: ", "boom", "Boom", "kap", "ut", "kaput", "permission ",
                                          "denied", "Permission Denied", "read-only file system", "zz-fatal: only a note",
-                                         "BOOM is informational here", "x", "\n", "\n", "\n", "é", "\r\n", " "};
+                                         "BOOM is informational here", "x", "\n", "\n", "\n", "é", "\r\n", " ", "[x]@", "[X]@",
+                                         "{x}`", "{x]@", "[x}`", std::string(1, '\0'), "\xC0", "\xE0"};
     std::mt19937 random(20261130);
     for (int round = 0; round < 3000; ++round) {
         std::string text;
@@ -121,6 +123,18 @@ TEST_CASE("a signature cut in two by the reads is found, at every cut", "[output
     const std::string last = "ls: cannot open directory '/root': PERMISSION DENIED";
     for (char c : "line one\n" + last) scanner.feed(std::string_view(&c, 1));
     CHECK(scanner.finish().denial_line == last);
+}
+
+TEST_CASE("a signature is found in any case at every place in a read, and a near miss at none", "[output][classify]") {
+    for (std::size_t before = 0; before < 70; ++before) {
+        for (std::size_t after : {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{40}}) {
+            INFO(before << " before, " << after << " after");
+            const std::string pad(before, 'a'), tail(after, 'b');
+            CHECK(scan_in_pieces(landlock_rule(), {}, pad + "LandLock-RUN: x" + tail, {}).fatal_line == pad + "LandLock-RUN: x" + tail);
+            CHECK_FALSE(scan_in_pieces(landlock_rule(), {}, pad + "landlock-run; x" + tail, {}).fatal_line);
+            CHECK_FALSE(scan_in_pieces(landlock_rule(), {}, pad + "landlock-ru" + tail, {}).fatal_line);
+        }
+    }
 }
 
 TEST_CASE("a line longer than any read is matched as one line, and its evidence is cut at a character", "[output][classify]") {

@@ -1,6 +1,7 @@
 #include "stderr_scan.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace confine::detail {
@@ -8,51 +9,56 @@ namespace {
 
 constexpr std::size_t npos = std::string::npos;
 
-// ASCII case folding, as the classifier has always matched (the "C" locale's tolower):
-// 16 bytes at a time where the compiler has portable vector types (SSE2, NEON), which
-// keeps it well ahead of the pipe that delivers the bytes.
-void fold(const char* from, char* to, std::size_t size) {
-    std::size_t i = 0;
-#if defined(__GNUC__)
-    using bytes16 = unsigned char __attribute__((vector_size(16)));
-    for (; i + 16 <= size; i += 16) {
-        bytes16 v;
-        std::memcpy(&v, from + i, 16);
-        const bytes16 upper = (v - 'A') < 26;  // all ones where A-Z
-        v += upper & 32;
-        std::memcpy(to + i, &v, 16);
-    }
-#endif
-    for (; i < size; ++i) {
-        const auto c = static_cast<unsigned char>(from[i]);
-        to[i] = static_cast<char>(c + (static_cast<unsigned char>(c - 'A') < 26 ? 32 : 0));
-    }
-}
-
-// Into `out`, without zeroing it first. (The size handed to the callback is not used:
-// libstdc++ 12 may pass the grown capacity there instead of the size asked for.)
-void fold_into(std::string_view in, std::string& out) {
-    out.resize_and_overwrite(in.size(), [in](char* to, std::size_t) {
-        fold(in.data(), to, in.size());
-        return in.size();
-    });
+// ASCII case folding, as the classifier has always matched (the "C" locale's tolower).
+unsigned char fold(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return static_cast<unsigned char>(u + (static_cast<unsigned char>(u - 'A') < 26 ? 32 : 0));
 }
 
 std::string folded(std::string_view s) {
-    std::string out;
-    fold_into(s, out);
+    std::string out(s.size(), '\0');
+    std::transform(s.begin(), s.end(), out.begin(), [](char c) { return static_cast<char>(fold(c)); });
     return out;
 }
 
-// Where `needle` first is in `hay` at or after `from`.
-std::size_t find(std::string_view hay, std::string_view needle, std::size_t from) {
-    if (from >= hay.size()) return npos;
-#if defined(__GLIBC__) || defined(__APPLE__)
-    const void* at = ::memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
-    return at ? static_cast<std::size_t>(static_cast<const char*>(at) - hay.data()) : npos;
-#else
-    return hay.find(needle, from);
+// Whether the bytes at `at` are `lower` (folded) when folded.
+bool equal_folded(const char* at, std::string_view lower) {
+    for (std::size_t j = 0; j < lower.size(); ++j)
+        if (fold(at[j]) != static_cast<unsigned char>(lower[j])) return false;
+    return true;
+}
+
+// Where `lower` (a folded signature) first is in `hay`, case-insensitively, at or after
+// `from`. Where the compiler has portable vector types (SSE2, NEON), 16 starting places
+// at a time are sifted by their first and last bytes with bit 0x20 set (which folds
+// letters and lets only a few other bytes through), and only those that pass are
+// compared: no pass over the bytes beyond this one, and no copy of them.
+std::size_t find_folded(std::string_view hay, std::string_view lower, std::size_t from) {
+    const std::size_t k = lower.size();
+    if (k == 0 || hay.size() < k || from > hay.size() - k) return npos;
+    const std::size_t last_start = hay.size() - k;
+    const char* p = hay.data();
+    std::size_t i = from;
+#if defined(__GNUC__)
+    using bytes16 = unsigned char __attribute__((vector_size(16)));
+    const auto first = static_cast<unsigned char>(lower.front() | 0x20), last = static_cast<unsigned char>(lower.back() | 0x20);
+    for (; i + 15 <= last_start; i += 16) {
+        bytes16 a, b;
+        std::memcpy(&a, p + i, 16);
+        std::memcpy(&b, p + i + k - 1, 16);
+        const auto sifted = ((a | 0x20) == first) & ((b | 0x20) == last);
+        std::uint64_t halves[2];
+        std::memcpy(halves, &sifted, 16);
+        if ((halves[0] | halves[1]) == 0) continue;
+        unsigned char lanes[16];
+        std::memcpy(lanes, &sifted, 16);
+        for (std::size_t j = 0; j < 16; ++j)
+            if (lanes[j] && equal_folded(p + i + j, lower)) return i + j;
+    }
 #endif
+    for (; i <= last_start; ++i)
+        if (fold(p[i]) == static_cast<unsigned char>(lower.front()) && equal_folded(p + i, lower)) return i;
+    return npos;
 }
 
 std::size_t find_newline(std::string_view s, std::size_t from) {
@@ -98,19 +104,17 @@ bool StderrScanner::wants_more() const {
 
 void StderrScanner::feed(std::string_view bytes) {
     if (bytes.empty() || !wants_more()) return;
-    fold_into(bytes, lower_);
-    const std::string_view lower(lower_);
     const std::size_t first = find_newline(bytes, 0);
     if (first == npos) {
-        continue_line(bytes, lower);
+        continue_line(bytes);
         return;
     }
-    continue_line(bytes.substr(0, first), lower.substr(0, first));
+    continue_line(bytes.substr(0, first));
     end_line();
     // Whole lines between the first newline and the last: only those with a hit are read.
     const std::size_t last = find_last_newline(bytes, first, bytes.size());
-    if (last > first) scan_whole_lines(bytes.substr(first + 1, last - first), lower.substr(first + 1, last - first));
-    if (wants_more()) continue_line(bytes.substr(last + 1), lower.substr(last + 1));
+    if (last > first) scan_whole_lines(bytes.substr(first + 1, last - first));
+    if (wants_more()) continue_line(bytes.substr(last + 1));
 }
 
 StderrFindings StderrScanner::finish() {
@@ -120,31 +124,31 @@ StderrFindings StderrScanner::finish() {
 
 // More of the line being read: what is searched is the line's kept tail followed by the
 // new bytes, so that a signature cut in two by the reads is found whole.
-void StderrScanner::continue_line(std::string_view raw, std::string_view lower) {
-    if (raw.empty()) return;
+void StderrScanner::continue_line(std::string_view bytes) {
+    if (bytes.empty()) return;
     if (!tail_.empty()) {
         seam_.assign(tail_);
-        seam_.append(lower.substr(0, std::min(overlap_, lower.size())));
+        seam_.append(bytes.substr(0, std::min(overlap_, bytes.size())));
         mark_hits(seam_);
     }
-    mark_hits(lower);
-    if (head_.size() < head_keep_) head_.append(raw.substr(0, head_keep_ - head_.size()));
-    length_ += raw.size();
+    mark_hits(bytes);
+    if (head_.size() < head_keep_) head_.append(bytes.substr(0, head_keep_ - head_.size()));
+    length_ += bytes.size();
     if (overlap_ == 0) return;
-    if (lower.size() >= overlap_) {
-        tail_.assign(lower.substr(lower.size() - overlap_));
+    if (bytes.size() >= overlap_) {
+        tail_.assign(bytes.substr(bytes.size() - overlap_));
     } else {
-        tail_.append(lower);
+        tail_.append(bytes);
         if (tail_.size() > overlap_) tail_.erase(0, tail_.size() - overlap_);
     }
 }
 
-// Notes which signatures `lower` (part of the line being read) carries: for the fatal
+// Notes which signatures `bytes` (part of the line being read) carries: for the fatal
 // ones only those earlier in the rule's list than one already seen in this line.
-void StderrScanner::mark_hits(std::string_view lower) {
+void StderrScanner::mark_hits(std::string_view bytes) {
     for (const Needle& n : needles_) {
         if (!wanted(n) || (n.fatal ? fatal_hit_ != npos && fatal_hit_ <= n.index : denial_hit_)) continue;
-        if (find(lower, n.lower, 0) == npos) continue;
+        if (find_folded(bytes, n.lower, 0) == npos) continue;
         if (n.fatal) fatal_hit_ = n.index;
         else denial_hit_ = true;
     }
@@ -170,22 +174,22 @@ void StderrScanner::end_line() {
 // progress: each wanted signature is searched for across all of them, and only a line
 // with a hit is read as a line. Each signature's next hit is kept, so that the bytes are
 // searched once per signature however many lines have hits.
-void StderrScanner::scan_whole_lines(std::string_view raw, std::string_view lower) {
+void StderrScanner::scan_whole_lines(std::string_view bytes) {
     next_hit_.assign(needles_.size(), npos);
     for (std::size_t i = 0; i < needles_.size(); ++i)
-        if (wanted(needles_[i])) next_hit_[i] = find(lower, needles_[i].lower, 0);
-    for (std::size_t from = 0; from < raw.size();) {
+        if (wanted(needles_[i])) next_hit_[i] = find_folded(bytes, needles_[i].lower, 0);
+    for (std::size_t from = 0; from < bytes.size();) {
         std::size_t hit = npos;
         for (std::size_t i = 0; i < needles_.size(); ++i) {
             if (!wanted(needles_[i]) || next_hit_[i] == npos) continue;
-            if (next_hit_[i] < from) next_hit_[i] = find(lower, needles_[i].lower, from);
+            if (next_hit_[i] < from) next_hit_[i] = find_folded(bytes, needles_[i].lower, from);
             hit = std::min(hit, next_hit_[i]);
         }
         if (hit == npos) return;
-        const std::size_t before = find_last_newline(raw, from, hit);
+        const std::size_t before = find_last_newline(bytes, from, hit);
         const std::size_t start = before == npos ? from : before + 1;
-        const std::size_t end = find_newline(raw, hit);
-        continue_line(raw.substr(start, end - start), lower.substr(start, end - start));
+        const std::size_t end = find_newline(bytes, hit);
+        continue_line(bytes.substr(start, end - start));
         end_line();
         from = end + 1;
     }

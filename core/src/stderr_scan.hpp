@@ -23,7 +23,7 @@ namespace confine::detail {
 // whole and exact. Per line it keeps the first evidence_line_max bytes (or the longest
 // informational line's length, if more), the last (longest signature - 1) bytes and
 // which signatures it has carried so far; a chunk with no signature in it costs one
-// case-folding pass and one search per signature still wanted, and nothing at all once
+// search through it per signature still wanted (and no copy), and nothing at all once
 // both findings are made.
 class StderrScanner {
 public:
@@ -37,15 +37,15 @@ public:
 
 private:
     struct Needle {
-        std::string lower;   // what is searched for, case-folded
+        std::string lower;   // what is searched for, case-folded (ASCII)
         std::size_t index;   // fatal: position in the rule's list; denial: unused
         bool fatal;
     };
     bool wanted(const Needle& n) const;
-    void continue_line(std::string_view raw, std::string_view lower);
-    void mark_hits(std::string_view lower);
+    void continue_line(std::string_view bytes);
+    void mark_hits(std::string_view bytes);
     void end_line();
-    void scan_whole_lines(std::string_view raw, std::string_view lower);
+    void scan_whole_lines(std::string_view bytes);
     std::string evidence() const;
 
     std::vector<Needle> needles_;
@@ -58,12 +58,11 @@ private:
     // The line being read.
     std::string head_;            // its first head_keep_ bytes, as written
     std::uint64_t length_ = 0;
-    std::string tail_;            // its last overlap_ bytes, case-folded
+    std::string tail_;            // its last overlap_ bytes
     std::size_t fatal_hit_;       // the lowest fatal index it carries; npos: none
     bool denial_hit_ = false;
 
-    std::string lower_;  // the case-folded chunk, reused
-    std::string seam_;   // tail_ and the start of the next chunk, reused
+    std::string seam_;  // tail_ and the start of the next chunk, reused
     std::vector<std::size_t> next_hit_;  // per needle, within scan_whole_lines
     StderrFindings found_;
 };
