@@ -40,11 +40,13 @@ std::string CapturedOutput::finish() {
 
 void StderrCopy::take(std::string_view bytes) {
     if (!copying_) return;
-    if (holding_ && held_.size() + bytes.size() <= hold_limit) {
-        held_.append(bytes);
-        return;
+    if (holding_) {
+        if (held_.size() + bytes.size() <= hold_limit) {
+            held_.append(bytes);
+            return;
+        }
+        release();
     }
-    release();
     copy(bytes);
 }
 
