@@ -193,19 +193,25 @@ struct PolicyFlags {
     std::string mode = "workspace-write";
     std::string workspace;
     std::vector<std::string> writable;
+    std::optional<std::string> network;
 
     void read(const confine::cli::Parsed& p) {
         mode = p.value("--mode").value_or(mode);
         workspace = p.value("--workspace").value_or("");
         writable = p.all("--writable");
+        network = p.value("--network");
     }
 
-    // The policy, or a one-line reason why the flags make none.
-    std::expected<confine::Policy, std::string> policy() const {
+    // The policy, or a one-line reason why the flags make none. What the flags leave
+    // unsaid comes from the configuration's [policy].
+    std::expected<confine::Policy, std::string> policy(const confine::Config& config) const {
         namespace fs = std::filesystem;
         confine::Policy p;
         if (mode != "read-only" && mode != "workspace-write")
             return std::unexpected("--mode: " + mode + " is not one of read-only, workspace-write");
+        if (network && *network != "none" && *network != "allow")
+            return std::unexpected("--network: " + *network + " is not one of none, allow");
+        p.network = network ? (*network == "none" ? confine::Network::none : confine::Network::allow) : config.network;
         p.mode = mode == "read-only" ? confine::Mode::read_only : confine::Mode::workspace_write;
         std::error_code ec;
         if (p.mode == confine::Mode::read_only) {
@@ -319,12 +325,12 @@ int fail_to_start(const confine::Error& error) {
 int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
             const ReportRequest& report_request) {
     if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
-    auto policy = flags.policy();
+    auto provider = open_provider(config_path, provider_options(false));
+    if (!provider) return exit_failure;
+    auto policy = flags.policy(provider->config());
     if (!policy) return fail(policy.error());
     auto report = Report::prepare(report_request);
     if (!report) return fail(report.error());
-    auto provider = open_provider(config_path, provider_options(false));
-    if (!provider) return exit_failure;
     // Probing happens here, before any signal is forwarded: a signal now ends confinectl
     // by its default action, and the command never starts.
     provider->selection();
@@ -338,11 +344,11 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
              const std::optional<std::string>& runner) {
     Output out;
     if (command.empty()) return fail("wrap: no command given (confinectl wrap --json [options] -- command [args...])");
-    auto policy = flags.policy();
-    if (!policy) return fail(policy.error());
     // A named runner needs no selection, and no verdict of anyone's.
     auto provider = open_provider(config_path, runner ? confine::ProviderOptions{} : provider_options(false));
     if (!provider) return exit_failure;
+    auto policy = flags.policy(provider->config());
+    if (!policy) return fail(policy.error());
     auto wrapped = runner ? provider->wrap_with(*runner, *policy, command) : provider->wrap(*policy, command);
     if (!wrapped) {
         if (wrapped.error().code == confine::ErrorCode::sandbox_unavailable) return fail("sandbox unavailable: " + wrapped.error().message);
@@ -358,6 +364,7 @@ const std::vector<confine::cli::OptionSpec> policy_options{
     {"--mode", "MODE", false, "read-only or workspace-write (default)"},
     {"--workspace", "DIR", false, "Writable workspace directory (default: the current directory)"},
     {"--writable", "PATH", true, "An extra writable directory"},
+    {"--network", "NET", false, "none (no socket reaches outside the sandbox) or allow (default: [policy] network, else none)"},
 };
 
 std::vector<confine::cli::CommandSpec> command_specs() {

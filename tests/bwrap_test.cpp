@@ -144,11 +144,11 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     auto ro = c.wrap({"--mode", "read-only"});
     const std::vector<std::string> base{bwrap,         "--ro-bind",         "/",          "/",   "--dev",         "/dev",
                                         "--proc",      "/proc",             "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
-                                        "--new-session", "--json-status-fd", "{status-fd}"};
+                                        "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--json-status-fd", "{status-fd}"};
     std::vector<std::string> expected = base;
     expected.insert(expected.end(), {"--", "echo", "hi"});
     CHECK(ro["argv"] == expected);
-    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 15}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
+    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 18}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
     CHECK(ro["denial_signatures"] == json::array({"read-only file system"}));
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
     CHECK(ro["enforcement"] == "full");

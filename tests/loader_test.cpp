@@ -441,7 +441,13 @@ TEST_CASE("a plugin built for ABI 1.0 still loads, and its shorter wrap result i
     auto runner = (*plugin)->create_runner(nullptr);
     REQUIRE(runner);
     std::vector<std::string> argv{"echo", "x"};
-    auto wrapped = (*runner)->wrap({confine::Mode::read_only, {}, {}}, argv);
+    // It would not know that the network was asked of it: with the network confined it
+    // is refused, with it allowed it wraps as it always did.
+    auto unknowing = (*runner)->wrap({confine::Mode::read_only, {}, {}}, argv);
+    REQUIRE_FALSE(unknowing);
+    CHECK(unknowing.error().code == confine::ErrorCode::sandbox_unavailable);
+    CHECK_THAT(unknowing.error().message, Catch::Contains("plugin ABI 1.0 cannot be asked to confine the network (ABI 1.5 can)"));
+    auto wrapped = (*runner)->wrap({confine::Mode::read_only, {}, {}, confine::Network::allow}, argv);
     REQUIRE(wrapped);
     CHECK(wrapped->argv == std::vector<std::string>{"/usr/bin/env", "--", "echo", "x"});
     CHECK(wrapped->attestation.kind == confine::Attestation::Kind::none);
@@ -455,7 +461,7 @@ TEST_CASE("an ABI 1.3 plugin's status attestation is read without a process-ID k
     CHECK((*plugin)->info().abi_minor == 3);
     auto runner = (*plugin)->create_runner(nullptr);
     REQUIRE(runner);
-    auto wrapped = (*runner)->wrap({confine::Mode::read_only, {}, {}}, argv);
+    auto wrapped = (*runner)->wrap({confine::Mode::read_only, {}, {}, confine::Network::allow}, argv);
     REQUIRE(wrapped);
     CHECK(wrapped->attestation.kind == confine::Attestation::Kind::status_fd);
     CHECK(wrapped->attestation.status_argument == 1);

@@ -79,6 +79,7 @@ public:
             else if (k == "plugin_dirs") err = read_plugin_dirs(node, cfg);
             else if (k == "platform") err = read_platforms(node, cfg);
             else if (k == "runner") err = read_runners(node, cfg);
+            else if (k == "policy") err = read_policy(node, cfg);
             else err = fail(key.source(), "unknown key '" + k + "'");
             if (err) return std::unexpected(*err);
         }
@@ -102,6 +103,21 @@ private:
         case toml::node_type::date_time: return "date-time";
         }
         return "value";
+    }
+
+    // [policy]: what a call asks when it does not say (network).
+    std::optional<Error> read_policy(const toml::node& node, Config& cfg) {
+        const toml::table* table = node.as_table();
+        if (!table) return fail(node.source(), "policy must be a table, not " + type_name(node));
+        for (auto [key_ptr, value_ptr] : in_file_order(*table)) {
+            const std::string k(key_ptr->str());
+            if (k != "network") return fail(key_ptr->source(), "unknown key '" + k + "' in [policy] (known: network)");
+            const auto text = value_ptr->value<std::string>();
+            if (!text || (*text != "none" && *text != "allow"))
+                return fail(value_ptr->source(), "policy.network must be \"none\" or \"allow\"");
+            cfg.network = *text == "none" ? Network::none : Network::allow;
+        }
+        return std::nullopt;
     }
 
     std::optional<Error> read_timeout(const toml::node& node, Config& cfg) {

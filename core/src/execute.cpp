@@ -1,5 +1,6 @@
 #include <confine/execute.hpp>
 #include <confine/provider.hpp>
+#include <confine/sdk/bwrap_profile.hpp>
 
 #include "executor.hpp"
 
@@ -61,6 +62,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
         // Only the runner's own arguments: the command's are passed verbatim.
         for (std::size_t i = 0; i + 1 < wrapped.command_index; ++i)
             if (auto dir = directory_placeholder(i, wrapped.argv[i])) spec.directory_arguments.push_back(std::move(*dir));
+            else if (wrapped.argv[i] == sdk::bwrap_network_filter_placeholder) spec.network_filter_argument = i;
     }
     spec.environment = options.environment;
     spec.working_directory = options.working_directory;

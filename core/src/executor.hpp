@@ -38,6 +38,9 @@ struct ExecSpec {
         bool as_path = false;
     };
     std::vector<DirectoryArgument> directory_arguments;
+    // The runner's argument that stands for a descriptor of the network filter's program
+    // ({network-filter-fd}, for bubblewrap's --seccomp): the host fills one and hands it.
+    std::optional<std::size_t> network_filter_argument;
     std::optional<std::chrono::milliseconds> timeout;
     std::function<void(int)> on_started;
     // What stderr is read for as it passes (docs/design.md §13), and how much of the

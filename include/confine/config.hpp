@@ -9,6 +9,7 @@
 #pragma once
 
 #include <confine/error.hpp>
+#include <confine/sdk/vocabulary.hpp>
 
 #include <cstdint>
 #include <expected>
@@ -19,6 +20,8 @@
 #include <vector>
 
 namespace confine {
+
+using sdk::Network;
 
 struct SourcePosition {
     std::string file;  // a path, or "<embedded default>"
@@ -58,6 +61,8 @@ struct PlatformConfig {
 struct Config {
     std::string source;  // where it came from: a path or "<embedded default>"
     std::uint32_t probe_timeout_ms = 2000;
+    // [policy] network: what a call asks of the network when it does not say.
+    Network network = Network::none;
     std::vector<std::filesystem::path> plugin_dirs;
     std::map<std::string, PlatformConfig> platforms;
     std::map<std::string, RunnerTable> runners;

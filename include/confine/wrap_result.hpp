@@ -17,6 +17,7 @@ using sdk::Enforcement;
 using sdk::FailureRule;
 using sdk::InProcess;
 using sdk::Mode;
+using sdk::Network;
 using sdk::Policy;
 using sdk::Verdict;
 

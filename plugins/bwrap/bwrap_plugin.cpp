@@ -48,11 +48,15 @@ public:
         return std::make_unique<BwrapRunner>(host, *program);
     }
 
-    // Functional: confine `true` with the read-only profile, as a run would.
+    // Functional: confine `true` with the read-only profile, as a run would, in a network
+    // namespace of its own (the network filter's descriptor is the host's to give at a
+    // run, not a probe's).
     sdk::Verdict probe(std::uint32_t timeout_ms) override {
         if (auto bad = sdk::untrusted_program(program_)) return sdk::Verdict::unusable("bubblewrap cannot be used: " + *bad);
-        std::vector<std::string> argv = sdk::bwrap_profile(program(), sdk::Policy{sdk::Mode::read_only, {}, {}});
-        argv.insert(argv.end(), {"--", "true"});
+        sdk::Policy policy{sdk::Mode::read_only, {}, {}};
+        policy.network = sdk::Network::allow;
+        std::vector<std::string> argv = sdk::bwrap_profile(program(), policy);
+        argv.insert(argv.end(), {"--unshare-net", "--", "true"});
         return sdk::verdict_of(host_.run_probe(argv, timeout_ms), "bubblewrap");
     }
 

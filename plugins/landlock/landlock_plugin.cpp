@@ -22,6 +22,7 @@ namespace {
 struct Prepared {
     int ruleset_fd = -1;
     bool partial = false;
+    bool network_none = false;
 };
 
 void copy_line(char* out, std::size_t size, const char* a, const char* b) {
@@ -35,7 +36,7 @@ void copy_line(char* out, std::size_t size, const char* a, const char* b) {
 // Runs between fork and exec, or just before an exec in place: system calls only.
 std::int32_t apply_prepared(void* state, char* error, std::size_t error_size) {
     auto* prepared = static_cast<Prepared*>(state);
-    if (auto failed = ll::confine_self(prepared->ruleset_fd); failed.what) {
+    if (auto failed = ll::confine_self(prepared->ruleset_fd, prepared->network_none); failed.what) {
         copy_line(error, error_size, failed.what, ::strerrordesc_np(failed.error));
         return 1;
     }
@@ -129,6 +130,8 @@ public:
             const bool policy_root = path == policy.workspace || std::find(policy.writable.begin(), policy.writable.end(), path) != policy.writable.end();
             r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", policy_root ? "{dir-path:" + path + "}" : path});
         }
+        const bool network_none = policy.network == sdk::Network::none;
+        if (network_none) r.argv.push_back("--no-network");
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = partial_ || !ll::fully_enforced(abi) ? sdk::Enforcement::partial : sdk::Enforcement::full;
@@ -138,7 +141,7 @@ public:
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
         r.attestation = sdk::Attestation::exec(2);  // the launcher's own exec, then the command's
         if (in_process_) {
-            auto prepared = prepare(abi, grants);
+            auto prepared = prepare(abi, grants, network_none);
             if (!prepared) return std::unexpected(prepared.error());
             r.in_process = {&apply_prepared, prepared->release(), &release_prepared};
         }
@@ -149,11 +152,13 @@ private:
     static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
     // Builds the ruleset the launcher would build, here, ready to be applied.
-    static std::expected<std::unique_ptr<Prepared>, sdk::Error> prepare(int abi, const std::vector<std::pair<ll::Grant, std::string>>& grants) {
+    static std::expected<std::unique_ptr<Prepared>, sdk::Error> prepare(int abi, const std::vector<std::pair<ll::Grant, std::string>>& grants,
+                                                                        bool network_none) {
         auto prepared = std::make_unique<Prepared>();
         prepared->partial = !ll::fully_enforced(abi);
+        prepared->network_none = network_none;
         const std::uint64_t handled = ll::handled_access(abi);
-        prepared->ruleset_fd = ll::create_ruleset(handled, ll::scopes(abi));
+        prepared->ruleset_fd = ll::create_ruleset(handled, ll::scopes(abi), ll::handled_network(abi, network_none));
         if (prepared->ruleset_fd < 0) {
             int err = -prepared->ruleset_fd;
             prepared->ruleset_fd = -1;

@@ -1,13 +1,14 @@
 // landlock-run: runs a command confined by Landlock. The command-line contract is
 // docs/landlock-run.md (version 1); other programs depend on it exactly.
 //
-//   landlock-run [--ro <path>]... [--rw <path>]... -- <argv>...
+//   landlock-run [--ro <path>]... [--rw <path>]... [--no-network] -- <argv>...
 //   landlock-run --probe
 //
 // It sits in front of every confined command, so it reads no configuration, uses no
 // environment variable, allocates nothing, and goes straight to execvp. What it applies
 // is confine_self() (ruleset.hpp), the same as the plugin's in-process paths: every
-// capability dropped, the terminal filter, then the ruleset.
+// capability dropped, the terminal filter, the network filter when asked, then the
+// ruleset.
 #include "ruleset.hpp"
 
 #include <cstdio>
@@ -47,9 +48,9 @@ int probe() {
     // Functional: build a ruleset and confine this very process with it, through every
     // step a run takes (capabilities, terminal filter), so that a step this host
     // refuses makes the runner unusable instead of failing each run.
-    int fd = ll::create_ruleset(ll::handled_access(abi), ll::scopes(abi));
+    int fd = ll::create_ruleset(ll::handled_access(abi), ll::scopes(abi), ll::handled_network(abi, true));
     if (fd < 0) fatal("landlock ruleset error: ", std::strerror(-fd));
-    if (auto failed = ll::confine_self(fd); failed.what) fatal(failed.what, std::strerror(failed.error));
+    if (auto failed = ll::confine_self(fd, true); failed.what) fatal(failed.what, std::strerror(failed.error));
     std::puts(ll::fully_enforced(abi) ? "landlock: fully enforced" : "landlock: partially enforced (older ABI)");
     return 0;
 }
@@ -61,12 +62,17 @@ int main(int argc, char** argv) {
 
     // Check the whole grammar before touching the kernel.
     int command = -1;
+    bool network_none = false;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--") == 0) {
             command = i + 1;
             break;
         }
         if (std::strcmp(argv[i], "--probe") == 0) fatal("usage error: --probe takes no other arguments");
+        if (std::strcmp(argv[i], "--no-network") == 0) {
+            network_none = true;
+            continue;
+        }
         if (std::strcmp(argv[i], "--ro") == 0 || std::strcmp(argv[i], "--rw") == 0) {
             if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0) {
                 char what[64];
@@ -83,16 +89,20 @@ int main(int argc, char** argv) {
     const int abi = kernel_abi();
     if (abi < 1) fatal(not_enforced);
     const std::uint64_t handled = ll::handled_access(abi);
-    const int ruleset = ll::create_ruleset(handled, ll::scopes(abi));
+    const int ruleset = ll::create_ruleset(handled, ll::scopes(abi), ll::handled_network(abi, network_none));
     if (ruleset < 0) fatal("landlock ruleset error: ", std::strerror(-ruleset));
     for (int i = 1; i + 1 < command; i += 2) {
+        if (std::strcmp(argv[i], "--no-network") == 0) {
+            --i;  // a flag without a path
+            continue;
+        }
         const auto grant = std::strcmp(argv[i], "--rw") == 0 ? ll::Grant::read_write : ll::Grant::read_only;
         int path_fd = ::open(argv[i + 1], O_PATH | O_CLOEXEC);
         if (path_fd < 0) fatal("cannot open rule path: ", argv[i + 1], std::strerror(errno));
         if (int rc = ll::add_rule(ruleset, path_fd, grant, handled); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));
         ::close(path_fd);
     }
-    if (auto failed = ll::confine_self(ruleset); failed.what) fatal(failed.what, std::strerror(failed.error));
+    if (auto failed = ll::confine_self(ruleset, network_none); failed.what) fatal(failed.what, std::strerror(failed.error));
     ::close(ruleset);
     if (!ll::fully_enforced(abi)) ll::print_partial_notice();
     ::execvp(argv[command], argv + command);

@@ -6,6 +6,7 @@
 // Allocates nothing and throws nothing, so it may run between fork and exec.
 #pragma once
 
+#include <confine/sdk/network_filter_linux.hpp>
 #include <confine/sdk/terminal_filter_linux.hpp>
 
 #include <fcntl.h>
@@ -50,6 +51,11 @@ inline constexpr std::uint64_t truncate = 1ull << 14;   // ABI 3
 inline constexpr std::uint64_t ioctl_dev = 1ull << 15;  // ABI 5
 }  // namespace access
 
+namespace net_access {
+inline constexpr std::uint64_t bind_tcp = 1ull << 0;     // ABI 4
+inline constexpr std::uint64_t connect_tcp = 1ull << 1;  // ABI 4
+}  // namespace net_access
+
 namespace scope {
 inline constexpr std::uint64_t signal = 1ull << 1;  // ABI 6
 }  // namespace scope
@@ -58,7 +64,7 @@ inline constexpr std::uint64_t signal = 1ull << 1;  // ABI 6
 // ruleset without scopes is passed as the first field alone (what ABI 1 knows).
 struct RulesetAttr {
     std::uint64_t handled_access_fs;
-    std::uint64_t handled_access_net;  // ABI 4; not handled here
+    std::uint64_t handled_access_net;  // ABI 4
     std::uint64_t scoped;              // ABI 6
 };
 
@@ -89,6 +95,14 @@ inline std::uint64_t handled_access(int abi) noexcept {
 // processes). Below that, nothing: signals stay open, and the README says so.
 inline std::uint64_t scopes(int abi) noexcept { return abi >= 6 ? scope::signal : 0; }
 
+// The network accesses governed when the network is confined, for a kernel ABI: from
+// ABI 4, binding and connecting TCP sockets, with no rule granting either (the network
+// filter already refuses every socket but AF_UNIX; this holds even for a socket passed
+// in from outside).
+inline std::uint64_t handled_network(int abi, bool network_none) noexcept {
+    return network_none && abi >= 4 ? net_access::bind_tcp | net_access::connect_tcp : 0;
+}
+
 // Everything below ABI 5 leaves some filesystem access ungoverned.
 inline bool fully_enforced(int abi) noexcept { return abi >= 5; }
 
@@ -115,10 +129,11 @@ inline std::uint64_t allowed_access(Grant grant, std::uint64_t handled, bool is_
     return allowed & handled;
 }
 
-// A new ruleset descriptor, or -errno.
-inline int create_ruleset(std::uint64_t handled, std::uint64_t scoped = 0) noexcept {
-    RulesetAttr attr{handled, 0, scoped};
-    const std::size_t size = scoped ? sizeof attr : sizeof attr.handled_access_fs;
+// A new ruleset descriptor, or -errno. The kernel is given only the fields it needs, so
+// that an older kernel is not asked about what it does not know.
+inline int create_ruleset(std::uint64_t handled, std::uint64_t scoped = 0, std::uint64_t handled_net = 0) noexcept {
+    RulesetAttr attr{handled, handled_net, scoped};
+    const std::size_t size = scoped ? sizeof attr : handled_net ? offsetof(RulesetAttr, scoped) : sizeof attr.handled_access_fs;
     long fd = ::syscall(__NR_landlock_create_ruleset, &attr, size, 0u);
     return fd < 0 ? -errno : static_cast<int>(fd);
 }
@@ -186,12 +201,15 @@ struct Failure {
 // The irreversible steps, in this order: every capability dropped and the securebits
 // locked (while the process may still hold CAP_SETPCAP); no_new_privs, which the
 // kernel requires of the unprivileged for what follows and which keeps a
-// set-user-ID program from giving anything back; the terminal filter; then the
-// ruleset. From here on this process and everything it executes is confined.
-inline Failure confine_self(int ruleset_fd) noexcept {
+// set-user-ID program from giving anything back; the terminal filter; with the network
+// confined, the network filter; then the ruleset. From here on this process and
+// everything it executes is confined.
+inline Failure confine_self(int ruleset_fd, bool network_none) noexcept {
     if (int rc = detail::drop_capabilities(); rc < 0) return {"cannot drop capabilities: ", -rc};
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return {"landlock ruleset error: ", errno};
     if (int rc = terminal::install_injection_filter(); rc < 0) return {"cannot install the terminal filter: ", -rc};
+    if (network_none)
+        if (int rc = network::install_filter(); rc < 0) return {"cannot install the network filter: ", -rc};
     if (::syscall(__NR_landlock_restrict_self, ruleset_fd, 0u) != 0) return {"landlock ruleset error: ", errno};
     return {};
 }

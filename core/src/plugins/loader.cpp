@@ -21,6 +21,7 @@ constexpr std::uint32_t descriptor_size_by_minor[] = {
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.2: the wrap result grew again
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.3: status-descriptor attestation
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.4: the command's process ID on it
+    static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.5: the policy's network
 };
 static_assert(std::size(descriptor_size_by_minor) == CONFINE_ABI_MINOR + 1);
 

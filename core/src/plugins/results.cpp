@@ -18,6 +18,7 @@ constexpr std::size_t wrap_result_layouts[] = {
     CONFINE_WRAP_RESULT_SIZE_1_2,  // + in-process apply (NULL: none) and its state
     CONFINE_WRAP_RESULT_SIZE_1_3,  // + status descriptor argument and marker
     sizeof(confine_wrap_result),   // 1.4: + status process-ID key (NULL: none)
+    sizeof(confine_wrap_result),   // 1.5: unchanged (the policy gained its network)
 };
 static_assert(std::size(wrap_result_layouts) == CONFINE_ABI_MINOR + 1);
 

@@ -204,6 +204,11 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     auto fail = [&](const Error& e) {
         return std::unexpected(Error{e.code, "runner '" + name() + "' (" + plugin().file.string() + "): " + e.message});
     };
+    // A plugin older than ABI 1.5 would not know the network was asked of it.
+    if (policy.network == Network::none && plugin().abi_minor < 5)
+        return fail({ErrorCode::sandbox_unavailable, "plugin ABI " + std::to_string(plugin().abi_major) + "." + std::to_string(plugin().abi_minor) +
+                                                         " cannot be asked to confine the network (ABI 1.5 can); with --network allow "
+                                                         "(or [policy] network = \"allow\") it confines what it did"});
     const std::string workspace = policy.workspace.string();
     std::vector<std::string> writable;
     for (const auto& w : policy.writable) writable.push_back(w.string());
@@ -215,6 +220,7 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     p.mode = policy.mode == Mode::workspace_write ? CONFINE_MODE_WORKSPACE_WRITE : CONFINE_MODE_READ_ONLY;
     p.workspace = policy.mode == Mode::workspace_write ? workspace.c_str() : nullptr;
     p.writable = {writable_ptrs.data(), writable_ptrs.size()};
+    p.network = policy.network == Network::none ? CONFINE_NETWORK_NONE : CONFINE_NETWORK_ALLOW;
 
     confine_wrap_result* r = nullptr;
     char* err = nullptr;

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 4
+#define CONFINE_ABI_MINOR 5
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -65,6 +65,10 @@ typedef int32_t confine_status;
 /* Policy modes. */
 #define CONFINE_MODE_READ_ONLY 0
 #define CONFINE_MODE_WORKSPACE_WRITE 1
+
+/* Network policies (confine_policy.network, ABI 1.5). */
+#define CONFINE_NETWORK_NONE 0  /* no socket reaches anything outside the sandbox */
+#define CONFINE_NETWORK_ALLOW 1 /* the network is not confined */
 
 /* Probe verdicts. */
 #define CONFINE_VERDICT_UNUSABLE 0
@@ -176,6 +180,11 @@ typedef struct confine_policy {
     int32_t mode;          /* CONFINE_MODE_* */
     const char* workspace; /* NULL in read-only mode */
     confine_string_list writable;
+    /* ABI 1.5: CONFINE_NETWORK_*. A host older than 1.5 passes a policy without it
+     * and confines no network: read it only when struct_size covers it. A host of 1.5
+     * or later refuses to wrap with CONFINE_NETWORK_NONE through a plugin older than
+     * 1.5, which would not know it was asked. */
+    int32_t network;
 } confine_policy;
 
 typedef struct confine_verdict {

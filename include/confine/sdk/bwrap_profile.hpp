@@ -20,6 +20,13 @@
 //   host's, and (as root) reaches the host's files through /proc/<bubblewrap's pid>/root,
 //   another sandbox's through /proc/<its pid>/root, and may signal or trace confinectl.
 //   The /proc mounted is then that namespace's, showing only the sandbox's processes;
+// - with the network confined (Network::none), a network namespace of its own
+//   (--unshare-net): a loopback of its own and nothing else, so no TCP or UDP reaches
+//   any address outside (the host's loopback included) and no abstract unix socket of
+//   the host (those belong to the network namespace). A unix socket of a host service by
+//   path would stay reachable wherever its file is visible (a read-only bind does not
+//   stop a connect), so bubblewrap also loads the network filter (--seccomp, after its
+//   own set-up), which refuses connect() and every socket but AF_UNIX (design.md §12);
 // - --die-with-parent: the command does not outlive the run;
 // - a new session (--new-session): no terminal injection through TIOCSTI;
 // - in workspace-write mode a private /tmp, and each writable root bound from a
@@ -42,6 +49,11 @@ namespace confine::sdk {
 // argv without replacing it gets bubblewrap's refusal of the argument: nothing runs.
 inline constexpr const char* bwrap_status_placeholder = "{status-fd}";
 
+// The argument that stands for a descriptor of the network filter's program
+// (network_filter_linux.hpp), for bubblewrap's --seccomp: the host replaces it with the
+// number of a descriptor it opened and filled. Left as it is, bubblewrap refuses it.
+inline constexpr const char* bwrap_network_filter_placeholder = "{network-filter-fd}";
+
 // `prefix` (the bubblewrap program and any arguments of its own, such as an operator's
 // runner_command), then bubblewrap's options that confine a command to `policy` (given
 // resolved, as a host gives it). The caller appends "--" and the command. With
@@ -51,6 +63,7 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
     std::vector<std::string> a(prefix.begin(), prefix.end());
     a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--die-with-parent",
                        "--cap-drop", "ALL", "--new-session"});
+    if (policy.network == Network::none) a.insert(a.end(), {"--unshare-net", "--seccomp", bwrap_network_filter_placeholder});
     if (status_argument) {
         a.push_back("--json-status-fd");
         *status_argument = static_cast<std::uint32_t>(a.size());

@@ -383,6 +383,9 @@ struct Entry {
             if (policy->workspace) p.workspace = policy->workspace;
             for (std::size_t i = 0; i < policy->writable.count; ++i)
                 p.writable.emplace_back(policy->writable.items[i]);
+            // A host older than ABI 1.5 asks nothing of the network.
+            const bool says_network = policy->struct_size >= offsetof(confine_policy, network) + sizeof(policy->network);
+            p.network = says_network && policy->network == CONFINE_NETWORK_NONE ? Network::none : Network::allow;
             std::vector<std::string> args;
             for (std::size_t i = 0; i < argc; ++i) args.emplace_back(argv[i]);
             auto result = static_cast<Runner*>(instance)->wrap(p, args);

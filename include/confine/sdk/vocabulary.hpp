@@ -16,6 +16,12 @@ namespace confine::sdk {
 
 enum class Mode { read_only, workspace_write };
 
+// Whether the command may reach anything outside the sandbox through a socket
+// (design.md §12). none: no TCP or UDP to any address, the host's loopback included,
+// and no unix socket of a host service; sockets between the sandbox's own processes
+// (socketpair) keep working.
+enum class Network { none, allow };
+
 // How much of the policy a runner enforces.
 enum class Enforcement { full, partial };
 
@@ -25,6 +31,7 @@ struct Policy {
     Mode mode = Mode::workspace_write;
     std::filesystem::path workspace;               // required for workspace-write; empty in read-only
     std::vector<std::filesystem::path> writable;   // extra writable roots (workspace-write only)
+    Network network = Network::none;
 };
 
 // A probe's answer: whether the runner works on this machine, and how completely.

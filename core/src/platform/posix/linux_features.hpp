@@ -28,6 +28,11 @@ std::optional<std::string> missing_feature(const ExecSpec& spec);
 int trace_me() noexcept;                 // be traced by the parent, which follows the execs
 int install_terminal_filter() noexcept;  // docs/design.md §11: no terminal injection
 
+// A descriptor of a file holding the network filter's program (network_filter_linux.hpp),
+// at its start, close-on-exec: what bubblewrap's --seccomp reads. -1 with errno set
+// (ENOSYS where there is no filter).
+int network_filter_descriptor();
+
 // Follows the traced runner `pid` from its own exec to its `command_exec`th, the
 // command's, then lets it go (docs/design.md §6). True when it is still running (the
 // command reached, or the following failed: `o.attested` says which); false when it

@@ -16,7 +16,7 @@ namespace {
 
 // The child's ends of the descriptors, closed in the parent once the child has them.
 struct ChildEnds {
-    Fd report, in, out, err, status;
+    Fd report, in, out, err, status, network_filter;
     std::vector<Fd> directories;
 };
 
@@ -59,6 +59,19 @@ std::optional<SpawnRefusal> open_directories(const ExecSpec& spec, std::vector<s
         argv[index] = (as_path ? "/proc/self/fd/" : "") + std::to_string(dir.get());
         child.directories.push_back(std::move(dir));
     }
+    return std::nullopt;
+}
+
+// The network filter's program, in a file whose descriptor replaces the placeholder
+// argument (bubblewrap's --seccomp), kept above the standard descriptors.
+std::optional<SpawnRefusal> open_network_filter(const ExecSpec& spec, std::vector<std::string>& argv, ChildEnds& child) {
+    if (!spec.network_filter_argument) return std::nullopt;
+    Fd filter(network_filter_descriptor());
+    if (filter.get() >= 0 && filter.get() <= 2) filter = Fd(::fcntl(filter.get(), F_DUPFD_CLOEXEC, 3));
+    if (filter.get() < 0 || *spec.network_filter_argument >= argv.size())
+        return SpawnRefusal{filter.get() < 0 ? errno : EINVAL, "cannot prepare the network filter"};
+    argv[*spec.network_filter_argument] = std::to_string(filter.get());
+    child.network_filter = std::move(filter);
     return std::nullopt;
 }
 
@@ -114,6 +127,7 @@ void apply_in_process(const InProcess& in_process, int report_fd) noexcept {
     // The descriptors the runner inherits on purpose (it keeps them from the command).
     if (ends.status.get() >= 0) ::fcntl(ends.status.get(), F_SETFD, 0);
     for (const Fd& dir : ends.directories) ::fcntl(dir.get(), F_SETFD, 0);
+    if (ends.network_filter.get() >= 0) ::fcntl(ends.network_filter.get(), F_SETFD, 0);
     if (p.trace)
         if (const int error = trace_me()) report_and_exit(report, ChildStage::trace, error, 125);
     if (!p.in_process)
@@ -152,6 +166,7 @@ std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std
     std::vector<std::string> argv = spec.argv;
     if (auto refused = open_status_descriptor(spec, argv, runner, child)) return std::unexpected(std::move(*refused));
     if (auto refused = open_directories(spec, argv, child)) return std::unexpected(std::move(*refused));
+    if (auto refused = open_network_filter(spec, argv, child)) return std::unexpected(std::move(*refused));
     // Everything the child needs is built here: between fork and exec it allocates nothing.
     const ExecArrays arrays(argv, spec.environment);
     const std::string cwd = spec.working_directory.string();

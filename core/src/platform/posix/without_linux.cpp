@@ -39,6 +39,13 @@ int trace_me() noexcept { return ENOSYS; }
 // than claim it (docs/design.md §11).
 int install_terminal_filter() noexcept { return 0; }
 
+// No seccomp: a runner that would load the network filter cannot be given it, and the
+// run fails before it starts.
+int network_filter_descriptor() {
+    errno = ENOSYS;
+    return -1;
+}
+
 // Never reached: missing_feature refuses a run that would need it. Fails closed all the
 // same: the runner is ended and counts as stopped before the command.
 bool follow_execs(pid_t pid, std::uint32_t, Observation& o) {

@@ -1,0 +1,192 @@
+// The network filter: the seccomp program that keeps a confined command's sockets inside
+// the sandbox when the policy's network is `none` (design.md §12). One program, used by
+// every Linux path: the Landlock runner installs it with its ruleset (in place, in a
+// forked child and in landlock-run), and bubblewrap loads it from a descriptor the host
+// fills (--seccomp), after it has set up the sandbox's own network namespace. Linux only;
+// allocates nothing, so it may run between fork and exec.
+//
+// What it refuses, with EACCES:
+// - socket() of any family but AF_UNIX: no TCP, UDP, raw, packet or netlink socket, so
+//   nothing reaches any address, the host's loopback included;
+// - connect(), whatever the socket: no unix socket of a host service (the Docker
+//   daemon's, D-Bus, systemd's, an ssh agent's), by path or abstract name;
+// - sendto() with a destination address: no datagram to a host socket by its path;
+// - on 32-bit x86, socketcall(), which multiplexes them all;
+// and io_uring_setup(), with EPERM (its rings create and connect sockets without these
+// calls). socketpair() and what is done with its ends keep working, as do sockets passed
+// in. What stays open: sendmsg() with a destination address on an AF_UNIX datagram socket
+// (the address is inside a structure the filter cannot read), which can reach a host
+// datagram socket by its path (a log socket such as /dev/log). A system call through an
+// architecture the filter does not know kills the process.
+#pragma once
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#endif
+
+namespace confine::network {
+
+// What the filter leaves open, said wherever a runner reports what it enforces.
+inline constexpr std::string_view left_open =
+    "sendmsg() with a destination on a unix datagram socket can still reach a host datagram socket by its path";
+
+#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX) && \
+    (defined(__x86_64__) || defined(__aarch64__) || defined(__i386__) || (defined(__arm__) && defined(__ARMEL__)) || \
+     (defined(__riscv) && __riscv_xlen == 64))
+
+inline constexpr bool filter_available = true;
+
+namespace detail {
+
+// The numbers of the calls the filter looks at, for one architecture; 0: none there.
+struct Calls {
+    std::uint32_t arch;
+    std::uint32_t socket, connect, sendto, io_uring_setup, socketcall;
+};
+
+#if defined(__x86_64__)
+inline constexpr Calls native{AUDIT_ARCH_X86_64, 41, 42, 44, 425, 0};
+inline constexpr Calls compat{AUDIT_ARCH_I386, 359, 362, 369, 425, 102};
+inline constexpr std::uint32_t x32_bit = 0x40000000;  // x32's calls: x86-64 numbers with this bit
+#elif defined(__aarch64__)
+inline constexpr Calls native{AUDIT_ARCH_AARCH64, 198, 203, 206, 425, 0};
+inline constexpr Calls compat{AUDIT_ARCH_ARM, 281, 283, 290, 425, 0};
+#elif defined(__i386__)
+inline constexpr Calls native{AUDIT_ARCH_I386, 359, 362, 369, 425, 102};
+#elif defined(__arm__)
+inline constexpr Calls native{AUDIT_ARCH_ARM, 281, 283, 290, 425, 0};
+#else
+inline constexpr Calls native{AUDIT_ARCH_RISCV64, 198, 203, 206, 425, 0};
+#endif
+
+// A tiny assembler: instructions with jumps to labels, resolved once all are placed.
+struct Program {
+    static constexpr std::size_t capacity = 64;
+    sock_filter code[capacity]{};
+    std::size_t size = 0;
+    std::size_t label_at[16]{};
+    struct Jump {
+        std::size_t at;
+        int if_true, if_false;  // labels; -1: the next instruction
+    } jumps[32]{};
+    std::size_t jump_count = 0;
+
+    constexpr void statement(std::uint16_t op, std::uint32_t k) { code[size++] = sock_filter{op, 0, 0, k}; }
+    constexpr void jump_if_equal(std::uint32_t k, int if_true, int if_false = -1) {
+        jumps[jump_count++] = {size, if_true, if_false};
+        code[size++] = sock_filter{BPF_JMP | BPF_JEQ | BPF_K, 0, 0, k};
+    }
+    constexpr void label(int name) { label_at[name] = size; }
+    constexpr void resolve() {
+        for (std::size_t j = 0; j < jump_count; ++j) {
+            const Jump& jump = jumps[j];
+            auto offset = [&](int name) { return name < 0 ? 0 : static_cast<std::uint8_t>(label_at[name] - jump.at - 1); };
+            code[jump.at].jt = offset(jump.if_true);
+            code[jump.at].jf = offset(jump.if_false);
+        }
+    }
+};
+
+// The low 32 bits of argument `i`, and its high 32 bits.
+constexpr std::uint32_t argument_low(int i) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return offsetof(seccomp_data, args) + 8 * i;
+#else
+    return offsetof(seccomp_data, args) + 8 * i + 4;
+#endif
+}
+constexpr std::uint32_t argument_high(int i) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return offsetof(seccomp_data, args) + 8 * i + 4;
+#else
+    return offsetof(seccomp_data, args) + 8 * i;
+#endif
+}
+
+enum Label { native_calls, compat_calls, check_socket, check_sendto, refuse, refuse_ring, allow };
+
+// The calls of one architecture, number already loaded: each goes to its check.
+constexpr void dispatch(Program& p, const Calls& calls) {
+    if (calls.socketcall) p.jump_if_equal(calls.socketcall, refuse);
+    p.jump_if_equal(calls.socket, check_socket);
+    p.jump_if_equal(calls.connect, refuse);
+    p.jump_if_equal(calls.sendto, check_sendto);
+    p.jump_if_equal(calls.io_uring_setup, refuse_ring);
+    p.statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+}
+
+constexpr Program build() {
+    Program p;
+    p.statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch));
+#if defined(__x86_64__) || defined(__aarch64__)
+    p.jump_if_equal(native.arch, native_calls);
+    p.jump_if_equal(compat.arch, compat_calls);
+#else
+    p.jump_if_equal(native.arch, native_calls);
+#endif
+    p.statement(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+    p.label(native_calls);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr));
+#if defined(__x86_64__)
+    p.statement(BPF_ALU | BPF_AND | BPF_K, ~x32_bit);
+#endif
+    dispatch(p, native);
+#if defined(__x86_64__) || defined(__aarch64__)
+    p.label(compat_calls);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr));
+    dispatch(p, compat);
+#endif
+    // socket(domain, ...): AF_UNIX only.
+    p.label(check_socket);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(0));
+    p.jump_if_equal(AF_UNIX, allow, refuse);
+    // sendto(fd, buf, len, flags, dest_addr, addrlen): no destination given.
+    p.label(check_sendto);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(4));
+    p.jump_if_equal(0, -1, refuse);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_high(4));
+    p.jump_if_equal(0, allow, refuse);
+    p.label(refuse);
+    p.statement(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA));
+    p.label(refuse_ring);
+    p.statement(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+    p.label(allow);
+    p.statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    p.resolve();
+    return p;
+}
+
+inline constexpr Program program = build();
+
+}  // namespace detail
+
+// The filter's instructions, as bubblewrap's --seccomp reads them from a descriptor.
+inline const sock_filter* filter_code() noexcept { return detail::program.code; }
+inline std::size_t filter_size() noexcept { return detail::program.size; }
+
+// Installs the filter on the calling thread, inherited by everything it executes and
+// starts. Needs no_new_privs (or CAP_SYS_ADMIN). 0 or -errno.
+inline int install_filter() noexcept {
+    sock_fprog fprog{static_cast<unsigned short>(detail::program.size), const_cast<sock_filter*>(detail::program.code)};
+    return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -errno;
+}
+
+#else
+
+inline constexpr bool filter_available = false;
+
+// No filter in this build or for this architecture: the caller must fail closed.
+inline int install_filter() noexcept { return -ENOSYS; }
+
+#endif
+
+}  // namespace confine::network
