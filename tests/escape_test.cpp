@@ -11,6 +11,7 @@
 
 #include <confine/plugins.hpp>
 #include "executor.hpp"
+#include <confine/sdk/network_filter_linux.hpp>
 #include <confine/wrap_result.hpp>
 
 #include <catch2/catch.hpp>
@@ -18,10 +19,17 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -240,6 +248,97 @@ void attempt_capabilities(Way way) {
     CHECK_THAT(r.out, Catch::Contains("NoNewPrivs:\t1"));
 }
 
+// Listeners on the host, outside every sandbox: a TCP one and a UDP one on the loopback,
+// an abstract unix socket and a unix socket by path outside every writable root. What
+// reached each is read afterwards, without waiting.
+struct HostListeners {
+    int tcp = -1, udp = -1, abstract_unix = -1, path_unix = -1;
+    int tcp_port = 0, udp_port = 0;
+    std::string abstract_name = "confine-test-" + std::to_string(::getpid());
+    fs::path path;
+
+    explicit HostListeners(const fs::path& socket_path) : path(socket_path) {
+        tcp = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        tcp_port = bind_loopback(tcp);
+        udp_port = bind_loopback(udp);
+        REQUIRE(::listen(tcp, 8) == 0);
+        abstract_unix = listen_unix(abstract_name, true);
+        path_unix = listen_unix(path.string(), false);
+        fs::permissions(path, fs::perms::all);  // connectable by anyone, but for the sandbox
+    }
+    ~HostListeners() {
+        for (int fd : {tcp, udp, abstract_unix, path_unix}) ::close(fd);
+        fs::remove(path);
+    }
+    static int bind_loopback(int fd) {
+        REQUIRE(fd >= 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+        socklen_t size = sizeof a;
+        REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &size) == 0);
+        return ntohs(a.sin_port);
+    }
+    static int listen_unix(const std::string& name, bool abstract) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        REQUIRE(fd >= 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::memcpy(a.sun_path + (abstract ? 1 : 0), name.data(), name.size());
+        const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size() + (abstract ? 1 : 0));
+        REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), size) == 0);
+        REQUIRE(::listen(fd, 8) == 0);
+        return fd;
+    }
+    // Whether anything arrived: a connection waiting, or a datagram.
+    static bool connected(int fd) {
+        const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c >= 0) ::close(c);
+        return c >= 0;
+    }
+    std::vector<std::string> command() const {
+        return {NET_REACH, std::to_string(tcp_port), std::to_string(udp_port), abstract_name, path.string()};
+    }
+    std::string arrived() {
+        char byte = 0;
+        std::string what;
+        if (connected(tcp)) what += " tcp";
+        if (::recv(udp, &byte, 1, MSG_DONTWAIT) == 1) what += " udp";
+        if (connected(abstract_unix)) what += " abstract";
+        if (connected(path_unix)) what += " path";
+        return what;
+    }
+};
+
+// With the network confined (the default), no socket reaches the host: the command is
+// refused each connection, and on the host's side nothing arrived. A socketpair works.
+// With --network allow, TCP and UDP reach the host's loopback.
+void attempt_network(Way way, bool unprivileged) {
+    if (unprivileged) test::require_user_switch();
+    Sandbox box(way);
+    Tree t(unprivileged);
+    HostListeners host(t.root / "host.sock");
+    for (const bool read_only : {false, true}) {
+        auto a = box.args(t, host.command(), read_only);
+        auto r = box.confine.run(a, {}, as_user(unprivileged));
+        INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << (read_only ? ", read-only" : "") << "\nstdout: " << r.out
+                          << "\nstderr: " << r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK_THAT(r.out, Catch::StartsWith("tcp=E") && Catch::Contains(" udp=E") && Catch::Contains(" abstract=E") &&
+                              Catch::Contains(" path=E") && Catch::EndsWith(" socketpair=ok\n"));
+        CHECK(host.arrived().empty());
+    }
+    auto allowed = box.args(t, host.command());
+    allowed.insert(allowed.begin() + 1, {"--network", "allow"});
+    auto r = box.confine.run(allowed, {}, as_user(unprivileged));
+    INFO(name_of(way) << ", --network allow\nstdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith("tcp=ok udp=ok "));
+    CHECK_THAT(host.arrived(), Catch::StartsWith(" tcp udp"));
+}
+
 }  // namespace
 
 // One test case per runner and user, so that CTest names the way that failed.
@@ -258,7 +357,41 @@ void attempt_capabilities(Way way) {
         attempt_terminal(WAY, false);                                                                                                       \
         attempt_terminal(WAY, true);                                                                                                        \
     }                                                                                                                                       \
-    TEST_CASE("root keeps no capability through " TAG, "[escape][e2e]" TAGS) { attempt_capabilities(WAY); }
+    TEST_CASE("root keeps no capability through " TAG, "[escape][e2e]" TAGS) { attempt_capabilities(WAY); }                             \
+    TEST_CASE("no socket reaches the host through " TAG ", as root and as an unprivileged user", "[escape][e2e][network]" TAGS) {         \
+        attempt_network(WAY, false);                                                                                                        \
+        attempt_network(WAY, true);                                                                                                         \
+    }
+
+TEST_CASE("the network filter refuses each way a socket leaves the sandbox, and keeps socketpair", "[escape][network][linux-only]") {
+    // In a child, so that the filter stays there: each check is one bit of its status.
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || confine::network::install_filter() != 0) ::_exit(255);
+        int failed = 0;
+        auto refused = [](long rc, int error) { return rc < 0 && errno == error; };
+        for (int family : {AF_INET, AF_INET6, AF_NETLINK, AF_PACKET})
+            if (!refused(::socket(family, SOCK_DGRAM, 0), EACCES)) failed |= 1;
+        const int unix_dgram = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+        if (unix_dgram < 0) failed |= 2;
+        sockaddr_un to{};
+        to.sun_family = AF_UNIX;
+        std::strcpy(to.sun_path, "/dev/log");
+        if (!refused(::connect(unix_dgram, reinterpret_cast<sockaddr*>(&to), sizeof to), EACCES)) failed |= 4;
+        if (!refused(::sendto(unix_dgram, "x", 1, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), EACCES)) failed |= 8;
+        if (!refused(::syscall(SYS_io_uring_setup, 1, nullptr), EPERM)) failed |= 16;
+        int pair[2];
+        char c = 0;
+        if (::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0 || ::send(pair[0], "y", 1, 0) != 1 || ::recv(pair[1], &c, 1, 0) != 1)
+            failed |= 32;
+        ::_exit(failed);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+}
 
 TEST_CASE("file metadata outside the writable roots stays as it was under bubblewrap", "[escape][e2e]") {
     for (Way way : {Way::bwrap, Way::runner_command})

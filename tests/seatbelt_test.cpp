@@ -25,7 +25,7 @@ namespace sb = confine::seatbelt;
 
 namespace {
 
-const std::string header = "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n";
+const std::string header = "(version 1)\n(allow default)\n(deny network*)\n(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n";
 
 std::string hex(std::string_view s) {
     std::string out;
@@ -84,7 +84,7 @@ std::vector<std::string> guile_reading(const std::string& profile) {
 }
 
 std::vector<std::string> expected_reading(const std::vector<std::string>& roots) {
-    std::vector<std::string> out{"(version 1)", "(allow default)", "(deny file-write*)",
+    std::vector<std::string> out{"(version 1)", "(allow default)", "(deny network*)", "(deny file-write*)",
                                  "(allow file-write* (literal \"" + hex("/dev/null") + "\"))"};
     for (const auto& r : roots) out.push_back("(allow file-write* (subpath \"" + hex(r) + "\"))");
     return out;
@@ -127,6 +127,9 @@ TEST_CASE("seatbelt profiles per mode and policy match their golden files", "[se
     Seatbelt plain;
     CHECK(plain.profile({"--workspace", "/var/backups"}) == header + "(allow file-write* (subpath \"/tmp\"))\n(allow file-write* (subpath \"/var/backups\"))\n");
     CHECK(plain.profile({"--mode", "read-only"}) == header);
+    // With the network allowed, no network rule at all.
+    CHECK(plain.profile({"--mode", "read-only", "--network", "allow"}) ==
+          "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n");
 }
 
 TEST_CASE("hostile paths stay one string each: an independent reader sees exactly the intended rules", "[seatbelt][guile]") {

@@ -54,13 +54,17 @@ inline std::expected<std::string, std::string> string_literal(std::string_view p
     return out;
 }
 
-// The profile: allow by default, deny every file write, then allow writes to
-// /dev/null (the file alone) and beneath each writable root. `roots` must already be
-// canonical; they are de-duplicated and sorted, so equal policies give equal profiles.
-inline std::expected<std::string, std::string> profile(std::vector<std::string> roots) {
+// The profile: allow by default; with the network confined, deny every network
+// operation (outbound, inbound and bind, unix-domain sockets of host services included;
+// a socketpair is not one); deny every file write, then allow writes to /dev/null (the
+// file alone) and beneath each writable root. `roots` must already be canonical; they are
+// de-duplicated and sorted, so equal policies give equal profiles.
+inline std::expected<std::string, std::string> profile(std::vector<std::string> roots, bool network_none = true) {
     std::sort(roots.begin(), roots.end());
     roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
-    std::string p = "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n";
+    std::string p = "(version 1)\n(allow default)\n";
+    if (network_none) p += "(deny network*)\n";
+    p += "(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n";
     for (const auto& root : roots) {
         auto literal = string_literal(root);
         if (!literal) return std::unexpected("writable root " + root + " " + literal.error());

@@ -80,7 +80,7 @@ public:
                 roots.push_back(*real);
             }
         }
-        auto p = confine::seatbelt::profile(std::move(roots));
+        auto p = confine::seatbelt::profile(std::move(roots), policy.network == sdk::Network::none);
         if (!p) return std::unexpected(sdk::invalid_argument(p.error()));
         sdk::WrapResult r;
         r.argv = {program_, "-p", *p, "--"};
