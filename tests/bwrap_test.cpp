@@ -138,6 +138,20 @@ TEST_CASE("an asserted runner_command of bubblewrap confines writes to the polic
     test::run_matrix(asserted_bwrap, test::User::nobody);
 }
 
+TEST_CASE("bwrap confines the network unless the run or the configuration allows it", "[bwrap][network]") {
+    const std::vector<std::string> confined{"--unshare-net", "--seccomp", "{network-filter-fd}"};
+    auto has = [&](const json& argv) { return std::search(argv.begin(), argv.end(), confined.begin(), confined.end()) != argv.end(); };
+    Bwrapped by_default;
+    CHECK(has(by_default.wrap({"--mode", "read-only"})["argv"]));
+    CHECK_FALSE(has(by_default.wrap({"--mode", "read-only", "--network", "allow"})["argv"]));
+    Bwrapped allowing("[policy]\nnetwork = \"allow\"\n");
+    CHECK_FALSE(has(allowing.wrap({"--mode", "read-only"})["argv"]));
+    CHECK(has(allowing.wrap({"--mode", "read-only", "--network", "none"})["argv"]));
+    auto bad = by_default.confine.run({"wrap", "--json", "--config", by_default.config.string(), "--network", "off", "--", "true"});
+    CHECK(bad.exit_code == 125);
+    CHECK(bad.err == "confinectl: --network: off is not one of none, allow\n");
+}
+
 TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no capabilities", "[bwrap]") {
     Bwrapped c;
     test::TempDir ws("/var/tmp"), extra("/var/tmp");

@@ -88,6 +88,16 @@ list = ["a", "b"]
     CHECK(confine::to_string(cfg.runners.at("landlock").where) == "test.toml:9:1");
 }
 
+TEST_CASE("[policy] network is none by default, allow when it says so, and nothing else", "[config][network]") {
+    CHECK(confine::parse_config("", "test.toml")->network == confine::Network::none);
+    CHECK(confine::parse_config("[policy]\nnetwork = \"allow\"\n", "test.toml")->network == confine::Network::allow);
+    CHECK(confine::parse_config("[policy]\nnetwork = \"none\"\n", "test.toml")->network == confine::Network::none);
+    CHECK(error_of("[policy]\nnetwork = \"off\"\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
+    CHECK(error_of("[policy]\nnetwork = false\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
+    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:1: unknown key 'read' in [policy] (known: network)");
+    CHECK(error_of("policy = \"none\"\n").message == "test.toml:1:10: policy must be a table, not string");
+}
+
 TEST_CASE("a TOML syntax error names file, line and column", "[config]") {
     auto e = error_of("probe_timeout_ms = 10\n[platform.linux\n");
     CHECK(e.code == ErrorCode::config_syntax);

@@ -146,6 +146,31 @@ TEST_CASE("landlock-run passes exit statuses through, 7 and 125 included", "[lan
     CHECK(r.err.empty());
 }
 
+TEST_CASE("landlock-run --no-network keeps sockets in, anywhere among the grants, and without it nothing changes", "[landlock][e2e][network][linux-only]") {
+    test::require_landlock();
+    // Port 1 on the loopback has no listener: a connect that is allowed is refused by the
+    // host's stack (ECONNREFUSED), one the filter stops never gets there (EACCES).
+    const std::vector<std::string> reach{NET_REACH, "1", "1", "confine-no-such-socket", "/nonexistent/socket"};
+    for (const auto& grants : std::vector<std::vector<std::string>>{{"--no-network", "--ro", "/"}, {"--ro", "/", "--no-network"},
+                                                                     {"--no-network", "--ro", "/", "--no-network"}}) {
+        std::vector<std::string> argv{launcher};
+        argv.insert(argv.end(), grants.begin(), grants.end());
+        argv.push_back("--");
+        argv.insert(argv.end(), reach.begin(), reach.end());
+        auto r = test::run(argv);
+        INFO(r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out == "tcp=EACCES udp=EACCES abstract=EACCES path=EACCES socketpair=ok\n");
+    }
+    std::vector<std::string> open{launcher, "--ro", "/", "--"};
+    open.insert(open.end(), reach.begin(), reach.end());
+    CHECK(test::run(open).out == "tcp=ECONNREFUSED udp=ok abstract=ECONNREFUSED path=ENOENT socketpair=ok\n");
+    // A flag, not a grant: "--no-network" is never taken as a path.
+    auto r = test::run({launcher, "--ro", "--no-network", "--", "true"});
+    CHECK(r.exit_code == 125);
+    CHECK(r.err == "landlock-run: cannot open rule path: --no-network: No such file or directory\n");
+}
+
 TEST_CASE("landlock confines writes to the policy's roots, as root, through the launcher", "[landlock][e2e][linux-only]") {
     test::run_matrix(expectations(Path::launcher), test::User::caller);
 }
