@@ -25,6 +25,15 @@ json enforcement_or_null(const std::optional<confine::Enforcement>& e) {
     return e ? json(std::string(confine::to_string(*e))) : json(nullptr);
 }
 
+// {"write": ..., "network": ..., "processes": ..., "open": ...}: each a level ("full",
+// "partial", "none"), the network "not asked" when the policy allowed it.
+json dimensions_json(const confine::Dimensions& d, bool network_asked) {
+    return {{"write", std::string(confine::to_string(d.write))},
+            {"network", network_asked ? std::string(confine::to_string(d.network)) : std::string("not asked")},
+            {"processes", std::string(confine::to_string(d.processes))},
+            {"open", or_null(d.open)}};
+}
+
 json error_json(const confine::Error& e) { return {{"code", confine::error_code_name(e.code)}, {"message", e.message}}; }
 
 json candidate_json(const confine::Candidate& c) {
@@ -103,7 +112,8 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w) 
             {{"allowed_exit_codes", w.failure_rule.allowed_exit_codes},
              {"fatal_signatures", w.failure_rule.fatal_signatures},
              {"informational_lines", w.failure_rule.informational_lines}}},
-           {"attestation", attestation_json(w.attestation)}};
+           {"attestation", attestation_json(w.attestation)},
+           {"dimensions", dimensions_json(w.dimensions, w.network_asked)}};
     // An argv is run as it is: one that JSON cannot carry exactly is refused, never altered.
     for (std::size_t i = 0; i < w.argv.size(); ++i) {
         try {
@@ -126,7 +136,8 @@ std::string run_report_json(const confine::Outcome& o) {
            {"enforcement", enforcement_or_null(o.enforcement)},
            {"basis", std::string(confine::to_string(o.basis))},
            {"evidence", evidence},
-           {"denial_hint", or_null(o.denial_hint)}};
+           {"denial_hint", or_null(o.denial_hint)},
+           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, o.network_asked) : json(nullptr)}};
     return text_of(j, -1);
 }
 

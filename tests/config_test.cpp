@@ -94,8 +94,22 @@ TEST_CASE("[policy] network is none by default, allow when it says so, and nothi
     CHECK(confine::parse_config("[policy]\nnetwork = \"none\"\n", "test.toml")->network == confine::Network::none);
     CHECK(error_of("[policy]\nnetwork = \"off\"\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
     CHECK(error_of("[policy]\nnetwork = false\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
-    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:1: unknown key 'read' in [policy] (known: network)");
+    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:1: unknown key 'read' in [policy] (known: network, enforcement)");
     CHECK(error_of("policy = \"none\"\n").message == "test.toml:1:10: policy must be a table, not string");
+}
+
+TEST_CASE("[policy.enforcement] sets the least level per dimension, partial by default", "[config][network]") {
+    const auto d = confine::parse_config("", "test.toml")->minimums;
+    CHECK((d.write == confine::Minimum::partial && d.network == confine::Minimum::partial && d.processes == confine::Minimum::partial));
+    const auto m = confine::parse_config("[policy.enforcement]\nwrite = \"full\"\nnetwork = \"best-effort\"\n", "test.toml")->minimums;
+    CHECK(m.write == confine::Minimum::full);
+    CHECK(m.network == confine::Minimum::best_effort);
+    CHECK(m.processes == confine::Minimum::partial);
+    CHECK(error_of("[policy.enforcement]\nnetwork = \"some\"\n").message ==
+          "test.toml:2:11: policy.enforcement.network must be \"full\", \"partial\" or \"best-effort\"");
+    CHECK(error_of("[policy.enforcement]\nmetadata = \"full\"\n").message ==
+          "test.toml:2:1: unknown dimension 'metadata' in [policy.enforcement] (known: write, network, processes)");
+    CHECK(error_of("[policy]\nenforcement = \"full\"\n").message == "test.toml:2:15: policy.enforcement must be a table, not string");
 }
 
 TEST_CASE("a TOML syntax error names file, line and column", "[config]") {

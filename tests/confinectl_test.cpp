@@ -335,6 +335,52 @@ TEST_CASE("confinectl run fails closed on the default configuration when no runn
     CHECK_FALSE(fs::exists(marker));
 }
 
+TEST_CASE("a runner below a dimension's minimum runs nothing, and best-effort accepts it with a report that says what it is", "[cli][run][network]") {
+    test::Installed confine;
+    test::TempDir plugins, ws;
+    test::install_fake(plugins.path(), "usable");
+    const fs::path config = confine.scratch("levels.toml");
+    const fs::path marker = ws / "ran";
+    const fs::path report = confine.scratch("report.json");
+    // `runner`: more of [runner.usable] (whose launcher is the fake one); `policy`: more tables.
+    auto run = [&](const std::string& runner, const std::string& policy, std::vector<std::string> flags = {}) {
+        test::write_file(config, "plugin_dirs = [\"" + plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"usable\"]\n"
+                                 "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = true\n" + runner + policy);
+        std::vector<std::string> args{"run", "--config", config.string(), "--workspace", ws.path().string(), "--report", report.string()};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--", "/usr/bin/touch", marker.string()});
+        return confine.run(args);
+    };
+    // It says it cannot confine the network at all: with the network confined (the
+    // default), nothing runs.
+    auto refused = run("network = \"none\"\n", "");
+    CHECK(refused.exit_code == 125);
+    CHECK(refused.err == "confinectl: sandbox unavailable: runner 'usable' enforces network at level none, below the minimum partial "
+                         "([policy.enforcement] network)\n");
+    CHECK_FALSE(fs::exists(marker));
+    // The network allowed: not asked of it, so it runs; the report says so.
+    auto allowed = run("network = \"none\"\n", "", {"--network", "allow"});
+    CHECK(allowed.exit_code == 0);
+    CHECK(fs::exists(marker));
+    auto j = json::parse(test::read_file(report));
+    CHECK(j["dimensions"]["network"] == "not asked");
+    fs::remove(marker);
+    // Accepted as best-effort: it runs, and the report says what it enforced.
+    auto lenient = run("network = \"none\"\n", "[policy.enforcement]\nnetwork = \"best-effort\"\n");
+    CHECK(lenient.exit_code == 0);
+    CHECK(fs::exists(marker));
+    j = json::parse(test::read_file(report));
+    CHECK(j["dimensions"] == json{{"write", "partial"}, {"network", "none"}, {"processes", "partial"}, {"open", "what a fake leaves open"}});
+    CHECK(j["enforcement"] == "partial");
+    fs::remove(marker);
+    // A minimum of full refuses partial.
+    auto strict = run("", "[policy.enforcement]\nprocesses = \"full\"\n");
+    CHECK(strict.exit_code == 125);
+    CHECK(strict.err == "confinectl: sandbox unavailable: runner 'usable' enforces processes at level partial, below the minimum full "
+                        "([policy.enforcement] processes)\n");
+    CHECK_FALSE(fs::exists(marker));
+}
+
 TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run][linux-only]") {
     FakeRunnerSetup s;
     const fs::path report = s.confine.scratch("report.json");

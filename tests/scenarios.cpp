@@ -243,6 +243,9 @@ const std::vector<Scenario>& scenarios() {
              const json& j = *r.report;
              CHECK(j["runner"] == r.runner.runner);
              CHECK(j["enforcement"] == r.runner.enforcement);
+             CHECK(j["dimensions"]["write"] == r.runner.levels[0]);
+             CHECK(j["dimensions"]["network"] == r.runner.levels[1]);
+             CHECK(j["dimensions"]["processes"] == r.runner.levels[2]);
              if (r.runner.basis == Basis::attestation) {
                  CHECK(j["outcome"] == "task_failed");
                  CHECK(j["basis"] == "attestation");

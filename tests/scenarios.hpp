@@ -20,6 +20,7 @@
 
 #include "support.hpp"
 
+#include <array>
 #include <string>
 
 namespace test {
@@ -67,7 +68,9 @@ struct RunnerExpectations {
     MoveFromOutside move = MoveFromOutside::leaves_nothing;
     Killed killed = Killed::by_the_same_signal;
     Reports reports = Reports::when_asked;
-    std::string enforcement = "full";  // the report's "enforcement"
+    std::string enforcement = "full";  // the report's "enforcement": full only when every dimension asked is
+    // The report's "dimensions" (the network confined, as by default): write, network, processes.
+    std::array<std::string, 3> levels{"full", "full", "full"};
 };
 
 // Who runs confinectl: whoever runs the tests, or the unprivileged `nobody` (through

@@ -63,7 +63,11 @@ struct Seatbelt {
         CHECK(j["runner"] == "seatbelt");
         CHECK(j["denial_signatures"] == json::array({"operation not permitted"}));
         CHECK(j["failure_rule"]["fatal_signatures"] == json::array({"sandbox-exec: "}));
-        CHECK(j["enforcement"] == "full");
+        // The profile allows signals to the user's other processes: processes is none, so
+        // the enforcement is partial, and a run needs [policy.enforcement] processes = "best-effort".
+        CHECK(j["enforcement"] == "partial");
+        CHECK(j["dimensions"]["write"] == "full");
+        CHECK(j["dimensions"]["processes"] == "none");
         return j["argv"][2].get<std::string>();
     }
 };
@@ -229,7 +233,8 @@ TEST_CASE("seatbelt's probe confines true with the read-only profile, in a longe
 
     // Alone in its chain it is selected without a probe (docs/design.md §3), and where
     // sandbox-exec does not exist a run fails closed.
-    test::write_file(cfg, "[platform.linux]\nchain = [\"seatbelt\"]\n[runner.seatbelt]\nprogram = \"" + confine.scratch("absent").string() + "\"\n");
+    test::write_file(cfg, "[platform.linux]\nchain = [\"seatbelt\"]\n[runner.seatbelt]\nprogram = \"" + confine.scratch("absent").string() +
+                              "\"\n[policy.enforcement]\nprocesses = \"best-effort\"\n");
     test::TempDir ws("/var/tmp");
     auto r = confine.run({"run", "--config", cfg.string(), "--workspace", ws.path().string(), "--", "/usr/bin/touch", (ws / "ran").string()});
     CHECK(r.exit_code == 125);

@@ -225,7 +225,10 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     REQUIRE(ro);
     CHECK(ro->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                                                "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--", "make", "-j2"});
-    CHECK(ro->enforcement == confine::Enforcement::full);
+    CHECK(ro->enforcement == confine::Enforcement::partial);  // bubblewrap's network: the filter leaves sendmsg open
+    CHECK(ro->dimensions.write == confine::Level::full);
+    CHECK(ro->dimensions.network == confine::Level::partial);
+    CHECK(ro->dimensions.processes == confine::Level::full);
     CHECK(ro->denial_signatures == std::vector<std::string>{"read-only file system", "permission denied"});
     CHECK(ro->failure_rule.fatal_signatures == std::vector<std::string>{"bwrap: ", "company-wrapper: "});
     CHECK(ro->failure_rule.allowed_exit_codes.empty());
@@ -312,9 +315,19 @@ TEST_CASE("a built-in runner alone in its chain is selected without probing", "[
     auto darwin = provider_for(dir, std::string(confine::embedded_default_config()), "darwin");
     CHECK(darwin->selection().runner == std::optional<std::string>("seatbelt"));
     CHECK(darwin->selection().selected_without_probe);
-    auto sb = darwin->wrap({confine::Mode::read_only, {}, {}}, true_argv);
+    // Seatbelt's profile leaves the user's other processes open: below the default minimum
+    // for processes, nothing runs; accepted as best-effort, it wraps and says what it is.
+    auto refused = darwin->wrap({confine::Mode::read_only, {}, {}}, true_argv);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::sandbox_unavailable);
+    CHECK(refused.error().message ==
+          "runner 'seatbelt' enforces processes at level none, below the minimum partial ([policy.enforcement] processes)");
+    auto lenient = provider_for(dir, std::string(confine::embedded_default_config()) + "[policy.enforcement]\nprocesses = \"best-effort\"\n", "darwin");
+    auto sb = lenient->wrap({confine::Mode::read_only, {}, {}}, true_argv);
     REQUIRE(sb);
     CHECK(sb->argv.front() == "/usr/bin/sandbox-exec");
+    CHECK(sb->dimensions.processes == confine::Level::none);
+    CHECK(sb->enforcement == confine::Enforcement::partial);
     auto windows = provider_for(dir, std::string(confine::embedded_default_config()), "windows");
     CHECK(windows->selection().runner == std::optional<std::string>("appcontainer"));
     auto ro = windows->wrap({confine::Mode::read_only, {}, {}}, true_argv);

@@ -167,12 +167,34 @@ TEST_CASE("a wrap result of every ABI minor is read from the bytes its size cove
         CHECK(w->attestation.status_pid_key.empty());
         CHECK(w->in_process.apply == &apply_nothing);
     }
-    SECTION("1.4: the status attestation's process-ID key") {
-        auto w = read_sized(s.r, sizeof(confine_wrap_result));
+    SECTION("1.4: the status attestation's process-ID key, and no dimension said") {
+        s.r.write_level = CONFINE_LEVEL_FULL;
+        s.r.network_level = CONFINE_LEVEL_FULL;
+        auto w = read_sized(s.r, CONFINE_WRAP_RESULT_SIZE_1_4);
         REQUIRE(w);
         check_common_fields(*w);
         CHECK(w->attestation.kind == Kind::status_fd);
         CHECK(w->attestation.status_pid_key == "child-pid");
+        // Older than 1.5: write as its enforcement, nothing else.
+        CHECK(w->dimensions.write == confine::Level::partial);
+        CHECK(w->dimensions.network == confine::Level::none);
+        CHECK(w->dimensions.processes == confine::Level::none);
+    }
+    SECTION("1.5: the level of each dimension, and what is open") {
+        s.r.write_level = CONFINE_LEVEL_FULL;
+        s.r.network_level = CONFINE_LEVEL_PARTIAL;
+        s.r.processes_level = CONFINE_LEVEL_NONE;
+        s.r.dimensions_open = "network: a gap";
+        auto w = read_sized(s.r, sizeof(confine_wrap_result));
+        REQUIRE(w);
+        CHECK(w->dimensions.write == confine::Level::full);
+        CHECK(w->dimensions.network == confine::Level::partial);
+        CHECK(w->dimensions.processes == confine::Level::none);
+        CHECK(w->dimensions.open == "network: a gap");
+        s.r.network_level = 7;
+        auto bad = read_sized(s.r, sizeof(confine_wrap_result));
+        REQUIRE_FALSE(bad);
+        CHECK(bad.error().message == "malformed wrap result (dimension levels)");
     }
     SECTION("a status attestation from a result too short to hold its fields is refused") {
         for (std::size_t size : {CONFINE_WRAP_RESULT_SIZE_1_1, CONFINE_WRAP_RESULT_SIZE_1_2}) {

@@ -73,6 +73,8 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     Outcome out;
     out.runner = wrap.runner;
     out.enforcement = wrap.enforcement;
+    out.dimensions = wrap.dimensions;
+    out.network_asked = wrap.network_asked;
     out.exit_code = o.exit_code;
     out.signal = o.signal;
     out.timed_out = o.timed_out;

@@ -111,11 +111,31 @@ private:
         if (!table) return fail(node.source(), "policy must be a table, not " + type_name(node));
         for (auto [key_ptr, value_ptr] : in_file_order(*table)) {
             const std::string k(key_ptr->str());
-            if (k != "network") return fail(key_ptr->source(), "unknown key '" + k + "' in [policy] (known: network)");
+            if (k == "enforcement") {
+                if (auto err = read_minimums(*value_ptr, cfg)) return err;
+                continue;
+            }
+            if (k != "network") return fail(key_ptr->source(), "unknown key '" + k + "' in [policy] (known: network, enforcement)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "none" && *text != "allow"))
                 return fail(value_ptr->source(), "policy.network must be \"none\" or \"allow\"");
             cfg.network = *text == "none" ? Network::none : Network::allow;
+        }
+        return std::nullopt;
+    }
+
+    // [policy.enforcement]: per dimension, the least level a run accepts.
+    std::optional<Error> read_minimums(const toml::node& node, Config& cfg) {
+        const toml::table* table = node.as_table();
+        if (!table) return fail(node.source(), "policy.enforcement must be a table, not " + type_name(node));
+        for (auto [key_ptr, value_ptr] : in_file_order(*table)) {
+            const std::string k(key_ptr->str());
+            Minimum* into = k == "write" ? &cfg.minimums.write : k == "network" ? &cfg.minimums.network : k == "processes" ? &cfg.minimums.processes : nullptr;
+            if (!into) return fail(key_ptr->source(), "unknown dimension '" + k + "' in [policy.enforcement] (known: write, network, processes)");
+            const auto text = value_ptr->value<std::string>();
+            if (!text || (*text != "full" && *text != "partial" && *text != "best-effort"))
+                return fail(value_ptr->source(), "policy.enforcement." + k + " must be \"full\", \"partial\" or \"best-effort\"");
+            *into = *text == "full" ? Minimum::full : *text == "partial" ? Minimum::partial : Minimum::best_effort;
         }
         return std::nullopt;
     }

@@ -45,6 +45,7 @@ std::string_view to_string(Mode mode) noexcept {
     return mode == Mode::read_only ? "read-only" : "workspace-write";
 }
 std::string_view to_string(Enforcement e) noexcept { return e == Enforcement::full ? "full" : "partial"; }
+std::string_view to_string(Level l) noexcept { return l == Level::full ? "full" : l == Level::partial ? "partial" : "none"; }
 std::string_view to_string(Verdict::Kind kind) noexcept {
     switch (kind) {
     case Verdict::Kind::full: return "full";
@@ -304,7 +305,43 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     // The mechanism behind the command is unknown: both Linux dialects.
     r.denial_signatures = {"read-only file system", "permission denied"};
     r.failure_rule.fatal_signatures = pc.runner_failure_signatures;
+    r.dimensions = sdk::bwrap_dimensions(policy);  // what its bubblewrap-shaped arguments ask for
     return r;
+}
+
+std::string_view name_of(Minimum m) {
+    return m == Minimum::full ? "full" : m == Minimum::partial ? "partial" : "best-effort";
+}
+
+// The wrap, if each dimension the policy asks is enforced at least at the level the
+// configuration requires (docs/design.md §12): otherwise nothing runs. The network is
+// asked only when it is to be confined.
+// The wrap as the host reports it: whether the network was asked, and `enforcement` the
+// weakest of the dimensions asked.
+WrapResult reported(WrapResult wrapped, const Policy& policy) {
+    wrapped.network_asked = policy.network == Network::none;
+    const auto& d = wrapped.dimensions;
+    const bool all_full = d.write == Level::full && d.processes == Level::full && (!wrapped.network_asked || d.network == Level::full);
+    if (!all_full) wrapped.enforcement = Enforcement::partial;
+    return wrapped;
+}
+
+std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy& policy, const Config& config) {
+    wrapped = reported(std::move(wrapped), policy);
+    const std::pair<const char*, std::pair<Level, Minimum>> asked[] = {
+        {"write", {wrapped.dimensions.write, config.minimums.write}},
+        {"network", {policy.network == Network::none ? wrapped.dimensions.network : Level::full, config.minimums.network}},
+        {"processes", {wrapped.dimensions.processes, config.minimums.processes}},
+    };
+    for (const auto& [dimension, levels] : asked) {
+        const auto [level, minimum] = levels;
+        const bool enough = minimum == Minimum::best_effort || (minimum == Minimum::partial ? level != Level::none : level == Level::full);
+        if (!enough)
+            return std::unexpected(Error{ErrorCode::sandbox_unavailable,
+                                         "runner '" + wrapped.runner + "' enforces " + dimension + " at level " + std::string(to_string(level)) +
+                                             ", below the minimum " + std::string(name_of(minimum)) + " ([policy.enforcement] " + dimension + ")"});
+    }
+    return wrapped;
 }
 
 }  // namespace
@@ -322,14 +359,14 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
         if (auto bad = untrusted_runner_program(s.runner_command.front(), *resolved))
             return std::unexpected(Error{ErrorCode::sandbox_unavailable,
                                          "cannot start runner '" + std::string(asserted_runner_name) + "' (" + s.runner_command.front() + "): " + *bad});
-        return asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv);
+        return meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv), *resolved, impl_->config);
     }
     auto wrapped = impl_->selected->wrap(*resolved, argv);
     if (!wrapped) {
         // Whatever stopped the runner from wrapping, nothing may run unconfined.
         return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
     }
-    return wrapped;
+    return meets_minimums(std::move(*wrapped), *resolved, impl_->config);
 }
 
 std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, const Policy& policy,
@@ -342,7 +379,8 @@ std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, co
     if (auto bad = writable_by_the_run(*resolved, relied_on(impl_->config, file))) return std::unexpected(*bad);
     auto wrapped = (*opened)->wrap(*resolved, argv);
     if (!wrapped) return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
-    return wrapped;
+    // For review: reported as a run would get it, minimums not applied.
+    return reported(std::move(*wrapped), *resolved);
 }
 
 std::optional<Error> untrusted_runner_command(const Config& config, std::string_view platform) {

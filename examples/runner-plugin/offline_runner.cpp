@@ -24,7 +24,10 @@ public:
     // Functional: `true` must run with the read-only profile and no network.
     sdk::Verdict probe(std::uint32_t timeout_ms) override {
         if (auto bad = sdk::untrusted_program(prefix_.front())) return sdk::Verdict::unusable("bubblewrap cannot be used: " + *bad);
-        auto argv = sdk::bwrap_profile(prefix_, sdk::Policy{sdk::Mode::read_only, {}, {}});
+        // The network filter's descriptor is the host's to give at a run, not a probe's.
+        sdk::Policy policy{sdk::Mode::read_only, {}, {}};
+        policy.network = sdk::Network::allow;
+        auto argv = sdk::bwrap_profile(prefix_, policy);
         argv.insert(argv.end(), {"--", "true"});
         return sdk::verdict_of(host_.run_probe(argv, timeout_ms), "bubblewrap");
     }
@@ -45,6 +48,11 @@ public:
         r.enforcement = sdk::Enforcement::full;
         r.denial_signatures = {"read-only file system", "network is unreachable"};
         r.failure_rule.fatal_signatures = {"bwrap: "};
+        // What it enforces, per dimension: bubblewrap's profile, always without a network
+        // (even when the policy allows one), which is what this runner is for.
+        sdk::Policy offline = policy;
+        offline.network = sdk::Network::none;
+        r.dimensions = sdk::bwrap_dimensions(offline);
         return r;
     }
 

@@ -58,11 +58,22 @@ struct PlatformConfig {
     SourcePosition where;
 };
 
+// The least level of enforcement a run accepts for a dimension ([policy.enforcement]):
+// best_effort accepts a runner that enforces none of it (and says so).
+enum class Minimum { best_effort, partial, full };
+struct Minimums {
+    Minimum write = Minimum::partial;
+    Minimum network = Minimum::partial;
+    Minimum processes = Minimum::partial;
+};
+
 struct Config {
     std::string source;  // where it came from: a path or "<embedded default>"
     std::uint32_t probe_timeout_ms = 2000;
     // [policy] network: what a call asks of the network when it does not say.
     Network network = Network::none;
+    // [policy.enforcement]: what each dimension must be enforced at, at least.
+    Minimums minimums;
     std::vector<std::filesystem::path> plugin_dirs;
     std::map<std::string, PlatformConfig> platforms;
     std::map<std::string, RunnerTable> runners;

@@ -53,7 +53,11 @@ struct Outcome {
     std::optional<int> signal;     // when it was killed by a signal
     bool timed_out = false;        // killed (with its process group) at the time limit
     std::string runner;
-    std::optional<Enforcement> enforcement;
+    std::optional<Enforcement> enforcement;  // full only when every dimension asked is
+    // What the runner enforced of each dimension, once a wrap said; `network_asked` false
+    // when the policy allowed the network (dimensions->network then means nothing).
+    std::optional<Dimensions> dimensions;
+    bool network_asked = true;
     Basis basis = Basis::selection;
     // For sandbox_unavailable: the matched fatal stderr line, or what the attestation,
     // spawn error or selection said. Empty otherwise.

@@ -13,6 +13,8 @@
 namespace confine {
 
 using sdk::Attestation;
+using sdk::Dimensions;
+using sdk::Level;
 using sdk::Enforcement;
 using sdk::FailureRule;
 using sdk::InProcess;
@@ -25,10 +27,14 @@ struct WrapResult : sdk::WrapResult {
     std::string runner;             // the runner that wrapped, or "runner_command"
     std::size_t command_index = 0;  // where the caller's argv starts in `argv`
     std::shared_ptr<void> keep_alive;  // the plugin's result and the plugin itself
+    // Whether the policy asked for the network to be confined (dimensions.network then
+    // says how much it is); `enforcement` is full only when every dimension asked is.
+    bool network_asked = true;
 };
 
 std::string_view to_string(Mode mode) noexcept;           // "read-only", "workspace-write"
 std::string_view to_string(Enforcement e) noexcept;       // "full", "partial"
+std::string_view to_string(Level l) noexcept;             // "full", "partial", "none"
 std::string_view to_string(Verdict::Kind kind) noexcept;  // "full", "partial", "unusable"
 
 }  // namespace confine

@@ -67,6 +67,9 @@ public:
         sdk::WrapResult r;
         r.argv = ac::launcher_argv(launcher_, *grants, std::vector<std::string>(argv.begin(), argv.end()));
         r.enforcement = sdk::Enforcement::full;
+        // An AppContainer holds no capability: no network at all (allowed or not, for
+        // now), and no access to processes outside its container. Unverified here.
+        r.dimensions = {sdk::Level::full, sdk::Level::full, sdk::Level::full, {}};
         r.denial_signatures = {"access is denied"};
         r.failure_rule.allowed_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"appcontainer-run: "};

@@ -79,6 +79,7 @@ public:
         r.denial_signatures = {"read-only file system"};
         r.failure_rule.fatal_signatures = {"bwrap: "};
         r.attestation = sdk::Attestation::status_fd(status_argument, status_marker, status_pid_key);
+        r.dimensions = sdk::bwrap_dimensions(policy);
         return r;
     }
 

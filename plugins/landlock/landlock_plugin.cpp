@@ -140,6 +140,7 @@ public:
         r.failure_rule.fatal_signatures = {"landlock-run: "};
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
         r.attestation = sdk::Attestation::exec(2);  // the launcher's own exec, then the command's
+        r.dimensions = dimensions(abi, r.enforcement, network_none);
         if (in_process_) {
             auto prepared = prepare(abi, grants, network_none);
             if (!prepared) return std::unexpected(prepared.error());
@@ -150,6 +151,26 @@ public:
 
 private:
     static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+    // What a Landlock path enforces of each dimension: writes as the ABI governs them;
+    // the network but for what the network filter leaves open; processes partly — no
+    // trace out of the domain, no signal out of it from ABI 6, but the host's processes
+    // stay visible in /proc (Landlock cannot hide them).
+    static sdk::Dimensions dimensions(int abi, sdk::Enforcement write, bool network_none) {
+        sdk::Dimensions d;
+        d.write = write == sdk::Enforcement::full ? sdk::Level::full : sdk::Level::partial;
+        std::string open;
+        if (d.write == sdk::Level::partial) open = "write: this kernel's Landlock ABI governs some file accesses only (below ABI 5)";
+        if (network_none) {
+            d.network = sdk::Level::partial;
+            open += std::string(open.empty() ? "" : "; ") + "network: " + std::string(confine::network::left_open);
+        }
+        d.processes = sdk::Level::partial;
+        open += std::string(open.empty() ? "" : "; ") + "processes: the host's processes stay visible" +
+                (ll::scopes(abi) & ll::scope::signal ? std::string() : std::string(", and can be signalled (Landlock ABI below 6)"));
+        d.open = std::move(open);
+        return d;
+    }
 
     // Builds the ruleset the launcher would build, here, ready to be applied.
     static std::expected<std::unique_ptr<Prepared>, sdk::Error> prepare(int abi, const std::vector<std::pair<ll::Grant, std::string>>& grants,

@@ -88,6 +88,13 @@ public:
         r.enforcement = sdk::Enforcement::full;
         r.denial_signatures = {"operation not permitted"};
         r.failure_rule.fatal_signatures = {"sandbox-exec: "};
+        // The profile allows everything but writes (and the network, when confined): a
+        // command can still signal the user's other processes and ask host services to
+        // act for it (mach-lookup, AppleEvents). Unverified here: there is no Mac.
+        r.dimensions.write = sdk::Level::full;
+        r.dimensions.network = policy.network == sdk::Network::none ? sdk::Level::full : sdk::Level::none;
+        r.dimensions.processes = sdk::Level::none;
+        r.dimensions.open = "processes: the profile allows signals to the user's other processes and mach-lookup of host services";
         return r;
     }
 

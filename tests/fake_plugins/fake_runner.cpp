@@ -45,6 +45,8 @@ struct FakeSettings {
     bool attest = false;               // with a launcher: attest by its exec
     bool flag = false;
     std::int64_t count = 0;
+    // What a wrap says it enforces of network and processes: "none", "partial" or "full".
+    std::string network = "partial", processes = "partial";
 };
 
 // Moves a read value into `into`, or gives its error.
@@ -56,12 +58,14 @@ std::optional<sdk::Error> take(std::expected<T, sdk::Error> value, T& into) {
 }
 
 std::expected<FakeSettings, sdk::Error> read_settings(const sdk::Settings& settings) {
-    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest"})) return std::unexpected(*bad);
+    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest", "network", "processes"}))
+        return std::unexpected(*bad);
     FakeSettings out;
     for (const auto& bad : {take(settings.string_list_or("command", {}), out.command), take(settings.string_or("path", ""), out.path),
                             take(settings.string_or("label", ""), out.label), take(settings.string_or("launcher", ""), out.launcher),
                             take(settings.bool_or("attest", false), out.attest), take(settings.bool_or("flag", false), out.flag),
-                            take(settings.integer_or("count", 0), out.count)})
+                            take(settings.integer_or("count", 0), out.count), take(settings.string_or("network", "partial"), out.network),
+                            take(settings.string_or("processes", "partial"), out.processes)})
         if (bad) return std::unexpected(*bad);
     return out;
 }
@@ -107,6 +111,17 @@ public:
 
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
         if (FAKE_BEHAVIOR == FAKE_THROW) throw std::runtime_error("fake wrap exploded");
+        auto r = wrapped(policy, argv);
+        auto level = [](const std::string& name) {
+            return name == "full" ? sdk::Level::full : name == "partial" ? sdk::Level::partial : sdk::Level::none;
+        };
+        r.dimensions = {r.enforcement == sdk::Enforcement::full ? sdk::Level::full : sdk::Level::partial, level(settings_.network),
+                        level(settings_.processes), "what a fake leaves open"};
+        return r;
+    }
+
+private:
+    sdk::WrapResult wrapped(const sdk::Policy& policy, std::span<const std::string> argv) const {
         sdk::WrapResult r;
         if (!settings_.launcher.empty()) {
             // Shaped like the Landlock runner: a launcher that execs the command.

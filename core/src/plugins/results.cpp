@@ -17,8 +17,8 @@ constexpr std::size_t wrap_result_layouts[] = {
     CONFINE_WRAP_RESULT_SIZE_1_1,  // + attestation (0: NONE) and its exec index
     CONFINE_WRAP_RESULT_SIZE_1_2,  // + in-process apply (NULL: none) and its state
     CONFINE_WRAP_RESULT_SIZE_1_3,  // + status descriptor argument and marker
-    sizeof(confine_wrap_result),   // 1.4: + status process-ID key (NULL: none)
-    sizeof(confine_wrap_result),   // 1.5: unchanged (the policy gained its network)
+    CONFINE_WRAP_RESULT_SIZE_1_4,  // 1.4: + status process-ID key (NULL: none)
+    sizeof(confine_wrap_result),   // 1.5: + the level of each dimension (0: not said) and what is open
 };
 static_assert(std::size(wrap_result_layouts) == CONFINE_ABI_MINOR + 1);
 
@@ -113,6 +113,26 @@ std::optional<Error> read_attestation(const confine_wrap_result& r, std::size_t 
     }
 }
 
+// What the wrap enforces of each dimension. Not said (a plugin older than ABI 1.5, or a
+// level of 0): write as its enforcement, network and processes none.
+std::optional<Error> read_dimensions(const confine_wrap_result& r, WrapResult& out) {
+    const Level said_write = out.enforcement == Enforcement::full ? Level::full : Level::partial;
+    auto level = [](std::int32_t value, Level unsaid) -> std::optional<Level> {
+        switch (value) {
+        case CONFINE_LEVEL_UNSAID: return unsaid;
+        case CONFINE_LEVEL_NONE: return Level::none;
+        case CONFINE_LEVEL_PARTIAL: return Level::partial;
+        case CONFINE_LEVEL_FULL: return Level::full;
+        default: return std::nullopt;
+        }
+    };
+    const auto write = level(r.write_level, said_write), network = level(r.network_level, Level::none),
+               processes = level(r.processes_level, Level::none);
+    if (!write || !network || !processes) return bad("malformed wrap result (dimension levels)");
+    out.dimensions = {*write, *network, *processes, r.dimensions_open ? r.dimensions_open : ""};
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::expected<WrapResult, Error> read_wrap_result(const confine_wrap_result* result, std::span<const std::string> argv) {
@@ -130,6 +150,7 @@ std::expected<WrapResult, Error> read_wrap_result(const confine_wrap_result* res
     out.command_index = out.argv.size() - argv.size();
     if (r->in_process_apply) out.in_process = InProcess{r->in_process_apply, r->in_process_state, nullptr};
     if (auto wrong = read_attestation(*r, out.command_index, out.attestation)) return std::unexpected(std::move(*wrong));
+    if (auto wrong = read_dimensions(*r, out)) return std::unexpected(std::move(*wrong));
     return out;
 }
 

@@ -70,6 +70,14 @@ typedef int32_t confine_status;
 #define CONFINE_NETWORK_NONE 0  /* no socket reaches anything outside the sandbox */
 #define CONFINE_NETWORK_ALLOW 1 /* the network is not confined */
 
+/* How much of one dimension of the policy a wrap enforces (ABI 1.5). 0: not said, which
+ * the host reads as a plugin older than 1.5 would mean it: write as `enforcement`,
+ * network and processes none. */
+#define CONFINE_LEVEL_UNSAID 0
+#define CONFINE_LEVEL_NONE 1
+#define CONFINE_LEVEL_PARTIAL 2
+#define CONFINE_LEVEL_FULL 3
+
 /* Probe verdicts. */
 #define CONFINE_VERDICT_UNUSABLE 0
 #define CONFINE_VERDICT_FULL 1
@@ -228,13 +236,20 @@ typedef struct confine_wrap_result {
      * process ID. In the status text, the key is followed by the decimal process ID,
      * with nothing but spaces, quotes, ':' or '=' between them. */
     const char* attestation_status_pid_key;
+    /* ABI 1.5: what the wrap enforces of each dimension of the policy (CONFINE_LEVEL_*),
+     * and, for each below full, what is left open (UTF-8, may be NULL). */
+    int32_t write_level;
+    int32_t network_level;
+    int32_t processes_level;
+    const char* dimensions_open;
 } confine_wrap_result;
 
-/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 plugin. */
+/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 / 1.4 plugin. */
 #define CONFINE_WRAP_RESULT_SIZE_1_0 (offsetof(confine_wrap_result, attestation))
 #define CONFINE_WRAP_RESULT_SIZE_1_1 (offsetof(confine_wrap_result, in_process_apply))
 #define CONFINE_WRAP_RESULT_SIZE_1_2 (offsetof(confine_wrap_result, attestation_status_argument))
 #define CONFINE_WRAP_RESULT_SIZE_1_3 (offsetof(confine_wrap_result, attestation_status_pid_key))
+#define CONFINE_WRAP_RESULT_SIZE_1_4 (offsetof(confine_wrap_result, write_level))
 
 /* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
  * calls any plugin code. */

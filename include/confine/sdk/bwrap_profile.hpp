@@ -35,6 +35,7 @@
 //   what a link swapped in since leads to, as a bind by name would follow.
 #pragma once
 
+#include <confine/sdk/network_filter_linux.hpp>
 #include <confine/sdk/vocabulary.hpp>
 
 #include <cstdint>
@@ -77,6 +78,22 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
         for (const auto& w : policy.writable) bind(w.string());
     }
     return a;
+}
+
+// What the profile enforces of each dimension of `policy`: every write outside the
+// writable roots refused; with Network::none, the network but for what the network
+// filter leaves open (a datagram sent with sendmsg to a host socket by path); the
+// processes in full (a PID namespace of its own: no other process visible, none to
+// signal or trace).
+inline Dimensions bwrap_dimensions(const Policy& policy) {
+    Dimensions d;
+    d.write = Level::full;
+    d.processes = Level::full;
+    if (policy.network == Network::none) {
+        d.network = Level::partial;
+        d.open = "network: " + std::string(network::left_open);
+    }
+    return d;
 }
 
 }  // namespace confine::sdk

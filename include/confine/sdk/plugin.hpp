@@ -291,7 +291,7 @@ struct OwnedWrapResult : confine_wrap_result {
     StringListHolder argv_holder, denial_holder, fatal_holder, info_holder;
     std::vector<std::int32_t> exit_codes;
     InProcess in_process;
-    std::string status_marker, status_pid_key;
+    std::string status_marker, status_pid_key, dimensions_open;
     OwnedWrapResult() = default;
     OwnedWrapResult(const OwnedWrapResult&) = delete;
     OwnedWrapResult& operator=(const OwnedWrapResult&) = delete;
@@ -422,6 +422,17 @@ struct Entry {
             c.attestation_status_marker = owned->status_marker.c_str();
             owned->status_pid_key = result->attestation.status_pid_key;
             c.attestation_status_pid_key = owned->status_pid_key.empty() ? nullptr : owned->status_pid_key.c_str();
+            auto level = [](Level l) {
+                return l == Level::full ? CONFINE_LEVEL_FULL : l == Level::partial ? CONFINE_LEVEL_PARTIAL : CONFINE_LEVEL_NONE;
+            };
+            // A partial enforcement is at best a partial write.
+            const Level write = result->enforcement == Enforcement::partial && result->dimensions.write == Level::full ? Level::partial
+                                                                                                              : result->dimensions.write;
+            c.write_level = level(write);
+            c.network_level = level(result->dimensions.network);
+            c.processes_level = level(result->dimensions.processes);
+            owned->dimensions_open = result->dimensions.open;
+            c.dimensions_open = owned->dimensions_open.c_str();
             owned->in_process = result->in_process;
             c.in_process_apply = result->in_process.apply;
             c.in_process_state = result->in_process.state;

@@ -22,8 +22,22 @@ enum class Mode { read_only, workspace_write };
 // (socketpair) keep working.
 enum class Network { none, allow };
 
-// How much of the policy a runner enforces.
+// How much of the policy a runner enforces: full only when every dimension asked is.
 enum class Enforcement { full, partial };
+
+// How much of one dimension of the policy a runner enforces (design.md §12).
+enum class Level { none, partial, full };
+
+// What a runner enforces of each dimension: `write` (file contents and directory entries
+// only in the writable roots), `network` (with Network::none: no socket reaches outside
+// the sandbox) and `processes` (no signal, trace or view of processes outside it). `open`
+// says, for each dimension below full, what is left open.
+struct Dimensions {
+    Level write = Level::full;
+    Level network = Level::none;
+    Level processes = Level::none;
+    std::string open;
+};
 
 // What one call may do. Passed with every call; never stored by a provider or a runner.
 // Paths are absolute; a runner receives them canonical (every link resolved).
@@ -98,6 +112,7 @@ struct WrapResult {
     FailureRule failure_rule;
     Attestation attestation;
     InProcess in_process;
+    Dimensions dimensions;  // what this wrap enforces of each dimension (ABI 1.5)
 };
 
 }  // namespace confine::sdk
