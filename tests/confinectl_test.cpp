@@ -31,7 +31,7 @@ TEST_CASE("confinectl probe on the embedded default selects bubblewrap where it 
     CHECK_THAT(r.out, Catch::Contains("config: <embedded default>\n"));
     CHECK_THAT(r.out, Catch::Contains("chain: bwrap landlock\n"));
     CHECK_THAT(r.out, Catch::Contains("  bwrap: full [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
-    CHECK_THAT(r.out, Catch::Contains("selected: bwrap (enforcement full)\n"));
+    CHECK_THAT(r.out, Catch::Contains("selected: bwrap (enforcement partial)\n"));
     // Landlock, second in the chain, is not even probed.
     CHECK_THAT(r.out, !Catch::Contains("landlock:"));
 }
@@ -44,7 +44,7 @@ TEST_CASE("confinectl probe on the default chain falls back to landlock when bub
     CHECK(r.err.empty());
     CHECK_THAT(r.out, Catch::Contains("  bwrap: unusable: " + confine.absent_bwrap_reason() + " [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
     CHECK_THAT(r.out, Catch::Contains("  landlock: full [" + (confine.plugin_dir() / "confine-runner-landlock.so").string() + "]\n"));
-    CHECK_THAT(r.out, Catch::Contains("selected: landlock (enforcement full)\n"));
+    CHECK_THAT(r.out, Catch::Contains("selected: landlock (enforcement partial)\n"));
 }
 
 TEST_CASE("confinectl probe fails closed with one line and 125 when no runner is usable", "[cli]") {

@@ -217,7 +217,16 @@ TEST_CASE("seatbelt's probe confines true with the read-only profile, in a longe
                          "\nwhile [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n",
                      fs::perms(0755));
     const fs::path cfg = confine.scratch("c.toml");
+    // Below the default minimum for processes, it is skipped in the chain, with that reason.
     test::write_file(cfg, "[platform.linux]\nchain = [\"seatbelt\", \"landlock\"]\n[runner.seatbelt]\nprogram = \"" + fake.string() + "\"\n");
+    auto skipped = json::parse(confine.run({"probe", "--json", "--config", cfg.string()}).out);
+    CHECK(skipped["runners"][0]["verdict"] == "unusable");
+    CHECK(skipped["runners"][0]["reason"] ==
+          "runner 'seatbelt' enforces processes at level none, below the minimum partial ([policy.enforcement] processes)");
+    CHECK(skipped["runners"][1]["runner"] == "landlock");
+    // Accepted as best-effort, it is probed and selected.
+    test::write_file(cfg, "[platform.linux]\nchain = [\"seatbelt\", \"landlock\"]\n[runner.seatbelt]\nprogram = \"" + fake.string() +
+                              "\"\n[policy.enforcement]\nprocesses = \"best-effort\"\n");
     auto j = json::parse(confine.run({"probe", "--json", "--config", cfg.string()}).out);
     CHECK(j["runners"][0]["runner"] == "seatbelt");
     CHECK(j["runners"][0]["probed"] == true);

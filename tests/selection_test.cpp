@@ -107,7 +107,8 @@ TEST_CASE("a longer chain is probed in order and the first usable runner wins", 
     test::TempDir dir;
     test::FakeLog log;
     for (auto n : {"unusable", "usable", "partial"}) test::install_fake(dir.path(), n);
-    auto provider = provider_for(dir, chain({"unusable", "usable", "partial"}));
+    // It enforces every dimension in full: so does the selection.
+    auto provider = provider_for(dir, chain({"unusable", "usable", "partial"}) + "[runner.usable]\nnetwork = \"full\"\nprocesses = \"full\"\n");
     const auto& s = provider->selection();
     REQUIRE(s.usable());
     CHECK(*s.runner == "usable");
@@ -307,6 +308,26 @@ TEST_CASE("the default Linux chain fails closed when neither runner can work her
     auto wrapped = provider->wrap({confine::Mode::workspace_write, dir.path(), {}}, true_argv);
     REQUIRE_FALSE(wrapped);
     CHECK(wrapped.error().code == ErrorCode::sandbox_unavailable);
+}
+
+TEST_CASE("a runner below a dimension's minimum is skipped in the chain with that reason, and best-effort keeps it", "[selection][network]") {
+    test::TempDir dir;
+    for (auto n : {"usable", "partial"}) test::install_fake(dir.path(), n);
+    const std::string below = chain({"usable", "partial"}) + "[runner.usable]\nnetwork = \"none\"\n";
+    auto strict = provider_for(dir, below);
+    const auto& s = strict->selection();
+    REQUIRE(s.usable());
+    CHECK(*s.runner == "partial");
+    REQUIRE(s.candidates.size() == 2);
+    CHECK(s.candidates[0].verdict->kind == confine::Verdict::Kind::unusable);
+    CHECK(s.candidates[0].verdict->reason ==
+          "runner 'usable' enforces network at level none, below the minimum partial ([policy.enforcement] network)");
+    // The network allowed by the configuration: not asked of it, so it is chosen.
+    auto allowing = provider_for(dir, below + "[policy]\nnetwork = \"allow\"\n");
+    CHECK(allowing->selection().runner == std::optional<std::string>("usable"));
+    auto lenient = provider_for(dir, below + "[policy.enforcement]\nnetwork = \"best-effort\"\n");
+    CHECK(lenient->selection().runner == std::optional<std::string>("usable"));
+    CHECK(lenient->selection().enforcement == confine::Enforcement::partial);
 }
 
 TEST_CASE("a built-in runner alone in its chain is selected without probing", "[selection][builtin]") {

@@ -55,6 +55,45 @@ std::string_view to_string(Verdict::Kind kind) noexcept {
     return "unusable";
 }
 
+namespace {
+
+std::string_view name_of(Minimum m) {
+    return m == Minimum::full ? "full" : m == Minimum::partial ? "partial" : "best-effort";
+}
+
+// The wrap, if each dimension the policy asks is enforced at least at the level the
+// configuration requires (docs/design.md §12): otherwise nothing runs. The network is
+// asked only when it is to be confined.
+// The wrap as the host reports it: whether the network was asked, and `enforcement` the
+// weakest of the dimensions asked.
+WrapResult reported(WrapResult wrapped, const Policy& policy) {
+    wrapped.network_asked = policy.network == Network::none;
+    const auto& d = wrapped.dimensions;
+    const bool all_full = d.write == Level::full && d.processes == Level::full && (!wrapped.network_asked || d.network == Level::full);
+    if (!all_full) wrapped.enforcement = Enforcement::partial;
+    return wrapped;
+}
+
+std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy& policy, const Config& config) {
+    wrapped = reported(std::move(wrapped), policy);
+    const std::pair<const char*, std::pair<Level, Minimum>> asked[] = {
+        {"write", {wrapped.dimensions.write, config.minimums.write}},
+        {"network", {policy.network == Network::none ? wrapped.dimensions.network : Level::full, config.minimums.network}},
+        {"processes", {wrapped.dimensions.processes, config.minimums.processes}},
+    };
+    for (const auto& [dimension, levels] : asked) {
+        const auto [level, minimum] = levels;
+        const bool enough = minimum == Minimum::best_effort || (minimum == Minimum::partial ? level != Level::none : level == Level::full);
+        if (!enough)
+            return std::unexpected(Error{ErrorCode::sandbox_unavailable,
+                                         "runner '" + wrapped.runner + "' enforces " + dimension + " at level " + std::string(to_string(level)) +
+                                             ", below the minimum " + std::string(name_of(minimum)) + " ([policy.enforcement] " + dimension + ")"});
+    }
+    return wrapped;
+}
+
+}  // namespace
+
 struct Provider::Impl {
     Config config;
     std::string platform;
@@ -157,10 +196,14 @@ struct Provider::Impl {
             } else {
                 verdict_for(c, **runner, cache);
             }
+            // Usable, but below a dimension's minimum: skipped, with that reason.
+            std::optional<Enforcement> sampled;
+            if (c.verdict->usable())
+                if (auto below = below_minimums(**runner, &sampled)) c.verdict = Verdict{Verdict::Kind::unusable, std::move(*below)};
             s.candidates.push_back(c);
             if (c.verdict->usable()) {
                 s.runner = name;
-                s.enforcement = enforcement_of(*c.verdict);
+                s.enforcement = sampled ? *sampled : enforcement_of(*c.verdict);
                 selected = std::move(*runner);
                 if (cache) cache->save();
                 return;
@@ -169,6 +212,21 @@ struct Provider::Impl {
         }
         if (cache) cache->save();
         unavailable(s, "no usable runner for platform '" + platform + "': " + reasons);
+    }
+
+    // Why `runner` cannot be chosen for what the configuration asks (its network, its
+    // minimums, docs/design.md §12), as a wrap of a sample command says what it enforces;
+    // nullopt when it can. A wrap is a pure transformation: nothing runs.
+    // `weakest` becomes partial when the sample's dimensions are not all full.
+    std::optional<std::string> below_minimums(Runner& runner, std::optional<Enforcement>* weakest = nullptr) const {
+        Policy sample{Mode::read_only, {}, {}, config.network};
+        const std::vector<std::string> argv{"true"};
+        auto wrapped = runner.wrap(sample, argv);
+        if (!wrapped) return std::nullopt;  // the run's own wrap says it, and runs nothing
+        auto checked = meets_minimums(std::move(*wrapped), sample, config);
+        if (!checked) return checked.error().message;
+        if (weakest && checked->enforcement == Enforcement::partial) *weakest = Enforcement::partial;
+        return std::nullopt;
     }
 
     // The verdict on candidate `c`, whose runner is `runner`: from the cache if it holds
@@ -233,8 +291,11 @@ Selection Provider::diagnose() const {
         std::lock_guard lock(impl_->diagnose_mutex);
         c.verdict = impl_->selected->probe(impl_->config.probe_timeout_ms);
     }
+    std::optional<Enforcement> sampled;
+    if (c.verdict->usable())
+        if (auto below = impl_->below_minimums(*impl_->selected, &sampled)) c.verdict = Verdict{Verdict::Kind::unusable, std::move(*below)};
     if (c.verdict->usable()) {
-        s.enforcement = Impl::enforcement_of(*c.verdict);
+        s.enforcement = sampled ? *sampled : Impl::enforcement_of(*c.verdict);
     } else {
         s.failure = Error{ErrorCode::sandbox_unavailable,
                           "runner '" + c.runner + "', the only one in the chain, is unusable: " + c.verdict->reason};
@@ -307,41 +368,6 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     r.failure_rule.fatal_signatures = pc.runner_failure_signatures;
     r.dimensions = sdk::bwrap_dimensions(policy);  // what its bubblewrap-shaped arguments ask for
     return r;
-}
-
-std::string_view name_of(Minimum m) {
-    return m == Minimum::full ? "full" : m == Minimum::partial ? "partial" : "best-effort";
-}
-
-// The wrap, if each dimension the policy asks is enforced at least at the level the
-// configuration requires (docs/design.md §12): otherwise nothing runs. The network is
-// asked only when it is to be confined.
-// The wrap as the host reports it: whether the network was asked, and `enforcement` the
-// weakest of the dimensions asked.
-WrapResult reported(WrapResult wrapped, const Policy& policy) {
-    wrapped.network_asked = policy.network == Network::none;
-    const auto& d = wrapped.dimensions;
-    const bool all_full = d.write == Level::full && d.processes == Level::full && (!wrapped.network_asked || d.network == Level::full);
-    if (!all_full) wrapped.enforcement = Enforcement::partial;
-    return wrapped;
-}
-
-std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy& policy, const Config& config) {
-    wrapped = reported(std::move(wrapped), policy);
-    const std::pair<const char*, std::pair<Level, Minimum>> asked[] = {
-        {"write", {wrapped.dimensions.write, config.minimums.write}},
-        {"network", {policy.network == Network::none ? wrapped.dimensions.network : Level::full, config.minimums.network}},
-        {"processes", {wrapped.dimensions.processes, config.minimums.processes}},
-    };
-    for (const auto& [dimension, levels] : asked) {
-        const auto [level, minimum] = levels;
-        const bool enough = minimum == Minimum::best_effort || (minimum == Minimum::partial ? level != Level::none : level == Level::full);
-        if (!enough)
-            return std::unexpected(Error{ErrorCode::sandbox_unavailable,
-                                         "runner '" + wrapped.runner + "' enforces " + dimension + " at level " + std::string(to_string(level)) +
-                                             ", below the minimum " + std::string(name_of(minimum)) + " ([policy.enforcement] " + dimension + ")"});
-    }
-    return wrapped;
 }
 
 }  // namespace
