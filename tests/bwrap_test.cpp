@@ -6,6 +6,8 @@
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <sys/shm.h>
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -142,6 +144,23 @@ TEST_CASE("an asserted runner_command of bubblewrap confines writes to the polic
     test::run_matrix(asserted_bwrap, test::User::nobody);
 }
 
+TEST_CASE("under bwrap the host's System V IPC is out of reach", "[bwrap][e2e][escape]") {
+    test::require_bwrap();
+    Bwrapped c;
+    Tree t(false);
+    // A shared memory segment of the host's, anyone's to attach.
+    const int id = ::shmget(0x636f6e66, 4096, IPC_CREAT | 0666);
+    REQUIRE(id >= 0);
+    struct Removed {
+        int id;
+        ~Removed() { ::shmctl(id, IPC_RMID, nullptr); }
+    } removed{id};
+    auto r = c.run(t, "ipcs -m; echo end");
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::EndsWith("end\n") && !Catch::Contains("0x636f6e66"));
+}
+
 TEST_CASE("bwrap confines the network unless the run or the configuration allows it", "[bwrap][network]") {
     const std::vector<std::string> confined{"--unshare-net", "--seccomp", "{network-filter-fd}"};
     auto has = [&](const json& argv) { return std::search(argv.begin(), argv.end(), confined.begin(), confined.end()) != argv.end(); };
@@ -161,12 +180,12 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     test::TempDir ws("/var/tmp"), extra("/var/tmp");
     auto ro = c.wrap({"--mode", "read-only"});
     const std::vector<std::string> base{bwrap,         "--ro-bind",         "/",          "/",   "--dev",         "/dev",
-                                        "--proc",      "/proc",             "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL",
+                                        "--proc",      "/proc",             "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL",
                                         "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--json-status-fd", "{status-fd}"};
     std::vector<std::string> expected = base;
     expected.insert(expected.end(), {"--", "echo", "hi"});
     CHECK(ro["argv"] == expected);
-    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 18}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
+    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 19}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
     CHECK(ro["denial_signatures"] == json::array({"read-only file system"}));
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
     CHECK(ro["enforcement"] == "partial");

@@ -225,7 +225,7 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     auto ro = provider->wrap({confine::Mode::read_only, {}, {}}, argv);
     REQUIRE(ro);
     CHECK(ro->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                               "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--", "make", "-j2"});
+                                               "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--", "make", "-j2"});
     CHECK(ro->enforcement == confine::Enforcement::partial);  // bubblewrap's network: the filter leaves sendmsg open
     CHECK(ro->dimensions.write == confine::Level::full);
     CHECK(ro->dimensions.network == confine::Level::partial);
@@ -241,7 +241,7 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     auto rw = provider->wrap({confine::Mode::workspace_write, ws, {cache}}, argv);
     REQUIRE(rw);
     CHECK(rw->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                               "--unshare-user", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--tmpfs", "/tmp", "--bind-fd", "{dir-fd:" + ws + "}", ws, "--bind-fd", "{dir-fd:" + cache + "}", cache, "--", "make",
+                                               "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--tmpfs", "/tmp", "--bind-fd", "{dir-fd:" + ws + "}", ws, "--bind-fd", "{dir-fd:" + cache + "}", cache, "--", "make",
                                                "-j2"});
     CHECK(rw->attestation.kind == confine::Attestation::Kind::none);
 }

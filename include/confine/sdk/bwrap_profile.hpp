@@ -20,6 +20,8 @@
 //   host's, and (as root) reaches the host's files through /proc/<bubblewrap's pid>/root,
 //   another sandbox's through /proc/<its pid>/root, and may signal or trace confinectl.
 //   The /proc mounted is then that namespace's, showing only the sandbox's processes;
+// - an IPC namespace of its own (--unshare-ipc): no System V shared memory, semaphore
+//   or message queue of the host's processes;
 // - with the network confined (Network::none), a network namespace of its own
 //   (--unshare-net): a loopback of its own and nothing else, so no TCP or UDP reaches
 //   any address outside (the host's loopback included) and no abstract unix socket of
@@ -62,8 +64,8 @@ inline constexpr const char* bwrap_network_filter_placeholder = "{network-filter
 inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefix, const Policy& policy,
                                               std::uint32_t* status_argument = nullptr) {
     std::vector<std::string> a(prefix.begin(), prefix.end());
-    a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--die-with-parent",
-                       "--cap-drop", "ALL", "--new-session"});
+    a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--unshare-ipc",
+                       "--die-with-parent", "--cap-drop", "ALL", "--new-session"});
     if (policy.network == Network::none) a.insert(a.end(), {"--unshare-net", "--seccomp", bwrap_network_filter_placeholder});
     if (status_argument) {
         a.push_back("--json-status-fd");
