@@ -166,6 +166,10 @@ TEST_CASE("appcontainer-run's grammar, and the argv the plugin builds for it", "
     CHECK(ac::parse_launcher_args({"--rw"}).error() == "--rw requires a path");
     CHECK(ac::parse_launcher_args({"--ro", "rel", "--", "x"}).error() == "--ro needs an absolute path, got rel");
     CHECK(ac::parse_launcher_args({"--bogus", "--", "x"}).error() == "unknown argument: --bogus");
+    CHECK_FALSE(ac::parse_launcher_args({"--ro", "C:\\in", "--", "x"})->network);
+    CHECK(ac::parse_launcher_args({"--network", "--ro", "C:\\in", "--", "x"})->network);
+    CHECK(ac::launcher_argv("run.exe", {}, {"x"}, true) == std::vector<std::string>{"run.exe", "--network", "--", "x"});
+    CHECK(ac::launcher_argv("run.exe", {}, {"x"}) == std::vector<std::string>{"run.exe", "--", "x"});
     CHECK(ac::parse_launcher_args({"--rw", "C:\\a", "--"}).error() == "no command given");
     const auto grants = *ac::plan_grants(true, "C:\\ws", "C:\\Temp", {});
     CHECK(ac::launcher_argv("C:\\confine\\appcontainer-run.exe", grants, {"cl.exe", "/c", "x.c"}) ==

@@ -65,11 +65,13 @@ public:
         auto grants = ac::plan_grants(write, policy.workspace.string(), write ? temp_dir_ : std::string(), writable);
         if (!grants) return std::unexpected(sdk::invalid_argument(grants.error()));
         sdk::WrapResult r;
-        r.argv = ac::launcher_argv(launcher_, *grants, std::vector<std::string>(argv.begin(), argv.end()));
+        const bool network = policy.network == sdk::Network::allow;
+        r.argv = ac::launcher_argv(launcher_, *grants, std::vector<std::string>(argv.begin(), argv.end()), network);
         r.enforcement = sdk::Enforcement::full;
-        // An AppContainer holds no capability: no network at all (allowed or not, for
-        // now), and no access to processes outside its container. Unverified here.
-        r.dimensions = {sdk::Level::full, sdk::Level::full, sdk::Level::full, {}};
+        // An AppContainer holds no capability but internetClient when the network is
+        // allowed: without it no network at all; no access to processes outside its
+        // container. Unverified here.
+        r.dimensions = {sdk::Level::full, network ? sdk::Level::none : sdk::Level::full, sdk::Level::full, {}};
         r.denial_signatures = {"access is denied"};
         r.failure_rule.allowed_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"appcontainer-run: "};

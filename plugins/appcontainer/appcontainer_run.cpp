@@ -134,7 +134,7 @@ private:
 };
 
 // Runs `command` in the container; its exit status, or a failure of ours.
-int run_contained(PSID sid, const std::vector<std::string>& command, std::string& error) {
+int run_contained(PSID sid, const std::vector<std::string>& command, bool network, std::string& error) {
     auto line = confine::windows::command_line(command);
     if (!line) {
         error = line.error();
@@ -142,7 +142,25 @@ int run_contained(PSID sid, const std::vector<std::string>& command, std::string
     }
     std::wstring wline = widen(*line);
     SECURITY_CAPABILITIES capabilities{};
-    capabilities.AppContainerSid = sid;  // and no capabilities: no network, nothing else
+    capabilities.AppContainerSid = sid;  // no capability (no network, nothing else), or internetClient alone
+    PSID internet_client = nullptr;
+    SID_AND_ATTRIBUTES granted{};
+    if (network) {
+        // S-1-15-3-1: the internetClient capability (outbound connections).
+        if (!::ConvertStringSidToSidW(L"S-1-15-3-1", &internet_client)) {
+            error = "cannot make the internetClient capability (error " + std::to_string(::GetLastError()) + ")";
+            return exit_failure;
+        }
+        granted = {internet_client, SE_GROUP_ENABLED};
+        capabilities.Capabilities = &granted;
+        capabilities.CapabilityCount = 1;
+    }
+    struct Freed {
+        PSID sid;
+        ~Freed() {
+            if (sid) ::LocalFree(sid);
+        }
+    } freed{internet_client};
     SIZE_T size = 0;
     ::InitializeProcThreadAttributeList(nullptr, 1, 0, &size);
     std::vector<unsigned char> storage(size);
@@ -225,10 +243,10 @@ int wmain(int argc, wchar_t** argv) {
             wchar_t system[MAX_PATH];
             const UINT n = ::GetSystemDirectoryW(system, MAX_PATH);
             const std::string cmd = (n > 0 && n < MAX_PATH ? narrow(system) : std::string("C:\\Windows\\System32")) + "\\cmd.exe";
-            status = run_contained(sid, {cmd, "/c", "exit", "0"}, error);
+            status = run_contained(sid, {cmd, "/c", "exit", "0"}, false, error);
             if (error.empty() && status != 0) error = "a command in the container ended with status " + std::to_string(status);
         } else {
-            status = run_contained(sid, request->command, error);
+            status = run_contained(sid, request->command, request->network, error);
         }
     }
     ::FreeSid(sid);

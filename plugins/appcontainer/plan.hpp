@@ -93,9 +93,12 @@ inline std::string profile_name(const std::vector<Grant>& grants) {
     return name;
 }
 
-// appcontainer-run [--ro PATH]... [--rw PATH]... [--] COMMAND [ARG...]   |   --probe
+// appcontainer-run [--ro PATH]... [--rw PATH]... [--network] [--] COMMAND [ARG...]   |   --probe
+// --network: the container gets the internetClient capability (outbound connections);
+// without it, it holds no capability and has no network at all.
 struct LaunchRequest {
     bool probe = false;
+    bool network = false;
     std::vector<Grant> grants;
     std::vector<std::string> command;
 };
@@ -113,6 +116,10 @@ inline std::expected<LaunchRequest, std::string> parse_launcher_args(const std::
             ++i;
             break;
         }
+        if (a == "--network") {
+            r.network = true;
+            continue;
+        }
         if (a == "--ro" || a == "--rw") {
             if (i + 1 >= args.size() || args[i + 1].empty()) return std::unexpected(a + " requires a path");
             if (!is_absolute(args[i + 1])) return std::unexpected(a + " needs an absolute path, got " + args[i + 1]);
@@ -127,11 +134,13 @@ inline std::expected<LaunchRequest, std::string> parse_launcher_args(const std::
     return r;
 }
 
-// The launcher's argv for a plan: grants, then "--" and the command verbatim.
+// The launcher's argv for a plan: grants, --network when the network is allowed, then
+// "--" and the command verbatim.
 inline std::vector<std::string> launcher_argv(const std::string& launcher, const std::vector<Grant>& grants,
-                                              const std::vector<std::string>& command) {
+                                              const std::vector<std::string>& command, bool network = false) {
     std::vector<std::string> argv{launcher};
     for (const auto& g : grants) argv.insert(argv.end(), {g.access == Access::read_write ? "--rw" : "--ro", g.path});
+    if (network) argv.push_back("--network");
     argv.push_back("--");
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
