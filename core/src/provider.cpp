@@ -61,9 +61,6 @@ std::string_view name_of(Minimum m) {
     return m == Minimum::full ? "full" : m == Minimum::partial ? "partial" : "best-effort";
 }
 
-// The wrap, if each dimension the policy asks is enforced at least at the level the
-// configuration requires (docs/design.md §12): otherwise nothing runs. The network is
-// asked only when it is to be confined.
 // The wrap as the host reports it: whether the network was asked, and `enforcement` the
 // weakest of the dimensions asked.
 WrapResult reported(WrapResult wrapped, const Policy& policy) {
@@ -74,11 +71,14 @@ WrapResult reported(WrapResult wrapped, const Policy& policy) {
     return wrapped;
 }
 
+// The wrap, if each dimension the policy asks is enforced at least at the level the
+// configuration requires (docs/design.md §12): otherwise nothing runs. The network is
+// asked only when it is to be confined.
 std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy& policy, const Config& config) {
     wrapped = reported(std::move(wrapped), policy);
     const std::pair<const char*, std::pair<Level, Minimum>> asked[] = {
         {"write", {wrapped.dimensions.write, config.minimums.write}},
-        {"network", {policy.network == Network::none ? wrapped.dimensions.network : Level::full, config.minimums.network}},
+        {"network", {wrapped.network_asked ? wrapped.dimensions.network : Level::full, config.minimums.network}},
         {"processes", {wrapped.dimensions.processes, config.minimums.processes}},
     };
     for (const auto& [dimension, levels] : asked) {
@@ -216,8 +216,8 @@ struct Provider::Impl {
 
     // Why `runner` cannot be chosen for what the configuration asks (its network, its
     // minimums, docs/design.md §12), as a wrap of a sample command says what it enforces;
-    // nullopt when it can. A wrap is a pure transformation: nothing runs.
-    // `weakest` becomes partial when the sample's dimensions are not all full.
+    // nullopt when it can, and then `weakest` becomes partial unless every dimension asked
+    // is full. A wrap is a pure transformation: nothing runs.
     std::optional<std::string> below_minimums(Runner& runner, std::optional<Enforcement>* weakest = nullptr) const {
         Policy sample{Mode::read_only, {}, {}, config.network};
         const std::vector<std::string> argv{"true"};
