@@ -20,6 +20,8 @@ complete_words() {  # the words so far; the last one is being completed
 [[ " $(complete_words confinectl run --rep) " == *" --report "* ]] || fail "run options: $(complete_words confinectl run --rep)"
 [[ " $(complete_words confinectl run --rep) " == *" --report-fd "* ]] || fail "run options"
 [ "$(complete_words confinectl run --mode r)" = read-only ] || fail "--mode values"
+[ "$(complete_words confinectl run --network a)" = allow ] || fail "--network values"
+[[ " $(complete_words confinectl wrap --net) " == *" --network "* ]] || fail "wrap options: $(complete_words confinectl wrap --net)"
 [ "$(complete_words confinectl wrap --runner se)" = seatbelt ] || fail "--runner values"
 [[ " $(complete_words confinectl probe --) " == *" --json "* ]] || fail "probe options"
 [[ " $(complete_words confinectl probe --) " != *" --mode "* ]] || fail "probe offers run's options"
