@@ -11,12 +11,14 @@
 
 #include "arguments.hpp"
 #include "json_output.hpp"
+#include "prove.hpp"
 #include "platform.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <expected>
 #include <filesystem>
 #include <optional>
@@ -117,17 +119,41 @@ void print_probe(Output& out, const confine::Selection& s, const std::string& co
     }
 }
 
-int cmd_probe(const std::string& config_path, bool as_json) {
+// `probe --prove`: the canaries' matrix; 0 only when every check held.
+int prove(Output& out, const confine::Provider& provider, bool as_json) {
+#if defined(_WIN32)
+    (void)out, (void)provider, (void)as_json;
+    return fail("probe --prove is not available on Windows");
+#else
+    const confinectl::Proof proof = confinectl::prove(provider, confinectl::own_program());
+    if (!proof.error.empty()) return fail("probe --prove: " + proof.error);
+    bool held = true;
+    for (const auto& c : proof.checks) held = held && c.held();
+    if (as_json) {
+        out << confinectl::proof_json(proof);
+    } else {
+        out << "proof under " << proof.runner << ", network " << proof.network << ":\n";
+        for (const auto& c : proof.checks)
+            out << "  " << (c.held() ? "held  " : "FAILED") << "  " << c.dimension << ": " << c.check << " — expected " << c.expected
+                << ", observed " << c.observed << '\n';
+    }
+    return held ? 0 : 1;
+#endif
+}
+
+int cmd_probe(const std::string& config_path, bool as_json, bool proving) {
     Output out;
     auto provider = open_provider(config_path, provider_options(true));
     if (!provider) return exit_failure;
     const std::string source = provider->config().source;
     const confine::Selection s = provider->diagnose();
-    if (as_json) out << confinectl::probe_json(s, source);
-    else print_probe(out, s, source);
-    out.flush();
+    if (!proving) {
+        if (as_json) out << confinectl::probe_json(s, source);
+        else print_probe(out, s, source);
+        out.flush();
+    }
     if (!s.usable()) return fail("sandbox unavailable: " + s.failure->message);
-    return 0;
+    return proving ? prove(out, *provider, as_json) : 0;
 }
 
 void print_plugins(Output& out, const std::vector<std::filesystem::path>& dirs, const std::vector<confine::PluginSearch::Entry>& entries) {
@@ -380,7 +406,8 @@ std::vector<confine::cli::CommandSpec> command_specs() {
     run_options.push_back({"--report-fd", "N", false, "Write the JSON report to descriptor N (not inherited by the command)"});
     return {
         {"probe", "Show the platform's runner chain, each probed runner's verdict, and the selection", "", Operands::none,
-         {config, {"--json", "", false, "Machine-readable output"}}},
+         {config, {"--json", "", false, "Machine-readable output"},
+          {"--prove", "", false, "Run canaries under the selected runner and say, per dimension, what held"}}},
         {"plugins", "List the plugins found, where, their ABI, and why any was refused", "", Operands::none,
          {config, {"--json", "", false, "Machine-readable output"}}},
         {"check-config", "Validate a configuration file (default: the one confine would use)", "[FILE]", Operands::optional, {}},
@@ -417,7 +444,7 @@ int run_command(const confine::cli::Parsed& p) {
     const std::string name(p.command->name);
     const std::string config_path = p.value("--config").value_or("");
     const bool as_json = p.has("--json");
-    if (name == "probe") return cmd_probe(config_path, as_json);
+    if (name == "probe") return cmd_probe(config_path, as_json, p.has("--prove"));
     if (name == "plugins") return cmd_plugins(config_path, as_json);
     if (name == "check-config") return cmd_check_config(p.operands.empty() ? std::string() : p.operands.front());
     PolicyFlags policy;
@@ -431,6 +458,10 @@ int run_command(const confine::cli::Parsed& p) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if !defined(_WIN32)
+    // What a canary of `probe --prove` does inside the sandbox, before anything else.
+    if (argc >= 2 && std::strcmp(argv[1], "__canary") == 0) return confinectl::canary(argc - 2, argv + 2);
+#endif
     confinectl::make_undumpable();
     confine::set_log_program_name("confinectl");
     const auto commands = command_specs();

@@ -1,4 +1,5 @@
 #include "json_output.hpp"
+#include "prove.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -139,6 +140,13 @@ std::string run_report_json(const confine::Outcome& o) {
            {"denial_hint", or_null(o.denial_hint)},
            {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, o.network_asked) : json(nullptr)}};
     return text_of(j, -1);
+}
+
+std::string proof_json(const Proof& proof) {
+    json checks = json::array();
+    for (const auto& c : proof.checks)
+        checks.push_back({{"check", c.check}, {"dimension", c.dimension}, {"expected", c.expected}, {"observed", c.observed}, {"held", c.held()}});
+    return text_of(json{{"schema_version", schema_version}, {"runner", proof.runner}, {"network", proof.network}, {"checks", checks}}, 2);
 }
 
 }  // namespace confinectl

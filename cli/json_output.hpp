@@ -31,6 +31,11 @@ std::string plugins_json(std::span<const std::filesystem::path> dirs,
 // argv that is not UTF-8 is an error: it cannot be carried exactly.
 std::expected<std::string, std::string> wrap_json(const confine::WrapResult& wrapped);
 
+struct Proof;
+// `probe --prove --json`: the runner, the policy's network, and each check with its
+// dimension, what was expected, what was observed and whether it held.
+std::string proof_json(const Proof& proof);
+
 // The report `run --report` and `run --report-fd` write after the command: its outcome
 // and what decided it. One line. Text that is not UTF-8 (a command's stderr line) is
 // carried with U+FFFD in place of each byte that is not.

@@ -19,6 +19,9 @@ void make_undumpable();
 // non-zero). Where the OS has no such signals, nothing.
 void forward_signals(std::atomic<int>& child);
 
+// The path of this program, as the kernel knows it (for `probe --prove`'s canaries).
+std::string own_program();
+
 // Ends confinectl by the signal that ended the command (no core file of its own).
 [[noreturn]] void die_by(int sig);
 

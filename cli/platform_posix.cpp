@@ -13,6 +13,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#endif
 
 #include <cerrno>
 #include <cstdlib>
@@ -180,6 +183,18 @@ std::optional<std::string> write_to_descriptor(int fd, const std::string& text) 
         off += static_cast<std::size_t>(n);
     }
     return std::nullopt;
+}
+
+std::string own_program() {
+#if defined(__APPLE__)
+    char path[4096];
+    std::uint32_t size = sizeof path;
+    return ::_NSGetExecutablePath(path, &size) == 0 ? std::string(path) : std::string();
+#else
+    std::error_code ec;
+    const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : path.string();
+#endif
 }
 
 }  // namespace confinectl

@@ -73,4 +73,6 @@ std::optional<std::string> prepare_report_descriptor(int) {
 
 std::optional<std::string> write_to_descriptor(int, const std::string&) { return std::string("not available on Windows"); }
 
+std::string own_program() { return {}; }  // probe --prove is POSIX-only
+
 }  // namespace confinectl

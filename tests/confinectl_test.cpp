@@ -381,6 +381,45 @@ TEST_CASE("a runner below a dimension's minimum runs nothing, and best-effort ac
     CHECK_FALSE(fs::exists(marker));
 }
 
+TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landlock, as root and as nobody", "[cli][prove][e2e][linux-only]") {
+    for (const std::string runner : {"bwrap", "landlock"}) {
+        if (runner == "bwrap") test::require_bwrap();
+        else test::require_landlock();
+        for (const bool unprivileged : {false, true}) {
+            if (unprivileged) test::require_user_switch();
+            for (const std::string network : {"none", "allow"}) {
+                Installed confine;
+                const fs::path config = confine.scratch("prove.toml");
+                test::write_file(config, "[platform.linux]\nchain = [\"" + runner + "\"]\n[policy]\nnetwork = \"" + network + "\"\n");
+                auto r = confine.run({"probe", "--prove", "--json", "--config", config.string()}, {}, test::as_user(unprivileged));
+                INFO(runner << (unprivileged ? " as nobody" : " as root") << ", network " << network << "\n" << r.out << r.err);
+                CHECK(r.exit_code == 0);
+                auto j = json::parse(r.out);
+                CHECK(j["schema_version"] == 1);
+                CHECK(j["runner"] == runner);
+                CHECK(j["network"] == network);
+                REQUIRE(j["checks"].size() == 9);
+                for (const auto& c : j["checks"]) {
+                    CHECK(c["held"] == true);
+                    if (c["dimension"] == "network") CHECK(c["expected"] == (network == "none" ? "refused" : "allowed"));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("confinectl probe --prove fails, naming each check, under a runner that confines nothing", "[cli][prove][linux-only]") {
+    // The fake launcher execs the command as it is, while saying it enforces everything.
+    FakeRunnerSetup s;
+    test::write_file(s.config, test::read_file(s.config) + "network = \"full\"\nprocesses = \"full\"\n");
+    auto r = s.confine.run({"probe", "--prove", "--config", s.config.string()});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAILED  write: a write outside the writable roots — expected refused, observed allowed"));
+    CHECK_THAT(r.out, Catch::Contains("FAILED  network: a TCP connection to the host's loopback — expected refused, observed allowed"));
+    CHECK_THAT(r.out, Catch::Contains("FAILED  processes: a signal to a process of the host — expected refused, observed allowed"));
+    CHECK_THAT(r.out, Catch::Contains("held    write: a write inside the workspace"));
+}
+
 TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run][linux-only]") {
     FakeRunnerSetup s;
     const fs::path report = s.confine.scratch("report.json");

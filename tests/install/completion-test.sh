@@ -24,6 +24,8 @@ complete_words() {  # the words so far; the last one is being completed
 [[ " $(complete_words confinectl wrap --net) " == *" --network "* ]] || fail "wrap options: $(complete_words confinectl wrap --net)"
 [ "$(complete_words confinectl wrap --runner se)" = seatbelt ] || fail "--runner values"
 [[ " $(complete_words confinectl probe --) " == *" --json "* ]] || fail "probe options"
+[[ " $(complete_words confinectl probe --pr) " == *" --prove "* ]] || fail "probe --prove"
+[[ " $(complete_words confinectl plugins --pr) " != *" --prove "* ]] || fail "plugins offers --prove"
 [[ " $(complete_words confinectl probe --) " != *" --mode "* ]] || fail "probe offers run's options"
 # After "--" the words are the confined command's, not confinectl's.
 [[ " $(complete_words confinectl run -- make --rep) " != *" --report "* ]] || fail "completed confinectl options inside the command"

@@ -1,0 +1,252 @@
+#include "prove.hpp"
+
+#include <confine/execute.hpp>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace confinectl {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* outcome(bool ok) {
+    if (ok) return "ok";
+    const char* name = ::strerrorname_np(errno);
+    return name ? name : "error";
+}
+
+sockaddr_in loopback(int port) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
+// A unix socket address: by path, or abstract (a leading NUL).
+socklen_t unix_address(const std::string& name, bool abstract, sockaddr_un& a) {
+    a = {};
+    a.sun_family = AF_UNIX;
+    const std::size_t n = std::min(name.size(), sizeof a.sun_path - 2);
+    std::memcpy(a.sun_path + (abstract ? 1 : 0), name.data(), n);
+    return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + n + (abstract ? 1 : 0));
+}
+
+bool canary_step(const std::string& what, const std::string& arg) {
+    if (what == "write") {
+        const int fd = ::open(arg.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        return fd >= 0 && ::close(fd) == 0;
+    }
+    if (what == "tcp" || what == "udp") {
+        const int fd = ::socket(AF_INET, what == "tcp" ? SOCK_STREAM : SOCK_DGRAM, 0);
+        if (fd < 0) return false;
+        const sockaddr_in a = loopback(std::atoi(arg.c_str()));
+        if (what == "tcp") return ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
+        return ::sendto(fd, "x", 1, 0, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 1;
+    }
+    if (what == "abstract" || what == "unix") {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        if (fd < 0) return false;
+        sockaddr_un a;
+        const socklen_t size = unix_address(arg, what == "abstract", a);
+        return ::connect(fd, reinterpret_cast<const sockaddr*>(&a), size) == 0;
+    }
+    if (what == "signal") return ::kill(std::atoi(arg.c_str()), SIGTERM) == 0;
+    errno = EINVAL;
+    return false;
+}
+
+// What the host listens with, outside every sandbox, and how it learns what arrived.
+struct Listeners {
+    int tcp = -1, udp = -1, abstract_unix = -1, path_unix = -1;
+    int tcp_port = 0, udp_port = 0;
+    std::string abstract_name = "confine-prove-" + std::to_string(::getpid());
+    fs::path path;
+
+    explicit Listeners(fs::path socket_path) : path(std::move(socket_path)) {
+        tcp = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        tcp_port = bound(tcp);
+        udp_port = bound(udp);
+        if (tcp >= 0) ::listen(tcp, 4);
+        abstract_unix = listening(abstract_name, true);
+        path_unix = listening(path.string(), false);
+        ::chmod(path.c_str(), 0777);  // anyone's to connect to, but for the sandbox
+    }
+    ~Listeners() {
+        for (int fd : {tcp, udp, abstract_unix, path_unix})
+            if (fd >= 0) ::close(fd);
+    }
+    bool ready() const { return tcp_port && udp_port && abstract_unix >= 0 && path_unix >= 0; }
+    static int bound(int fd) {
+        if (fd < 0) return 0;
+        sockaddr_in a = loopback(0);
+        socklen_t size = sizeof a;
+        if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &size) != 0) return 0;
+        return ntohs(a.sin_port);
+    }
+    static int listening(const std::string& name, bool abstract) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        sockaddr_un a;
+        const socklen_t size = unix_address(name, abstract, a);
+        if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), size) != 0 || ::listen(fd, 4) != 0) return -1;
+        return fd;
+    }
+    static bool accepted(int fd) {
+        const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c >= 0) ::close(c);
+        return c >= 0;
+    }
+    bool received() const {
+        char byte = 0;
+        return ::recv(udp, &byte, 1, MSG_DONTWAIT) == 1;
+    }
+};
+
+// A process of the host's, for a canary to try to signal: alive until told otherwise.
+struct HostProcess {
+    pid_t pid = ::fork();
+    HostProcess() {
+        if (pid == 0) {
+            for (;;) ::pause();
+        }
+    }
+    ~HostProcess() {
+        if (pid <= 0) return;
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
+    bool alive() const {
+        int status = 0;
+        return pid > 0 && ::waitpid(pid, &status, WNOHANG) == 0;
+    }
+};
+
+class Prover {
+public:
+    Prover(const confine::Provider& provider, std::string self, fs::path dir)
+        : provider_(provider), self_(std::move(self)), dir_(std::move(dir)) {}
+
+    // Runs one canary confined; what it printed (its own view), or why it could not run.
+    std::string canary(const confine::Policy& policy, const std::string& what, const std::string& arg) const {
+        const std::vector<std::string> argv{self_, "__canary", what, arg};
+        confine::RunOptions options;
+        options.timeout = std::chrono::seconds(30);
+        auto process = confine::spawn(provider_, policy, argv, options);
+        if (!process) return process.error().message;
+        const auto& done = process->wait();
+        if (done.outcome.kind == confine::OutcomeKind::sandbox_unavailable) return "sandbox unavailable: " + done.outcome.evidence;
+        return done.stdout_text;
+    }
+
+    confine::Policy workspace_policy(confine::Network network) const {
+        confine::Policy p{confine::Mode::workspace_write, dir_ / "ws", {}};
+        p.network = network;
+        return p;
+    }
+
+private:
+    const confine::Provider& provider_;
+    std::string self_;
+    fs::path dir_;
+};
+
+void add(Proof& proof, std::string check, std::string dimension, bool expect_allowed, bool observed_allowed) {
+    proof.checks.push_back({std::move(check), std::move(dimension), expect_allowed ? "allowed" : "refused",
+                            observed_allowed ? "allowed" : "refused"});
+}
+
+void prove_in(const confine::Provider& provider, const std::string& self, const fs::path& dir, Proof& proof) {
+    const fs::path ws = dir / "ws", outside = dir / "outside";
+    fs::create_directories(ws);
+    fs::create_directories(outside);
+    fs::create_directory_symlink(outside, ws / "out");
+    const confine::Network network = provider.config().network;
+    proof.network = network == confine::Network::none ? "none" : "allow";
+    const bool net_allowed = network == confine::Network::allow;
+    Prover p(provider, self, dir);
+    const auto policy = p.workspace_policy(network);
+    auto read_only = policy;
+    read_only.mode = confine::Mode::read_only;
+    read_only.workspace.clear();
+
+    p.canary(policy, "write", (ws / "inside").string());
+    add(proof, "a write inside the workspace", "write", true, fs::exists(ws / "inside"));
+    p.canary(policy, "write", (outside / "escaped").string());
+    add(proof, "a write outside the writable roots", "write", false, fs::exists(outside / "escaped"));
+    p.canary(policy, "write", (ws / "out" / "through-link").string());
+    add(proof, "a write through a link out of the workspace", "write", false, fs::exists(outside / "through-link"));
+    p.canary(read_only, "write", (ws / "read-only").string());
+    add(proof, "a write in read-only mode", "write", false, fs::exists(ws / "read-only"));
+
+    Listeners host(dir / "host.sock");
+    if (!host.ready()) {
+        proof.error = "cannot open the host's listeners for the network checks";
+        return;
+    }
+    p.canary(policy, "tcp", std::to_string(host.tcp_port));
+    add(proof, "a TCP connection to the host's loopback", "network", net_allowed, Listeners::accepted(host.tcp));
+    p.canary(policy, "udp", std::to_string(host.udp_port));
+    add(proof, "a UDP datagram to the host's loopback", "network", net_allowed, host.received());
+    p.canary(policy, "abstract", host.abstract_name);
+    add(proof, "an abstract unix socket of the host", "network", net_allowed, Listeners::accepted(host.abstract_unix));
+    p.canary(policy, "unix", host.path.string());
+    add(proof, "a unix socket of the host outside the writable roots", "network", net_allowed, Listeners::accepted(host.path_unix));
+
+    HostProcess target;
+    if (target.pid < 0) {
+        proof.error = "cannot start a host process for the processes check";
+        return;
+    }
+    p.canary(policy, "signal", std::to_string(target.pid));
+    add(proof, "a signal to a process of the host", "processes", false, !target.alive());
+}
+
+}  // namespace
+
+Proof prove(const confine::Provider& provider, const std::string& self) {
+    Proof proof;
+    proof.runner = provider.selection().runner.value_or("");
+    char pattern[] = "/var/tmp/confine-prove.XXXXXX";
+    const char* made = ::mkdtemp(pattern);
+    if (!made) {
+        proof.error = std::string("cannot make a throwaway workspace under /var/tmp: ") + std::strerror(errno);
+        return proof;
+    }
+    const fs::path dir = made;
+    ::chmod(made, 0755);
+    try {
+        prove_in(provider, self, dir, proof);
+    } catch (const std::exception& e) {
+        proof.error = e.what();
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return proof;
+}
+
+int canary(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "confinectl: __canary WHAT ARG\n");
+        return 2;
+    }
+    std::printf("%s\n", outcome(canary_step(argv[0], argv[1])));
+    return 0;
+}
+
+}  // namespace confinectl

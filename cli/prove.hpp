@@ -1,0 +1,36 @@
+// `confinectl probe --prove`: canaries under the selected runner and the policy in effect,
+// each judged by what the world shows afterwards (a file that is or is not there, a
+// listener that did or did not get a connection, a process that is or is not alive).
+#pragma once
+
+#include <confine/provider.hpp>
+
+#include <string>
+#include <vector>
+
+namespace confinectl {
+
+struct ProofCheck {
+    std::string check;
+    std::string dimension;
+    std::string expected;  // "allowed" or "refused"
+    std::string observed;
+    bool held() const { return expected == observed; }
+};
+
+struct Proof {
+    std::string runner;
+    std::string network;  // the policy's: "none" or "allow"
+    std::vector<ProofCheck> checks;
+    std::string error;  // set when the proof could not be made at all
+};
+
+// Runs the canaries through `provider` (its selection must be usable), with `self` the
+// path of this program (the canary runs it confined, as `confinectl __canary ...`).
+Proof prove(const confine::Provider& provider, const std::string& self);
+
+// `confinectl __canary WHAT ARG`: what a canary does inside the sandbox; prints "ok" or
+// the errno's name, exits 0.
+int canary(int argc, char** argv);
+
+}  // namespace confinectl
