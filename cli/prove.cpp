@@ -18,17 +18,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 namespace confinectl {
 namespace {
 
 namespace fs = std::filesystem;
 
-const char* outcome(bool ok) {
-    if (ok) return "ok";
-    const char* name = ::strerrorname_np(errno);
-    return name ? name : "error";
-}
+// What the canary saw, for a human reading along; the proof itself is the host's view.
+std::string outcome(bool ok) { return ok ? std::string("ok") : std::string("refused: ") + std::strerror(errno); }
 
 sockaddr_in loopback(int port) {
     sockaddr_in a{};
@@ -245,7 +243,7 @@ int canary(int argc, char** argv) {
         std::fprintf(stderr, "confinectl: __canary WHAT ARG\n");
         return 2;
     }
-    std::printf("%s\n", outcome(canary_step(argv[0], argv[1])));
+    std::printf("%s\n", outcome(canary_step(argv[0], argv[1])).c_str());
     return 0;
 }
 

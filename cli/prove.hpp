@@ -30,7 +30,7 @@ struct Proof {
 Proof prove(const confine::Provider& provider, const std::string& self);
 
 // `confinectl __canary WHAT ARG`: what a canary does inside the sandbox; prints "ok" or
-// the errno's name, exits 0.
+// why not, exits 0.
 int canary(int argc, char** argv);
 
 }  // namespace confinectl
