@@ -77,8 +77,8 @@ struct Listeners {
     fs::path path;
 
     explicit Listeners(fs::path socket_path) : path(std::move(socket_path)) {
-        tcp = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        tcp = nonblocking(::socket(AF_INET, SOCK_STREAM, 0));
+        udp = nonblocking(::socket(AF_INET, SOCK_DGRAM, 0));
         tcp_port = bound(tcp);
         udp_port = bound(udp);
         if (tcp >= 0) ::listen(tcp, 4);
@@ -98,15 +98,23 @@ struct Listeners {
         if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &size) != 0) return 0;
         return ntohs(a.sin_port);
     }
+    // `fd` made non-blocking and close-on-exec (portably: no SOCK_NONBLOCK there).
+    static int nonblocking(int fd) {
+        if (fd >= 0) {
+            ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+            ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+        }
+        return fd;
+    }
     static int listening(const std::string& name, bool abstract) {
-        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        const int fd = nonblocking(::socket(AF_UNIX, SOCK_STREAM, 0));
         sockaddr_un a;
         const socklen_t size = unix_address(name, abstract, a);
         if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), size) != 0 || ::listen(fd, 4) != 0) return -1;
         return fd;
     }
     static bool accepted(int fd) {
-        const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+        const int c = ::accept(fd, nullptr, nullptr);
         if (c >= 0) ::close(c);
         return c >= 0;
     }

@@ -345,7 +345,7 @@ TEST_CASE("a runner below a dimension's minimum runs nothing, and best-effort ac
     // `runner`: more of [runner.usable] (whose launcher is the fake one); `policy`: more tables.
     auto run = [&](const std::string& runner, const std::string& policy, std::vector<std::string> flags = {}) {
         test::write_file(config, "plugin_dirs = [\"" + plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"usable\"]\n"
-                                 "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = true\n" + runner + policy);
+                                 "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = false\n" + runner + policy);
         std::vector<std::string> args{"run", "--config", config.string(), "--workspace", ws.path().string(), "--report", report.string()};
         args.insert(args.end(), flags.begin(), flags.end());
         args.insert(args.end(), {"--", "/usr/bin/touch", marker.string()});

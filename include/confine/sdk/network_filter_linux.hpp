@@ -25,7 +25,12 @@
 #include <cstdint>
 #include <string_view>
 
-#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
+// The program exists wherever Linux's headers and a known architecture are (a runner on
+// Linux loads it, bubblewrap included); installing it in this process needs the Linux
+// build (not CONFINE_PORTABLE_POSIX).
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__) || defined(__i386__) || \
+                           (defined(__arm__) && defined(__ARMEL__)) || (defined(__riscv) && __riscv_xlen == 64))
+#define CONFINE_NETWORK_FILTER_PROGRAM 1
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -39,11 +44,7 @@ namespace confine::network {
 inline constexpr std::string_view left_open =
     "sendmsg() with a destination on a unix datagram socket can still reach a host datagram socket by its path";
 
-#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX) && \
-    (defined(__x86_64__) || defined(__aarch64__) || defined(__i386__) || (defined(__arm__) && defined(__ARMEL__)) || \
-     (defined(__riscv) && __riscv_xlen == 64))
-
-inline constexpr bool filter_available = true;
+#if defined(CONFINE_NETWORK_FILTER_PROGRAM)
 
 namespace detail {
 
@@ -172,6 +173,12 @@ inline constexpr Program program = build();
 // The filter's instructions, as bubblewrap's --seccomp reads them from a descriptor.
 inline const sock_filter* filter_code() noexcept { return detail::program.code; }
 inline std::size_t filter_size() noexcept { return detail::program.size; }
+
+#endif
+
+#if defined(CONFINE_NETWORK_FILTER_PROGRAM) && !defined(CONFINE_PORTABLE_POSIX)
+
+inline constexpr bool filter_available = true;
 
 // Installs the filter on the calling thread, inherited by everything it executes and
 // starts. Needs no_new_privs (or CAP_SYS_ADMIN). 0 or -errno.

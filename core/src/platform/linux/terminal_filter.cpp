@@ -23,10 +23,10 @@ int install_terminal_filter() noexcept {
 }
 
 int network_filter_descriptor() {
-    if (!network::filter_available) {
-        errno = ENOSYS;
-        return -1;
-    }
+#if !defined(CONFINE_NETWORK_FILTER_PROGRAM)
+    errno = ENOSYS;
+    return -1;
+#else
     const int fd = ::memfd_create("confine-network-filter", MFD_CLOEXEC);
     if (fd < 0) return -1;
     const auto* bytes = reinterpret_cast<const char*>(network::filter_code());
@@ -50,6 +50,7 @@ int network_filter_descriptor() {
         return -1;
     }
     return fd;
+#endif
 }
 
 }  // namespace confine::detail

@@ -5,12 +5,15 @@
 #include "fd.hpp"
 #include "linux_features.hpp"
 
+#include <confine/sdk/network_filter_linux.hpp>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 namespace confine::detail {
 namespace {
@@ -39,11 +42,29 @@ int trace_me() noexcept { return ENOSYS; }
 // than claim it (docs/design.md §11).
 int install_terminal_filter() noexcept { return 0; }
 
-// No seccomp: a runner that would load the network filter cannot be given it, and the
-// run fails before it starts.
+// Where the program exists (this build on Linux), a runner that loads it itself
+// (bubblewrap) is handed it in an unlinked file; elsewhere there is none, and a run that
+// needs it fails before it starts.
 int network_filter_descriptor() {
+#if defined(CONFINE_NETWORK_FILTER_PROGRAM)
+    char name[] = "/var/tmp/confine-network-filter.XXXXXX";
+    const int fd = ::mkstemp(name);
+    if (fd < 0) return -1;
+    ::unlink(name);
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    const auto* bytes = reinterpret_cast<const char*>(network::filter_code());
+    const std::size_t size = network::filter_size() * sizeof(sock_filter);
+    if (::write(fd, bytes, size) != static_cast<ssize_t>(size) || ::lseek(fd, 0, SEEK_SET) != 0) {
+        const int error = errno ? errno : EIO;
+        ::close(fd);
+        errno = error;
+        return -1;
+    }
+    return fd;
+#else
     errno = ENOSYS;
     return -1;
+#endif
 }
 
 // Never reached: missing_feature refuses a run that would need it. Fails closed all the
