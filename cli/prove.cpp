@@ -12,12 +12,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
+#include <sys/ptrace.h>
+#define CONFINE_PROVE_PTRACE 1
+#endif
+
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace confinectl {
@@ -45,7 +52,35 @@ socklen_t unix_address(const std::string& name, bool abstract, sockaddr_un& a) {
     return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + n + (abstract ? 1 : 0));
 }
 
-bool canary_step(const std::string& what, const std::string& arg) {
+// A process tracing another: attach, write one word of its memory, detach. `arg` is
+// "PID:ADDRESS" (hexadecimal), the host's word to set.
+bool trace_step(const std::string& arg) {
+#ifdef CONFINE_PROVE_PTRACE
+    const auto colon = arg.find(':');
+    if (colon == std::string::npos) {
+        errno = EINVAL;
+        return false;
+    }
+    const pid_t pid = static_cast<pid_t>(std::atoi(arg.c_str()));
+    const auto address = static_cast<std::uintptr_t>(std::strtoull(arg.c_str() + colon + 1, nullptr, 16));
+    if (::ptrace(PTRACE_ATTACH, pid, nullptr, nullptr) != 0) return false;
+    int status = 0;
+    ::waitpid(pid, &status, __WALL);
+    const bool poked = ::ptrace(PTRACE_POKEDATA, pid, reinterpret_cast<void*>(address), reinterpret_cast<void*>(1)) == 0;
+    const int saved = errno;
+    ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+    errno = saved;
+    return poked;
+#else
+    (void)arg;
+    errno = ENOSYS;
+    return false;
+#endif
+}
+
+bool canary_step(const std::string& what, const std::string& arg, const std::string& arg2) {
+    if (what == "rename") return ::rename(arg.c_str(), arg2.c_str()) == 0;
+    if (what == "trace") return trace_step(arg);
     if (what == "write") {
         const int fd = ::open(arg.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         return fd >= 0 && ::close(fd) == 0;
@@ -124,12 +159,19 @@ struct Listeners {
     }
 };
 
-// A process of the host's, for a canary to try to signal: alive until told otherwise.
+// Set, in a host process, only by a tracer that wrote its memory (the trace check).
+volatile long traced_marker = 0;
+
+// A process of the host's, for a canary to try to signal or trace: alive until told
+// otherwise, and ended with status 42 the moment its memory says it was written.
 struct HostProcess {
     pid_t pid = ::fork();
     HostProcess() {
         if (pid == 0) {
-            for (;;) ::pause();
+            for (;;) {
+                if (traced_marker != 0) ::_exit(42);
+                ::usleep(5000);
+            }
         }
     }
     ~HostProcess() {
@@ -141,6 +183,20 @@ struct HostProcess {
         int status = 0;
         return pid > 0 && ::waitpid(pid, &status, WNOHANG) == 0;
     }
+    // Whether a tracer wrote its memory: it ends with status 42 within `patience`.
+    bool written(std::chrono::milliseconds patience) {
+        const auto until = std::chrono::steady_clock::now() + patience;
+        for (;;) {
+            int status = 0;
+            const pid_t done = ::waitpid(pid, &status, WNOHANG);
+            if (done == pid) {
+                pid = -1;
+                return WIFEXITED(status) && WEXITSTATUS(status) == 42;
+            }
+            if (done < 0 || std::chrono::steady_clock::now() >= until) return false;
+            ::usleep(5000);
+        }
+    }
 };
 
 class Prover {
@@ -149,8 +205,9 @@ public:
         : provider_(provider), self_(std::move(self)), dir_(std::move(dir)) {}
 
     // Runs one canary confined; what it printed (its own view), or why it could not run.
-    std::string canary(const confine::Policy& policy, const std::string& what, const std::string& arg) const {
-        const std::vector<std::string> argv{self_, "__canary", what, arg};
+    std::string canary(const confine::Policy& policy, const std::string& what, const std::string& arg, const std::string& arg2 = "") const {
+        std::vector<std::string> argv{self_, "__canary", what, arg};
+        if (!arg2.empty()) argv.push_back(arg2);
         confine::RunOptions options;
         options.timeout = std::chrono::seconds(30);
         auto process = confine::spawn(provider_, policy, argv, options);
@@ -199,6 +256,10 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     add(proof, "a write through a link out of the workspace", "write", false, fs::exists(outside / "through-link"));
     p.canary(read_only, "write", (ws / "read-only").string());
     add(proof, "a write in read-only mode", "write", false, fs::exists(ws / "read-only"));
+    const fs::path victim = outside / "victim";
+    { std::ofstream(victim) << "the host's"; }
+    p.canary(policy, "rename", victim.string(), (ws / "taken").string());
+    add(proof, "a rename of a file from outside into the workspace", "write", false, !fs::exists(victim) || fs::exists(ws / "taken"));
 
     Listeners host(dir / "host.sock");
     if (!host.ready()) {
@@ -221,6 +282,19 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     }
     p.canary(policy, "signal", std::to_string(target.pid));
     add(proof, "a signal to a process of the host", "processes", false, !target.alive());
+#ifdef CONFINE_PROVE_PTRACE
+    HostProcess traced;
+    if (traced.pid < 0) {
+        proof.error = "cannot start a host process for the processes check";
+        return;
+    }
+    char address[32];
+    std::snprintf(address, sizeof address, "%lx", static_cast<unsigned long>(reinterpret_cast<std::uintptr_t>(&traced_marker)));
+    const std::string said = p.canary(policy, "trace", std::to_string(traced.pid) + ":" + address);
+    // The canary's word decides only how long to wait: the proof is the host process's end.
+    add(proof, "a trace of a process of the host", "processes", false,
+        traced.written(std::chrono::milliseconds(said.starts_with("ok") ? 2000 : 50)));
+#endif
 }
 
 }  // namespace
@@ -247,11 +321,11 @@ Proof prove(const confine::Provider& provider, const std::string& self) {
 }
 
 int canary(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "confinectl: __canary WHAT ARG\n");
+    if (argc != 2 && argc != 3) {
+        std::fprintf(stderr, "confinectl: __canary WHAT ARG [ARG]\n");
         return 2;
     }
-    std::printf("%s\n", outcome(canary_step(argv[0], argv[1])).c_str());
+    std::printf("%s\n", outcome(canary_step(argv[0], argv[1], argc == 3 ? argv[2] : "")).c_str());
     return 0;
 }
 

@@ -29,7 +29,7 @@ struct Proof {
 // path of this program (the canary runs it confined, as `confinectl __canary ...`).
 Proof prove(const confine::Provider& provider, const std::string& self);
 
-// `confinectl __canary WHAT ARG`: what a canary does inside the sandbox; prints "ok" or
+// `confinectl __canary WHAT ARG [ARG]`: what a canary does inside the sandbox; prints "ok" or
 // why not, exits 0.
 int canary(int argc, char** argv);
 

@@ -398,7 +398,7 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                 CHECK(j["schema_version"] == 1);
                 CHECK(j["runner"] == runner);
                 CHECK(j["network"] == network);
-                REQUIRE(j["checks"].size() == 9);
+                REQUIRE(j["checks"].size() == 11);
                 for (const auto& c : j["checks"]) {
                     CHECK(c["held"] == true);
                     if (c["dimension"] == "network") CHECK(c["expected"] == (network == "none" ? "refused" : "allowed"));
@@ -417,6 +417,8 @@ TEST_CASE("confinectl probe --prove fails, naming each check, under a runner tha
     CHECK_THAT(r.out, Catch::Contains("FAILED  write: a write outside the writable roots — expected refused, observed allowed"));
     CHECK_THAT(r.out, Catch::Contains("FAILED  network: a TCP connection to the host's loopback — expected refused, observed allowed"));
     CHECK_THAT(r.out, Catch::Contains("FAILED  processes: a signal to a process of the host — expected refused, observed allowed"));
+    CHECK_THAT(r.out, Catch::Contains("FAILED  write: a rename of a file from outside into the workspace — expected refused, observed allowed"));
+    CHECK_THAT(r.out, Catch::Contains("FAILED  processes: a trace of a process of the host — expected refused, observed allowed"));
     CHECK_THAT(r.out, Catch::Contains("held    write: a write inside the workspace"));
 }
 

@@ -289,6 +289,45 @@ TEST_CASE("partial enforcement through confinectl leaves task outcomes alone", "
     CHECK_THAT(probe.out, Catch::Contains("selected: landlock (enforcement partial)"));
 }
 
+TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and probe --prove shows what is open", "[landlock][e2e][abi][linux-only]") {
+    test::require_landlock();
+    if (test::landlock_abi() < 6) test::skip_test("this kernel's Landlock ABI is below 6: nothing to cap");
+    for (const bool launcher : {true, false}) {
+        for (const int cap : {3, 5, 6}) {
+            INFO((launcher ? "launcher" : "in process") << ", ABI " << cap);
+            test::Installed confine;
+            confine.use_abi_capped_landlock();
+            const fs::path config = confine.scratch("capped.toml");
+            test::write_file(config, std::string("[platform.linux]\nchain = [\"landlock\"]\n") +
+                                         (launcher ? "[runner.landlock]\nin_process = false\n" : ""));
+            const std::vector<std::string> env{"CONFINE_TEST_LANDLOCK_ABI_CAP=" + std::to_string(cap)};
+            const fs::path ws = confine.scratch("ws");
+            fs::create_directory(ws);
+            auto wrapped = confine.run({"wrap", "--json", "--config", config.string(), "--workspace", ws.string(), "--", "true"}, env);
+            INFO(wrapped.err);
+            REQUIRE(wrapped.exit_code == 0);
+            const auto d = json::parse(wrapped.out)["dimensions"];
+            CHECK(d["write"] == (cap >= 5 ? "full" : "partial"));
+            CHECK(d["network"] == "partial");
+            CHECK(d["processes"] == "partial");
+            const std::string open = d["open"];
+            CHECK((open.find("below ABI 5") != std::string::npos) == (cap < 5));
+            CHECK((open.find("can be signalled (Landlock ABI below 6)") != std::string::npos) == (cap < 6));
+            // What the report says is open is open: below ABI 6 the canary signals a host
+            // process; the rest holds (the network filter does not depend on the ABI).
+            auto proof = confine.run({"probe", "--prove", "--json", "--config", config.string()}, env);
+            INFO(proof.out << proof.err);
+            CHECK(proof.exit_code == (cap < 6 ? 1 : 0));
+            const auto checks = json::parse(proof.out)["checks"];
+            REQUIRE(checks.size() == 11);
+            for (const auto& c : checks) {
+                INFO(c.dump());
+                CHECK(c["held"] == (cap < 6 && c["check"] == "a signal to a process of the host" ? false : true));
+            }
+        }
+    }
+}
+
 TEST_CASE("both Landlock paths look the command up with the run's own PATH", "[landlock][e2e][linux-only]") {
     test::require_landlock();
     test::TempDir plugins;

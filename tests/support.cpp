@@ -62,7 +62,9 @@ fs::path install_builtin(const fs::path& dir, const std::string& runner, bool wi
     return copy_plugin(fs::path(BUILTIN_PLUGIN_DIR) / ("confine-runner-" + runner + ".so"), dir);
 }
 
-bool landlock_enforced() { return confine::landlock::abi_version() >= 1; }
+bool landlock_enforced() { return landlock_abi() >= 1; }
+
+int landlock_abi() { return confine::landlock::abi_version(); }
 
 void require_landlock() {
     if (!landlock_enforced()) skip_test("this kernel does not enforce Landlock");
@@ -129,6 +131,10 @@ Installed::Installed() {
 }
 
 void Installed::remove_launcher() const { fs::remove(plugin_dir_ / "landlock-run"); }
+
+void Installed::use_abi_capped_landlock() const {
+    for (const char* file : {"landlock-run", "confine-runner-landlock.so"}) copy_plugin(fs::path(LANDLOCK_ABI_CAP_DIR) / file, plugin_dir_);
+}
 
 fs::path Installed::config_without_bwrap() const {
     const fs::path cfg = scratch("no-bwrap.toml");

@@ -34,6 +34,8 @@ fs::path install_builtin(const fs::path& dir, const std::string& runner, bool wi
 
 // Whether this kernel enforces Landlock; require_landlock() skips the test otherwise.
 bool landlock_enforced();
+// The kernel's Landlock ABI version; below 1 when it does not enforce Landlock.
+int landlock_abi();
 void require_landlock();
 
 void write_file(const fs::path& file, const std::string& text, fs::perms mode = fs::perms(0644));
@@ -72,6 +74,9 @@ class Installed {
 public:
     Installed();
     void remove_launcher() const;
+    // Replaces the Landlock plugin and its launcher with the test-only build that
+    // negotiates no newer ABI than CONFINE_TEST_LANDLOCK_ABI_CAP in its environment.
+    void use_abi_capped_landlock() const;
     fs::path confinectl() const { return root_ / "bin" / "confinectl"; }
     // Runs confinectl with `args`, CONFINE_CONFIG unset and `env` ("K=V") added.
     // `prefix` goes in front (e.g. setpriv to drop privileges).

@@ -101,7 +101,7 @@ public:
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
         // Asking the kernel is one system call: a kernel without Landlock fails here,
         // before anything is started.
-        const int abi = ll::abi_version();
+        const int abi = ll::negotiated_abi();
         if (abi < 1) return std::unexpected(sdk::unsupported("landlock is not enforced by this kernel (ABI unsupported or disabled)"));
         // Grants per mode (docs/design.md §4): /dev/null is the file alone, so /dev/shm stays denied.
         std::vector<std::pair<ll::Grant, std::string>> grants{{ll::Grant::read_only, "/"}, {ll::Grant::read_write, "/dev/null"}};

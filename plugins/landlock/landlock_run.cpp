@@ -30,20 +30,10 @@ constexpr int launcher_failure = 125;
     std::_Exit(launcher_failure);
 }
 
-int kernel_abi() {
-#ifdef CONFINE_LANDLOCK_TEST_ABI_CAP
-    // Test-only build: pretend to be an older kernel. The shipped launcher has no such input.
-    const char* cap = std::getenv("CONFINE_TEST_LANDLOCK_ABI_CAP");
-    return ll::abi_version(cap ? std::atoi(cap) : 0);
-#else
-    return ll::abi_version();
-#endif
-}
-
 const char not_enforced[] = "landlock is not enforced by this kernel (ABI unsupported or disabled)";
 
 int probe() {
-    const int abi = kernel_abi();
+    const int abi = ll::negotiated_abi();
     if (abi < 1) fatal(not_enforced);
     // Functional: build a ruleset and confine this very process with it, through every
     // step a run takes (capabilities, terminal filter), so that a step this host
@@ -86,7 +76,7 @@ int main(int argc, char** argv) {
     }
     if (command < 0 || command >= argc) fatal("usage error: missing `-- <argv>...` command");
 
-    const int abi = kernel_abi();
+    const int abi = ll::negotiated_abi();
     if (abi < 1) fatal(not_enforced);
     const std::uint64_t handled = ll::handled_access(abi);
     const int ruleset = ll::create_ruleset(handled, ll::scopes(abi), ll::handled_network(abi, network_none));

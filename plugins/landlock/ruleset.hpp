@@ -24,6 +24,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string_view>
 
 // Vendored from <linux/landlock.h>: the system headers may predate the ABIs we handle.
@@ -79,6 +80,18 @@ inline int abi_version(int cap = 0) noexcept {
     long v = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, create_ruleset_version);
     if (v < 1) return 0;
     return cap > 0 && v > cap ? cap : static_cast<int>(v);
+}
+
+// The ABI the launcher and the plugin negotiate: the kernel's. A test-only build
+// (CONFINE_LANDLOCK_TEST_ABI_CAP) pretends to be an older kernel, as its environment's
+// CONFINE_TEST_LANDLOCK_ABI_CAP says; the shipped builds have no such input.
+inline int negotiated_abi() noexcept {
+#ifdef CONFINE_LANDLOCK_TEST_ABI_CAP
+    const char* cap = std::getenv("CONFINE_TEST_LANDLOCK_ABI_CAP");
+    return abi_version(cap ? std::atoi(cap) : 0);
+#else
+    return abi_version();
+#endif
 }
 
 // The filesystem accesses governed for a kernel ABI (contract: ABI 1..5 and no more).
