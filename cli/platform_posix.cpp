@@ -45,11 +45,16 @@ bool random_bits(unsigned& bits) {
 #endif
 }
 
-// Those the terminal sends already reach the command (it shares confinectl's process
-// group); only signals sent by another process are passed on.
+// Signals sent by another process are passed on to the command (to the runner until the
+// command is known). Those the terminal sends reach the command by themselves when it is
+// in confinectl's process group (Landlock, no time limit); when it is not — bubblewrap's
+// command has a session of its own, and bubblewrap a process group of its own so that
+// the terminal's signals do not end it — they are passed on to the command's process
+// group, as the terminal would have sent them (docs/design.md §7).
 // With no command started yet, or none any more, the signal is confinectl's own: it
 // ends confinectl by its default action, so that nothing starts after it.
 void forward(int sig, siginfo_t* info, void*) {
+    const int saved = errno;
     const int pid = g_child ? g_child->load() : 0;
     if (pid <= 0) {
         struct rlimit no_core {0, 0};
@@ -58,7 +63,13 @@ void forward(int sig, siginfo_t* info, void*) {
         ::raise(sig);
         return;
     }
-    if (info && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) ::kill(pid, sig);
+    if (info && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) {
+        ::kill(pid, sig);
+    } else {
+        const pid_t group = ::getpgid(pid);
+        if (group > 0 && group != ::getpgrp()) ::kill(group == pid ? -pid : pid, sig);
+    }
+    errno = saved;
 }
 
 }  // namespace

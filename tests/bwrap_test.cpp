@@ -5,6 +5,9 @@
 #include "scenarios.hpp"
 #include "support.hpp"
 
+#include <confine/execute.hpp>
+#include <confine/provider.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <sys/shm.h>
@@ -414,6 +417,37 @@ TEST_CASE("a signal sent to confinectl reaches the command itself under bubblewr
         auto r = c.run_then_signal(t, pidfile, signal_name, command);
         CHECK(r.out == "status=7\n");
         CHECK(test::read_file(handled) == signal_name + "\n");
+    }
+}
+
+TEST_CASE("a background run under bubblewrap passes a signal to the command, which may handle it, and SIGKILL ends the sandbox", "[bwrap][e2e][linux-only]") {
+    test::require_bwrap();
+    test::TempDir plugins;
+    test::install_builtin(plugins.path(), "bwrap");
+    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"bwrap\"]\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins.path()}});
+    REQUIRE(provider);
+    for (const int sig : {SIGTERM, SIGINT, SIGKILL}) {
+        INFO("signal " << sig);
+        Tree t(false);
+        const fs::path ready = t.ws / "ready";
+        const std::string script = "trap 'echo handled; exit 7' TERM INT; echo ready > " + ready.string() + "; while :; do sleep 0.05; done";
+        auto p = confine::spawn(**provider, {confine::Mode::workspace_write, t.ws, {}}, std::vector<std::string>{"/bin/sh", "-c", script});
+        REQUIRE(p);
+        for (int i = 0; i < 400 && !fs::exists(ready); ++i) ::usleep(10000);
+        REQUIRE(fs::exists(ready));
+        p->kill(sig);
+        const auto& done = p->wait();
+        if (sig == SIGKILL) {
+            // The runner is killed, and bubblewrap's reaper with it: nothing is left.
+            CHECK(done.outcome.signal == SIGKILL);
+            CHECK(done.stdout_text.empty());
+        } else {
+            CHECK(done.outcome.kind == confine::OutcomeKind::task_failed);
+            CHECK(done.outcome.exit_code == 7);
+            CHECK(done.outcome.basis == confine::Basis::attestation);
+            CHECK(done.stdout_text == "handled\n");
+        }
     }
 }
 

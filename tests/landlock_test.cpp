@@ -441,6 +441,13 @@ void check_terminal(bool unprivileged) {
         }
         auto linux_request = c.run_argv(t, {TIOCSTI_HELPER, "--linux"}, on_terminal(unprivileged));
         CHECK(linux_request.out == "refused: Operation not permitted\n");
+        // The terminal opened again through /dev/tty, which is granted (so that a pager
+        // can set it up), is filtered the same.
+        auto reopened = c.run_argv(t, {TIOCSTI_HELPER, "--tty", line}, on_terminal(unprivileged));
+        CHECK(reopened.out == "refused: Operation not permitted\n");
+        CHECK(queued(reopened).empty());
+        auto reopened_linux = c.run_argv(t, {TIOCSTI_HELPER, "--tty", "--linux"}, on_terminal(unprivileged));
+        CHECK(reopened_linux.out == "refused: Operation not permitted\n");
 
         // Every other terminal request still works: read and change the settings.
         auto stty = c.run_argv(t, {"/bin/sh", "-c", "stty -echo && stty -g"}, on_terminal(unprivileged));

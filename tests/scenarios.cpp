@@ -166,9 +166,20 @@ const std::vector<Scenario>& scenarios() {
         {"a nested child is confined too", Mode::workspace_write, sh("sh -c 'echo x > {root}/nested'"),
          [](const Run& r) { CHECK_FALSE(fs::exists(r.ground.tree.root / "nested")); }},
         {"/dev/null is writable", Mode::workspace_write, sh("echo x > /dev/null"), [](const Run& r) { CHECK(r.result.exit_code == 0); }},
-        {"the host's /dev/shm is not writable", Mode::workspace_write, sh("echo x > {shm-file}"),
+        {"/dev/shm is writable in workspace-write mode: the command's own, or the host's, as the runner says", Mode::workspace_write,
+         sh("echo y > {shm-file} && cat {shm-file}"),
          [](const Run& r) {
-             // Under a /dev of the runner's own the write may succeed: there, not here.
+             if (!fs::is_directory("/dev/shm")) return;
+             CHECK(r.result.out == "y\n");
+             if (r.runner.dev == Dev::the_runners_own) {
+                 CHECK_FALSE(fs::exists(r.ground.shm_file));
+             } else {
+                 CHECK(read_file(r.ground.shm_file) == "y\n");
+                 fs::remove(r.ground.shm_file);
+             }
+         }},
+        {"the host's /dev/shm is not writable in read-only mode", Mode::read_only, sh("echo x > {shm-file}"),
+         [](const Run& r) {
              if (r.runner.dev == Dev::the_hosts && fs::is_directory("/dev/shm")) CHECK(r.result.exit_code != 0);
              CHECK_FALSE(fs::exists(r.ground.shm_file));
          }},

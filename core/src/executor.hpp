@@ -54,9 +54,14 @@ struct ExecSpec {
 class RunControl {
 public:
     // Signals the run's process group (background) or process (foreground), unless it
-    // has already been reaped.
+    // has already been reaped. Once a runner has named its command (a status-descriptor
+    // runner, whose command has a session of its own), every signal but SIGKILL goes to
+    // the command's process group instead, so that the command can handle it; SIGKILL
+    // (a time limit, a kill) still ends the runner, and with it the sandbox.
     void signal(int sig);
     void started(int pid, bool own_group);
+    // The process the runner named as its command (0 or the runner's own: none any more).
+    void command_located(int pid);
     void exited();  // seen exiting, not reaped yet: the id cannot have been reused
     // Marks that the run either started or never will; wait_settled() returns then.
     void settle();
@@ -74,6 +79,7 @@ private:
     std::mutex mutex_;
     std::condition_variable settled_cv_;
     int pid_ = 0;
+    int command_ = 0;
     bool own_group_ = false;
     bool done_ = false;
     bool settled_ = false;

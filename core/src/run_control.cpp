@@ -13,6 +13,11 @@ void RunControl::started(int pid, bool own_group) {
     settled_cv_.notify_all();
 }
 
+void RunControl::command_located(int pid) {
+    std::lock_guard lock(mutex_);
+    command_ = pid == pid_ ? 0 : pid;
+}
+
 void RunControl::settle() {
     {
         std::lock_guard lock(mutex_);

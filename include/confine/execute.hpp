@@ -178,7 +178,10 @@ public:
     Process(Process&&) noexcept;
     Process& operator=(Process&&) noexcept;
 
-    // Sends `signal` to the whole process group. No effect once it has finished.
+    // Sends `signal` to the whole process group. Under a runner that names its command
+    // (bubblewrap), every signal but SIGKILL goes to the command's process group, so that
+    // it can handle it; SIGKILL ends the runner, and the sandbox with it. No effect once
+    // it has finished.
     void kill(int signal);
     // Waits for the end; the same result on every call.
     const Finished& wait();

@@ -103,9 +103,17 @@ public:
         // before anything is started.
         const int abi = ll::negotiated_abi();
         if (abi < 1) return std::unexpected(sdk::unsupported("landlock is not enforced by this kernel (ABI unsupported or disabled)"));
-        // Grants per mode (docs/design.md §4): /dev/null is the file alone, so /dev/shm stays denied.
+        // Grants per mode (docs/design.md §4): /dev/null is the file alone; so are /dev/tty
+        // (a process's own controlling terminal) and the terminal on this process's
+        // standard descriptors, which the command inherits, so that a pager or an editor
+        // can open it again and set it up (its ioctls, from ABI 5) — nothing the inherited
+        // descriptors did not already give, and the terminal filter still refuses input
+        // injection. In workspace-write mode, /dev/shm too, so that POSIX shared memory and
+        // semaphores work (the host's, as /tmp is).
         std::vector<std::pair<ll::Grant, std::string>> grants{{ll::Grant::read_only, "/"}, {ll::Grant::read_write, "/dev/null"}};
+        for (const std::string& terminal : terminals()) grants.emplace_back(ll::Grant::read_write, terminal);
         if (policy.mode == sdk::Mode::workspace_write) {
+            if (exists("/dev/shm")) grants.emplace_back(ll::Grant::read_write, "/dev/shm");
             grants.emplace_back(ll::Grant::read_write, "/tmp");
             grants.emplace_back(ll::Grant::read_write, policy.workspace.string());
             for (const auto& w : policy.writable) grants.emplace_back(ll::Grant::read_write, w.string());
@@ -151,6 +159,23 @@ public:
 
 private:
     static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+    static bool exists(const char* path) {
+        struct stat st {};
+        return ::stat(path, &st) == 0;
+    }
+
+    // /dev/tty, and the terminal devices on descriptors 0 to 2, each once.
+    static std::vector<std::string> terminals() {
+        std::vector<std::string> found;
+        if (exists("/dev/tty")) found.emplace_back("/dev/tty");
+        for (int fd = 0; fd <= 2; ++fd) {
+            char name[256];
+            struct stat st {};
+            if (::isatty(fd) != 1 || ::ttyname_r(fd, name, sizeof name) != 0 || ::stat(name, &st) != 0 || !S_ISCHR(st.st_mode)) continue;
+            if (std::find(found.begin(), found.end(), name) == found.end()) found.emplace_back(name);
+        }
+        return found;
+    }
 
     // What a Landlock path enforces of each dimension: writes as the ABI governs them;
     // the network but for what the network filter leaves open; processes partly — no

@@ -1,15 +1,17 @@
 // tiocsti: tries to push bytes into the input of the terminal on stdin (TIOCSTI), the
 // way a confined command would try to have the caller's shell run a line after it.
 //
-//   tiocsti [--high-bits | --i386 | --x32] <text>
-//   tiocsti --linux
+//   tiocsti [--tty] [--high-bits | --i386 | --x32] <text>
+//   tiocsti [--tty] --linux
 //
+// --tty: on the terminal opened again through /dev/tty (read and write), not stdin.
 // Each byte of <text> is pushed with ioctl(0, TIOCSTI, &byte), through the native
 // system call, or with the request's upper 32 bits set (the kernel reads only the
 // lower 32), or through the i386 compat entry (int $0x80, x86-64 only), or through
 // the x32 entry. --linux makes one harmless TIOCLINUX request (TIOCL_GETFGCONSOLE).
 // Prints one line: `injected <n>` (exit 0), `refused: <strerror>` (exit 1), or
 // `unavailable` when the i386 entry does not exist on this kernel (exit 3).
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -64,6 +66,16 @@ int push(Entry entry, char* byte) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc >= 2 && std::strcmp(argv[1], "--tty") == 0) {
+        const int tty = ::open("/dev/tty", O_RDWR | O_NOCTTY);
+        if (tty < 0 || ::dup2(tty, 0) < 0) {
+            std::printf("refused: /dev/tty: %s\n", std::strerror(errno));
+            return 1;
+        }
+        ::close(tty);
+        --argc;
+        ++argv;
+    }
     if (argc == 2 && std::strcmp(argv[1], "--linux") == 0) {
         char subcode = 12;  // TIOCL_GETFGCONSOLE: reads, changes nothing
         if (::ioctl(0, TIOCLINUX, &subcode) != 0) {

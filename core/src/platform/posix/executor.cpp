@@ -55,9 +55,14 @@ void pump_runner_output(const ExecSpec& spec, Runner& runner, bool running, RunC
     StderrSink err(spec);
     CapturedOutput out(spec.capture);
     std::unique_ptr<CommandLocator> locator;
-    if (runner.status.get() >= 0 && !spec.attestation.status_pid_key.empty() && spec.on_started)
-        locator = locate_reported_command(runner.pid, spec.attestation.status_pid_key, spec.on_started,
-                                          [&err] { err.copy().release(); });
+    if (runner.status.get() >= 0 && !spec.attestation.status_pid_key.empty())
+        locator = locate_reported_command(
+            runner.pid, spec.attestation.status_pid_key,
+            [&spec, &control](int pid) {
+                control.command_located(pid);
+                if (spec.on_started) spec.on_started(pid);
+            },
+            [&err] { err.copy().release(); });
     if (locator) err.copy().hold();
     std::string status_text;
     OutputPump pump(runner.pid, running);

@@ -3,6 +3,7 @@
 #include "executor.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 namespace confine::detail {
 
@@ -14,6 +15,12 @@ void RunControl::exited() {
 void RunControl::signal(int sig) {
     std::lock_guard lock(mutex_);
     if (pid_ <= 0 || done_) return;
+    // The command named by its runner is held by the locator until it is seen ending
+    // (then command_ is cleared), so its number cannot have passed to another process.
+    if (command_ > 0 && sig != SIGKILL) {
+        ::kill(::getpgid(command_) == command_ ? -command_ : command_, sig);
+        return;
+    }
     ::kill(own_group_ ? -pid_ : pid_, sig);
 }
 

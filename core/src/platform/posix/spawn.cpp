@@ -155,13 +155,20 @@ pid_t fork_child(ChildPlan& plan) {
     return pid;
 }
 
+bool reports_command(const ExecSpec& spec) {
+    return spec.attestation.kind == Attestation::Kind::status_fd && !spec.attestation.status_pid_key.empty();
+}
+
 }  // namespace
 
 std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std::string& program) {
     Runner runner;
     ChildEnds child;
-    // A time limit kills a whole process group, so a run with one gets its own group.
-    runner.own_group = spec.background || spec.timeout.has_value();
+    // A time limit kills a whole process group, so a run with one gets its own group. So
+    // does a runner that names its command (bubblewrap): the command has a session of its
+    // own, out of reach of the terminal's signals, and the host passes them on to it
+    // (docs/design.md §7); the runner itself must not be ended by them before it can.
+    runner.own_group = spec.background || spec.timeout.has_value() || reports_command(spec);
     if (!make_pipe(runner.report, child.report)) return std::unexpected(SpawnRefusal{errno, {}});
     std::vector<std::string> argv = spec.argv;
     if (auto refused = open_status_descriptor(spec, argv, runner, child)) return std::unexpected(std::move(*refused));
