@@ -189,7 +189,7 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     expected.insert(expected.end(), {"--", "echo", "hi"});
     CHECK(ro["argv"] == expected);
     CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 19}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
-    CHECK(ro["denial_signatures"] == json::array({"read-only file system"}));
+    CHECK(ro["denial_signatures"] == json::array({"read-only file system", "erofs", "eacces", "eperm"}));
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
     CHECK(ro["enforcement"] == "partial");
     CHECK(ro["dimensions"] == json{{"write", "full"}, {"network", "partial"}, {"processes", "full"},

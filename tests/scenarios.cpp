@@ -163,6 +163,16 @@ const std::vector<Scenario>& scenarios() {
              CHECK_THAT(j["denial_hint"].get<std::string>(), Catch::Contains(r.runner.denial));
          },
          true},
+        {"a tool that names a denied write by its errno alone (npm's code EACCES) gets a denial hint", Mode::workspace_write,
+         sh("if ! (echo x > {root}/denied) 2>/dev/null; then echo 'npm ERR! code EACCES' >&2; fi; exit 1"),
+         [](const Run& r) {
+             CHECK(r.result.exit_code == 1);
+             CHECK_FALSE(fs::exists(r.ground.tree.root / "denied"));
+             if (!r.report) return;
+             CHECK((*r.report)["outcome"] == "task_failed");
+             CHECK((*r.report)["denial_hint"] == "npm ERR! code EACCES");
+         },
+         true},
         {"a nested child is confined too", Mode::workspace_write, sh("sh -c 'echo x > {root}/nested'"),
          [](const Run& r) { CHECK_FALSE(fs::exists(r.ground.tree.root / "nested")); }},
         {"/dev/null is writable", Mode::workspace_write, sh("echo x > /dev/null"), [](const Run& r) { CHECK(r.result.exit_code == 0); }},

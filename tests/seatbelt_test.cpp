@@ -61,7 +61,7 @@ struct Seatbelt {
         CHECK(j["argv"][3] == "--");
         CHECK(j["argv"][4] == "echo");
         CHECK(j["runner"] == "seatbelt");
-        CHECK(j["denial_signatures"] == json::array({"operation not permitted"}));
+        CHECK(j["denial_signatures"] == json::array({"operation not permitted", "eperm", "eacces"}));
         CHECK(j["failure_rule"]["fatal_signatures"] == json::array({"sandbox-exec: "}));
         // The profile allows signals to the user's other processes: processes is none, so
         // the enforcement is partial, and a run needs [policy.enforcement] processes = "best-effort".

@@ -230,7 +230,7 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     CHECK(ro->dimensions.write == confine::Level::full);
     CHECK(ro->dimensions.network == confine::Level::partial);
     CHECK(ro->dimensions.processes == confine::Level::full);
-    CHECK(ro->denial_signatures == std::vector<std::string>{"read-only file system", "permission denied"});
+    CHECK(ro->denial_signatures == std::vector<std::string>{"read-only file system", "permission denied", "erofs", "eacces", "eperm"});
     CHECK(ro->failure_rule.fatal_signatures == std::vector<std::string>{"bwrap: ", "company-wrapper: "});
     CHECK(ro->failure_rule.allowed_exit_codes.empty());
     CHECK(ro->failure_rule.informational_lines.empty());

@@ -364,7 +364,7 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     r.argv.insert(r.argv.end(), argv.begin(), argv.end());
     r.enforcement = Enforcement::full;
     // The mechanism behind the command is unknown: both Linux dialects.
-    r.denial_signatures = {"read-only file system", "permission denied"};
+    r.denial_signatures = {"read-only file system", "permission denied", "erofs", "eacces", "eperm"};
     r.failure_rule.fatal_signatures = pc.runner_failure_signatures;
     r.dimensions = sdk::bwrap_dimensions(policy);  // what its bubblewrap-shaped arguments ask for
     return r;

@@ -76,7 +76,7 @@ public:
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = sdk::Enforcement::full;
-        r.denial_signatures = {"read-only file system"};
+        r.denial_signatures = {"read-only file system", "erofs", "eacces", "eperm"};
         r.failure_rule.fatal_signatures = {"bwrap: "};
         r.attestation = sdk::Attestation::status_fd(status_argument, status_marker, status_pid_key);
         r.dimensions = sdk::bwrap_dimensions(policy);

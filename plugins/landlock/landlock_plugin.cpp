@@ -143,7 +143,7 @@ public:
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = partial_ || !ll::fully_enforced(abi) ? sdk::Enforcement::partial : sdk::Enforcement::full;
-        r.denial_signatures = {"permission denied"};
+        r.denial_signatures = {"permission denied", "eacces", "eperm"};
         r.failure_rule.allowed_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"landlock-run: "};
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};

@@ -86,7 +86,7 @@ public:
         r.argv = {program_, "-p", *p, "--"};
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = sdk::Enforcement::full;
-        r.denial_signatures = {"operation not permitted"};
+        r.denial_signatures = {"operation not permitted", "eperm", "eacces"};
         r.failure_rule.fatal_signatures = {"sandbox-exec: "};
         // The profile allows everything but writes (and the network, when confined): a
         // command can still signal the user's other processes and ask host services to
