@@ -185,6 +185,12 @@ int cmd_plugins(const std::string& config_path, bool as_json) {
     return 0;
 }
 
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+    return out;
+}
+
 int cmd_check_config(const std::string& file) {
     Output out;
     std::expected<confine::Config, confine::Error> config =
@@ -193,6 +199,19 @@ int cmd_check_config(const std::string& file) {
     if (auto bad = confine::untrusted_runner_command(*config)) return fail(bad->message);
     const std::string source = config->source;
     const auto runners = config->runners;
+    // What this platform will run with, once every default is applied, and where it was said.
+    const std::string platform(confine::current_platform());
+    std::string effective;
+    if (const auto it = config->platforms.find(platform); it == config->platforms.end()) {
+        std::fprintf(stderr, "confinectl: warning: no chain is configured for platform '%s': every run fails closed\n", platform.c_str());
+    } else if (!it->second.runner_command.empty()) {
+        effective = "platform " + platform + ": runner_command " + join(it->second.runner_command, " ") + " (" + confine::to_string(it->second.where) + ")\n";
+    } else if (it->second.chain.empty()) {
+        std::fprintf(stderr, "confinectl: warning: %s: the chain for platform '%s' is empty: every run fails closed\n",
+                     confine::to_string(it->second.where).c_str(), platform.c_str());
+    } else {
+        effective = "platform " + platform + ": chain " + join(it->second.chain, " ") + " (" + confine::to_string(it->second.where) + ")\n";
+    }
     auto provider = confine::Provider::create(std::move(*config));
     if (!provider) return fail(provider.error().message);
     // Runner settings are judged by their own plugins, where this machine has them.
@@ -210,7 +229,7 @@ int cmd_check_config(const std::string& file) {
         auto runner = (*plugin)->create_runner(&table);
         if (!runner) return fail(runner.error().message);
     }
-    out << source << ": valid\n";
+    out << effective << source << ": valid\n";
     return 0;
 }
 

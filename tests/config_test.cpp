@@ -48,6 +48,42 @@ TEST_CASE("the embedded default chains bwrap then landlock on linux, one runner 
     CHECK(test::config_from("").probe_timeout_ms == cfg->probe_timeout_ms);
 }
 
+TEST_CASE("a file's missing keys and tables take the embedded default's, and what it gives replaces the default's whole", "[config]") {
+    // Only the probe timeout: every chain is the default's, and says where it came from.
+    auto timeout_only = test::config_from("probe_timeout_ms = 500\n");
+    CHECK(timeout_only.probe_timeout_ms == 500);
+    CHECK(timeout_only.source == "test.toml");
+    CHECK(timeout_only.platforms.at("linux").chain == std::vector<std::string>{"bwrap", "landlock"});
+    CHECK(timeout_only.platforms.at("linux").where.file == "<embedded default>");
+    CHECK(timeout_only.platforms.at("darwin").chain == std::vector<std::string>{"seatbelt"});
+    CHECK(timeout_only.platforms.at("windows").chain == std::vector<std::string>{"appcontainer"});
+    CHECK(timeout_only.network == confine::Network::none);
+    CHECK(timeout_only.plugin_dirs.empty());
+
+    // One platform's table replaces that platform's default only.
+    auto linux_only = test::config_from("[platform.linux]\nchain = [\"landlock\"]\n");
+    CHECK(linux_only.platforms.at("linux").chain == std::vector<std::string>{"landlock"});
+    CHECK(linux_only.platforms.at("linux").where.file == "test.toml");
+    CHECK(linux_only.platforms.at("darwin").chain == std::vector<std::string>{"seatbelt"});
+    CHECK(linux_only.probe_timeout_ms == 2000);
+
+    // A runner_command replaces the default chain: the two are never mixed.
+    auto asserted = test::config_from("[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n");
+    CHECK(asserted.platforms.at("linux").chain.empty());
+    CHECK(asserted.platforms.at("linux").runner_command == std::vector<std::string>{"/usr/bin/bwrap"});
+
+    // An explicit empty chain stays empty (and fails closed); other platforms keep theirs.
+    auto emptied = test::config_from("[platform.linux]\nchain = []\n");
+    CHECK(emptied.platforms.at("linux").chain.empty());
+    CHECK(emptied.platforms.at("darwin").chain == std::vector<std::string>{"seatbelt"});
+
+    // One dimension's minimum leaves the others at their default.
+    auto one_minimum = test::config_from("[policy.enforcement]\nwrite = \"full\"\n");
+    CHECK(one_minimum.minimums.write == confine::Minimum::full);
+    CHECK(one_minimum.minimums.network == confine::Minimum::partial);
+    CHECK(one_minimum.minimums.processes == confine::Minimum::partial);
+}
+
 TEST_CASE("the commented example configuration is valid", "[config]") {
     auto cfg = confine::parse_config(test::read_file(EXAMPLE_CONFIG_FILE), "example");
     REQUIRE(cfg);

@@ -219,14 +219,38 @@ TEST_CASE("confinectl check-config accepts a valid file and the default", "[cli]
     Installed confine;
     auto dflt = confine.run({"check-config"});
     CHECK(dflt.exit_code == 0);
-    CHECK(dflt.out == "<embedded default>: valid\n");
+    CHECK(dflt.out == "platform linux: chain bwrap landlock (<embedded default>:7:1)\n<embedded default>: valid\n");
     const fs::path cfg = confine.scratch("c.toml");
     test::write_file(cfg, "[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nlauncher = \"/opt/landlock-run\"\n[runner.thirdparty]\nx = 1\n");
     auto r = confine.run({"check-config", cfg.string()});
     CHECK(r.exit_code == 0);
-    CHECK(r.out == "note: " + cfg.string() + ":5:1: runner.thirdparty: no plugin here to check its settings against\n" + cfg.string() + ": valid\n");
+    CHECK(r.out == "note: " + cfg.string() + ":5:1: runner.thirdparty: no plugin here to check its settings against\nplatform linux: chain landlock (" +
+                       cfg.string() + ":1:1)\n" + cfg.string() + ": valid\n");
+    CHECK(r.err.empty());
     auto example = confine.run({"check-config", EXAMPLE_CONFIG_FILE});
     CHECK(example.exit_code == 0);
+}
+
+TEST_CASE("confinectl check-config prints the effective chain, defaults applied, and warns when it is empty", "[cli][linux-only]") {
+    Installed confine;
+    const fs::path timeout_only = confine.scratch("timeout.toml");
+    test::write_file(timeout_only, "probe_timeout_ms = 500\n");
+    auto r = confine.run({"check-config", timeout_only.string()});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "platform linux: chain bwrap landlock (<embedded default>:7:1)\n" + timeout_only.string() + ": valid\n");
+    CHECK(r.err.empty());
+    // And a run with it uses the default chain rather than failing closed.
+    auto probe = confine.run({"probe", "--config", timeout_only.string()});
+    CHECK_THAT(probe.out, Catch::Contains("chain: bwrap landlock"));
+
+    const fs::path emptied = confine.scratch("empty.toml");
+    test::write_file(emptied, "[platform.linux]\nchain = []\n");
+    auto e = confine.run({"check-config", emptied.string()});
+    CHECK(e.exit_code == 0);
+    CHECK(e.out == emptied.string() + ": valid\n");
+    CHECK(e.err == "confinectl: warning: " + emptied.string() + ":1:1: the chain for platform 'linux' is empty: every run fails closed\n");
+    auto run = confine.run({"run", "--config", emptied.string(), "--", "true"});
+    CHECK(run.exit_code == 125);
 }
 
 TEST_CASE("confinectl check-config rejects bad files and settings their plugin refuses", "[cli]") {

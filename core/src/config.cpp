@@ -67,8 +67,11 @@ public:
         return {ErrorCode::config_invalid, to_string(at(r)) + ": " + message};
     }
 
-    std::expected<Config, Error> run(const toml::table& root) {
-        Config cfg;
+    // The file's values over `base` (the embedded default): a key the file does not set
+    // keeps the base's value; a [platform.<os>] or [runner.<name>] table the file gives
+    // replaces the base's table of that name whole.
+    std::expected<Config, Error> run(const toml::table& root, Config base) {
+        Config cfg = std::move(base);
         cfg.source = source_;
         for (auto [key_ptr, node_ptr] : in_file_order(root)) {
             const toml::key& key = *key_ptr;
@@ -182,6 +185,7 @@ private:
     std::optional<Error> read_plugin_dirs(const toml::node& node, Config& cfg) {
         auto dirs = string_array(node, "plugin_dirs");
         if (!dirs) return dirs.error();
+        cfg.plugin_dirs.clear();
         const auto& arr = *node.as_array();
         for (std::size_t i = 0; i < dirs->size(); ++i) {
             std::filesystem::path p((*dirs)[i]);
@@ -323,7 +327,15 @@ std::expected<Config, Error> parse_config(std::string_view text, std::string sou
         return std::unexpected(Error{ErrorCode::config_syntax, source + ":" + std::to_string(b.line) + ":" +
                                                                std::to_string(b.column) + ": " + std::string(e.description())});
     }
-    return Validator(std::move(source)).run(root);
+    // A file is read over the embedded default (config/confine.toml), so that what it
+    // leaves unsaid — the chains, above all — is the default's, never nothing.
+    Config base;
+    if (source != embedded_config_name) {
+        auto defaults = parse_config(embedded_default_config(), std::string(embedded_config_name));
+        if (!defaults) return std::unexpected(defaults.error());
+        base = std::move(*defaults);
+    }
+    return Validator(std::move(source)).run(root, std::move(base));
 }
 
 std::expected<Config, Error> load_config_file(const std::filesystem::path& file) {

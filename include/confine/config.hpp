@@ -85,7 +85,10 @@ inline constexpr std::string_view system_config_path = "/etc/confine/confine.tom
 // The default configuration text compiled into the library (config/confine.toml).
 std::string_view embedded_default_config() noexcept;
 
-// Parses and validates TOML text. `source` names it in error messages.
+// Parses and validates TOML text. `source` names it in error messages. What the text
+// leaves unsaid takes the embedded default's value: a key it does not set, and each
+// [platform.<os>] or [runner.<name>] table it does not give (one it gives replaces the
+// default's of that name whole; an explicit `chain = []` stays empty, and fails closed).
 std::expected<Config, Error> parse_config(std::string_view text, std::string source);
 
 // Reads and parses one file. The file must not be writable by group or others nor
