@@ -651,6 +651,38 @@ TEST_CASE("confinectl run fails closed when the runner cannot be traced for atte
     CHECK_FALSE(fs::exists(marker));
 }
 
+TEST_CASE("confinectl -v says the configuration, each verdict and whence, the selection, the policy and the exact command line", "[cli][linux-only]") {
+    FakeRunnerSetup s;
+    test::install_fake(s.plugins.path(), "unusable");
+    test::write_file(s.config, "plugin_dirs = [\"" + s.plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"unusable\", \"usable\"]\n"
+                               "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = true\n");
+    const std::string ws = s.workspace.path().string();
+    auto lines_of = [](const std::string& err) {
+        std::vector<std::string> lines;
+        std::istringstream in(err);
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+        return lines;
+    };
+    auto has = [](const std::vector<std::string>& lines, const std::string& line) { return std::find(lines.begin(), lines.end(), line) != lines.end(); };
+    test::TempDir extra;
+    auto first = s.run({"/bin/echo", "two words", "it's"}, {}, {"-v", "--writable", extra.path().string()});
+    INFO(first.err);
+    CHECK(first.exit_code == 0);
+    auto l = lines_of(first.err);
+    CHECK(has(l, "confinectl: configuration: " + s.config.string()));
+    CHECK(std::count_if(l.begin(), l.end(), [](const std::string& x) { return x.starts_with("confinectl: runner unusable: unusable (probed)"); }) == 1);
+    CHECK(has(l, "confinectl: runner usable: full (probed)"));
+    CHECK(has(l, "confinectl: selected: usable (enforcement partial)"));
+    CHECK(has(l, "confinectl: policy: mode workspace-write, workspace " + ws + ", writable roots " + extra.path().string() + ", network none"));
+    CHECK(std::count_if(l.begin(), l.end(), [](const std::string& x) {
+              return x.starts_with("confinectl: exec: " FAKE_LAUNCHER " ") && x.ends_with(" -- /bin/echo 'two words' 'it'\\''s'");
+          }) == 1);
+    // The next run takes the usable verdict from the cache, and says so.
+    auto second = s.run({"/bin/true"}, {}, {"-v"});
+    INFO(second.err);
+    CHECK(has(lines_of(second.err), "confinectl: runner usable: full (verdict from the cache)"));
+}
+
 TEST_CASE("confinectl keeps usable verdicts per user, and probe asks afresh", "[cli][cache][linux-only]") {
     FakeRunnerSetup s;
     // A chain of two, so that selection probes.

@@ -2,6 +2,7 @@
 #include <confine/provider.hpp>
 #include <confine/sdk/bwrap_profile.hpp>
 
+#include "log.hpp"
 #include "executor.hpp"
 
 #if defined(_WIN32)
@@ -54,6 +55,10 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     detail::ExecSpec spec;
     if (wrapped.in_process) {
         // The fast path: the child confines itself and executes the command directly.
+        if (detail::log_enabled(spdlog::level::debug)) {
+            const std::vector<std::string> runner(wrapped.argv.begin(), wrapped.argv.begin() + static_cast<std::ptrdiff_t>(wrapped.command_index));
+            detail::log_debug("confined in process by {}, with what its runner would be given: {}", wrapped.runner, detail::shell_words(runner));
+        }
         spec.argv.assign(wrapped.argv.begin() + static_cast<std::ptrdiff_t>(wrapped.command_index), wrapped.argv.end());
         spec.in_process = &wrapped.in_process;
     } else {

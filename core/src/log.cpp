@@ -5,6 +5,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <atomic>
+#include <cctype>
+#include <string_view>
 #include <mutex>
 #include <string>
 
@@ -38,6 +40,39 @@ spdlog::logger& logger() {
         s.logger->set_level(spdlog::level::trace);  // log_enabled decides
     }
     return *s.logger;
+}
+
+std::string shell_words(const std::vector<std::string>& words) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string line;
+    for (const std::string& w : words) {
+        if (!line.empty()) line += ' ';
+        bool plain = !w.empty(), control = false;
+        for (unsigned char c : w) {
+            plain = plain && (std::isalnum(c) || std::string_view("_./:=@%+,-").find(static_cast<char>(c)) != std::string_view::npos);
+            control = control || c < 0x20 || c == 0x7f;
+        }
+        if (plain) {
+            line += w;
+        } else if (!control) {
+            line += '\'';
+            for (char c : w) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+            line += '\'';
+        } else {
+            line += "$'";
+            for (unsigned char c : w) {
+                if (c < 0x20 || c == 0x7f || c == '\'' || c == '\\') {
+                    line += "\\x";
+                    line += hex[c >> 4];
+                    line += hex[c & 15];
+                } else {
+                    line += static_cast<char>(c);
+                }
+            }
+            line += '\'';
+        }
+    }
+    return line;
 }
 
 }  // namespace detail

@@ -2,7 +2,9 @@
 
 #include <spdlog/logger.h>
 
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace confine::detail {
 
@@ -25,5 +27,9 @@ template <class... Args>
 void log_warn(spdlog::format_string_t<Args...> format, Args&&... args) {
     log(spdlog::level::warn, format, std::forward<Args>(args)...);
 }
+
+// `words` as one line a POSIX shell would read back into the same words: plain words as
+// they are, others in single quotes, control characters as $'\xNN'.
+std::string shell_words(const std::vector<std::string>& words);
 
 }  // namespace confine::detail

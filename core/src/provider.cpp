@@ -245,7 +245,6 @@ struct Provider::Impl {
         }
         c.probed = true;
         c.verdict = runner.probe(config.probe_timeout_ms);
-        detail::log_debug("probe {}: {} {}", c.runner, to_string(c.verdict->kind), c.verdict->reason);
         // Only usable verdicts are kept: one that turns stale fails closed when the
         // runner runs, while a runner found unusable is simply asked again next time.
         if (cache && c.verdict->usable()) cache->store(key, *c.verdict, runner.probed_programs());
@@ -277,8 +276,45 @@ std::optional<fs::path> default_verdict_cache_file() {
     return std::nullopt;
 }
 
+namespace {
+
+// What -v says of a selection, one line each: where the configuration came from, each
+// runner's verdict and whence, and what was selected (or why nothing was).
+void log_selection(const Selection& s, const Config& config) {
+    detail::log_debug("configuration: {}", config.source);
+    if (s.asserted) detail::log_debug("platform {}: asserted runner_command {} (not probed)", s.platform, s.runner_command.empty() ? "" : s.runner_command.front());
+    for (const Candidate& c : s.candidates) {
+        if (!c.verdict) {
+            detail::log_debug("runner {}: selected without probing (a chain of one), plugin {}", c.runner, c.plugin_file.string());
+            continue;
+        }
+        const char* whence = c.from_cache ? "verdict from the cache" : c.probed ? "probed" : "could not be loaded";
+        detail::log_debug("runner {}: {} ({}){}{}", c.runner, to_string(c.verdict->kind), whence, c.verdict->reason.empty() ? "" : ": ",
+                          c.verdict->reason);
+    }
+    if (s.usable())
+        detail::log_debug("selected: {}{}", *s.runner, s.enforcement ? " (enforcement " + std::string(to_string(*s.enforcement)) + ")" : std::string());
+    else if (s.failure)
+        detail::log_debug("selected: none: {}", s.failure->message);
+}
+
+// What -v says of the policy a run gets, its roots resolved.
+void log_policy(const Policy& p) {
+    if (!detail::log_enabled(spdlog::level::debug)) return;
+    std::string roots;
+    for (const auto& w : p.writable) roots += (roots.empty() ? "" : " ") + w.string();
+    detail::log_debug("policy: mode {}, workspace {}, writable roots {}, network {}", to_string(p.mode),
+                      p.workspace.empty() ? "(none)" : p.workspace.string(), roots.empty() ? "(none)" : roots,
+                      p.network == Network::none ? "none" : "allow");
+}
+
+}  // namespace
+
 const Selection& Provider::selection() const {
-    std::call_once(impl_->once, [this] { impl_->resolve(impl_->selection); });
+    std::call_once(impl_->once, [this] {
+        impl_->resolve(impl_->selection);
+        log_selection(impl_->selection, impl_->config);
+    });
     return impl_->selection;
 }
 
@@ -377,6 +413,7 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
     if (!resolved) return std::unexpected(resolved.error());
     const Selection& s = selection();
     if (!s.usable()) return std::unexpected(*s.failure);
+    log_policy(*resolved);
     const fs::path plugin = s.asserted || s.candidates.empty() ? fs::path() : s.candidates.back().plugin_file;
     if (auto bad = writable_by_the_run(*resolved, relied_on(impl_->config, plugin))) return std::unexpected(*bad);
     if (s.asserted) {

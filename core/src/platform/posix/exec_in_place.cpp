@@ -1,4 +1,5 @@
 // Confining the calling process itself and replacing it with the command (executor.hpp).
+#include "log.hpp"
 #include "exec_arrays.hpp"
 #include "executor.hpp"
 #include "linux_features.hpp"
@@ -22,6 +23,7 @@ Observation exec_in_place(const ExecSpec& spec) {
     int resolve_error = 0;
     auto program = spec.argv.empty() ? std::nullopt : find_program(spec.argv.front(), spec.environment, spec.working_directory, resolve_error);
     if (!program || !spec.in_process) return refuse(program ? EINVAL : resolve_error, {});
+    if (log_enabled(spdlog::level::debug)) log_debug("exec (confined in place, then exec'd by this process): {}", shell_words(spec.argv));
     const ExecArrays arrays(spec.argv, spec.environment);
     if (!spec.working_directory.empty() && ::chdir(spec.working_directory.c_str()) != 0) {
         const int chdir_errno = errno;

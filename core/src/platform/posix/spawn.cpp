@@ -2,6 +2,7 @@
 #include "child_report.hpp"
 #include "exec_arrays.hpp"
 #include "linux_features.hpp"
+#include "log.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -174,6 +175,8 @@ std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std
     if (auto refused = open_status_descriptor(spec, argv, runner, child)) return std::unexpected(std::move(*refused));
     if (auto refused = open_directories(spec, argv, child)) return std::unexpected(std::move(*refused));
     if (auto refused = open_network_filter(spec, argv, child)) return std::unexpected(std::move(*refused));
+    if (log_enabled(spdlog::level::debug))
+        log_debug("exec{}: {}", spec.in_process ? " (confined in the child before its exec)" : "", shell_words(argv));
     // Everything the child needs is built here: between fork and exec it allocates nothing.
     const ExecArrays arrays(argv, spec.environment);
     const std::string cwd = spec.working_directory.string();
