@@ -147,8 +147,13 @@ std::expected<ReportFile, std::string> ReportFile::open(const std::string& path)
     impl->dir = ::open(dir.c_str(), directory_handle | O_CLOEXEC);
     if (impl->dir < 0) return std::unexpected(path + ": cannot open its directory " + dir.string() + ": " + std::strerror(errno));
     struct stat st {};
-    if (::fstatat(impl->dir, impl->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-        return std::unexpected(path + ": is a directory");
+    if (::fstatat(impl->dir, impl->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISDIR(st.st_mode)) return std::unexpected(path + ": is a directory");
+        // The report replaces what the name holds: a device, a pipe or a socket (--report
+        // /dev/null) would be lost, and is refused instead.
+        if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+            return std::unexpected(path + ": is not a regular file, and a report would replace it (--report-fd N writes to a descriptor)");
+    }
     // Shown now that a file can be made there, rather than after the command has run.
     std::string temp;
     const int fd = impl->create_temp(temp);

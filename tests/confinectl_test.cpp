@@ -1,6 +1,9 @@
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <confine/sdk/abi.h>
 #include <nlohmann/json.hpp>
 
@@ -469,6 +472,27 @@ TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run][linu
     CHECK(failed["evidence"]["line"] == fatal);
     CHECK(failed["evidence"]["rule"] == "landlock-run: ");
     CHECK(failed["exit_code"] == 125);
+}
+
+TEST_CASE("confinectl run refuses a report path that holds a device, a pipe or a socket, which the report would replace", "[cli][run][linux-only]") {
+    FakeRunnerSetup s;
+    const fs::path device = s.confine.scratch("null"), fifo = s.confine.scratch("fifo");
+    REQUIRE(::mknod(device.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0);  // another /dev/null
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const fs::path marker = s.workspace / "ran";
+    for (const fs::path& target : {device, fifo}) {
+        INFO(target);
+        auto r = s.run({"/bin/sh", "-c", "touch " + marker.string()}, {}, {"--report", target.string()});
+        CHECK(r.exit_code == 125);
+        CHECK(r.err == "confinectl: --report " + target.string() + ": is not a regular file, and a report would replace it "
+                       "(--report-fd N writes to a descriptor)\n");
+        CHECK_FALSE(fs::exists(marker));
+    }
+    struct stat st {};
+    REQUIRE(::lstat(device.c_str(), &st) == 0);
+    CHECK(S_ISCHR(st.st_mode));
+    REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+    CHECK(S_ISFIFO(st.st_mode));
 }
 
 TEST_CASE("a command's stderr line that is not UTF-8 is reported with U+FFFD, and its own status stands", "[cli][run][security][linux-only]") {
