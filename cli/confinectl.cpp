@@ -239,12 +239,14 @@ struct PolicyFlags {
     std::string workspace;
     std::vector<std::string> writable;
     std::optional<std::string> network;
+    std::optional<std::string> tmp;
 
     void read(const confine::cli::Parsed& p) {
         mode = p.value("--mode").value_or(mode);
         workspace = p.value("--workspace").value_or("");
         writable = p.all("--writable");
         network = p.value("--network");
+        tmp = p.value("--tmp");
     }
 
     // The policy, or a one-line reason why the flags make none. What the flags leave
@@ -257,6 +259,8 @@ struct PolicyFlags {
         if (network && *network != "none" && *network != "allow")
             return std::unexpected("--network: " + *network + " is not one of none, allow");
         p.network = network ? (*network == "none" ? confine::Network::none : confine::Network::allow) : config.network;
+        if (tmp && *tmp != "private" && *tmp != "host") return std::unexpected("--tmp: " + *tmp + " is not one of private, host");
+        p.tmp = tmp ? (*tmp == "private" ? confine::Tmp::private_ : confine::Tmp::host) : config.tmp;
         p.mode = mode == "read-only" ? confine::Mode::read_only : confine::Mode::workspace_write;
         std::error_code ec;
         if (p.mode == confine::Mode::read_only) {
@@ -410,6 +414,7 @@ const std::vector<confine::cli::OptionSpec> policy_options{
     {"--workspace", "DIR", false, "Writable workspace directory (default: the current directory)"},
     {"--writable", "PATH", true, "An extra writable directory"},
     {"--network", "NET", false, "none (no socket reaches outside the sandbox) or allow (default: [policy] network, else none)"},
+    {"--tmp", "TMP", false, "private (the run's own /tmp) or host (the host's); a runner that cannot give it fails closed (default: [policy] tmp, else either)"},
 };
 
 std::vector<confine::cli::CommandSpec> command_specs() {

@@ -28,6 +28,9 @@ json enforcement_or_null(const std::optional<confine::Enforcement>& e) {
 
 // {"write": ..., "network": ..., "processes": ..., "open": ...}: each a level ("full",
 // "partial", "none"), the network "not asked" when the policy allowed it.
+// Which /tmp the command got: "private", "host", or null where the runner did not say.
+json tmp_json(confine::Tmp tmp) { return tmp == confine::Tmp::unsaid ? json(nullptr) : json(std::string(confine::to_string(tmp))); }
+
 json dimensions_json(const confine::Dimensions& d, bool network_asked) {
     return {{"write", std::string(confine::to_string(d.write))},
             {"network", network_asked ? std::string(confine::to_string(d.network)) : std::string("not asked")},
@@ -114,7 +117,8 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w) 
              {"fatal_signatures", w.failure_rule.fatal_signatures},
              {"informational_lines", w.failure_rule.informational_lines}}},
            {"attestation", attestation_json(w.attestation)},
-           {"dimensions", dimensions_json(w.dimensions, w.network_asked)}};
+           {"dimensions", dimensions_json(w.dimensions, w.network_asked)},
+           {"tmp", tmp_json(w.tmp)}};
     // An argv is run as it is: one that JSON cannot carry exactly is refused, never altered.
     for (std::size_t i = 0; i < w.argv.size(); ++i) {
         try {
@@ -138,7 +142,8 @@ std::string run_report_json(const confine::Outcome& o) {
            {"basis", std::string(confine::to_string(o.basis))},
            {"evidence", evidence},
            {"denial_hint", or_null(o.denial_hint)},
-           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, o.network_asked) : json(nullptr)}};
+           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, o.network_asked) : json(nullptr)},
+           {"tmp", tmp_json(o.tmp)}};
     return text_of(j, -1);
 }
 

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/shm.h>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -448,6 +449,48 @@ TEST_CASE("a background run under bubblewrap passes a signal to the command, whi
             CHECK(done.outcome.basis == confine::Basis::attestation);
             CHECK(done.stdout_text == "handled\n");
         }
+    }
+}
+
+TEST_CASE("bwrap gives the /tmp a run asks for: private by default, the host's with --tmp host, a private one in read-only mode with --tmp private", "[bwrap][e2e][tmp]") {
+    test::require_bwrap();
+    for (const bool unprivileged : {false, true}) {
+        if (unprivileged) test::require_user_switch();
+        INFO((unprivileged ? "as nobody" : "as root"));
+        Tree t(unprivileged);
+        Bwrapped c;
+        const std::string name = "/tmp/confine-tmp-kind-" + std::to_string(::getpid());
+        const fs::path report = t.root / "report.json";
+        fs::remove(name);
+        // By default its own: nothing is left on the host.
+        auto own = c.run(t, "echo own > " + name + " && cat " + name, unprivileged, {"--report", report.string()});
+        CHECK(own.out == "own\n");
+        CHECK_FALSE(fs::exists(name));
+        CHECK(json::parse(test::read_file(report))["tmp"] == "private");
+        // Asked for the host's: it lands there, written by the user who ran it.
+        auto host = c.run(t, "echo host > " + name, unprivileged, {"--tmp", "host", "--report", report.string()});
+        CHECK(host.exit_code == 0);
+        CHECK(test::read_file(name) == "host\n");
+        struct stat st {};
+        REQUIRE(::stat(name.c_str(), &st) == 0);
+        CHECK(st.st_uid == (unprivileged ? static_cast<uid_t>(test::nobody) : ::geteuid()));
+        CHECK(json::parse(test::read_file(report))["tmp"] == "host");
+        fs::remove(name);
+        // Read-only mode: the host's, read-only, unless a private one is asked for.
+        auto read_only = [&](std::vector<std::string> flags) {
+            std::vector<std::string> args{"run", "--config", c.config.string(), "--mode", "read-only", "--report", report.string()};
+            args.insert(args.end(), flags.begin(), flags.end());
+            args.insert(args.end(), {"--", "/bin/sh", "-c", "echo ro > " + name + " && cat " + name});
+            return c.confine.run(args, {}, as_user(unprivileged));
+        };
+        auto ro_host = read_only({});
+        CHECK(ro_host.exit_code != 0);
+        CHECK_FALSE(fs::exists(name));
+        CHECK(json::parse(test::read_file(report))["tmp"] == "host");
+        auto ro_private = read_only({"--tmp", "private"});
+        CHECK(ro_private.out == "ro\n");
+        CHECK_FALSE(fs::exists(name));
+        CHECK(json::parse(test::read_file(report))["tmp"] == "private");
     }
 }
 

@@ -130,8 +130,16 @@ TEST_CASE("[policy] network is none by default, allow when it says so, and nothi
     CHECK(confine::parse_config("[policy]\nnetwork = \"none\"\n", "test.toml")->network == confine::Network::none);
     CHECK(error_of("[policy]\nnetwork = \"off\"\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
     CHECK(error_of("[policy]\nnetwork = false\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
-    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:1: unknown key 'read' in [policy] (known: network, enforcement)");
+    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:1: unknown key 'read' in [policy] (known: network, tmp, enforcement)");
     CHECK(error_of("policy = \"none\"\n").message == "test.toml:1:10: policy must be a table, not string");
+}
+
+TEST_CASE("[policy] tmp asks for a private or the host's /tmp, and says neither by default", "[config]") {
+    CHECK(test::config_from("").tmp == confine::Tmp::unsaid);
+    CHECK(test::config_from("[policy]\ntmp = \"private\"\n").tmp == confine::Tmp::private_);
+    CHECK(test::config_from("[policy]\ntmp = \"host\"\n").tmp == confine::Tmp::host);
+    CHECK(error_of("[policy]\ntmp = \"shared\"\n").message == "test.toml:2:7: policy.tmp must be \"private\" or \"host\"");
+    CHECK(error_of("[policy]\ntmp = 1\n").message == "test.toml:2:7: policy.tmp must be \"private\" or \"host\"");
 }
 
 TEST_CASE("[policy.enforcement] sets the least level per dimension, partial by default", "[config][network]") {

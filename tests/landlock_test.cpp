@@ -328,6 +328,32 @@ TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and pro
     }
 }
 
+TEST_CASE("Landlock cannot give a private /tmp, so asked for one nothing runs, and in a chain it is skipped for bubblewrap, saying why", "[landlock][e2e][tmp][linux-only]") {
+    test::require_landlock();
+    for (const Path path : all_paths) {
+        INFO(path_name(path));
+        Confined c("", path);
+        Tree t(false);
+        const fs::path marker = t.ws / "ran";
+        auto refused = c.run(t, "touch " + marker.string(), false, {"--tmp", "private"});
+        CHECK(refused.exit_code == 125);
+        CHECK(refused.err == "confinectl: sandbox unavailable: runner 'landlock' gives the host's /tmp, and the policy asks for a private one "
+                             "([policy] tmp, --tmp)\n");
+        CHECK_FALSE(fs::exists(marker));
+        auto host = c.run(t, "touch " + marker.string(), false, {"--tmp", "host"});
+        CHECK(host.exit_code == 0);
+        CHECK(fs::exists(marker));
+    }
+    test::require_bwrap();
+    test::Installed confine;
+    const fs::path config = confine.scratch("private-tmp.toml");
+    test::write_file(config, "[platform.linux]\nchain = [\"landlock\", \"bwrap\"]\n[policy]\ntmp = \"private\"\n");
+    auto probe = confine.run({"probe", "--config", config.string()});
+    CHECK(probe.exit_code == 0);
+    CHECK_THAT(probe.out, Catch::Contains("landlock: unusable: runner 'landlock' gives the host's /tmp, and the policy asks for a private one"));
+    CHECK_THAT(probe.out, Catch::Contains("selected: bwrap"));
+}
+
 TEST_CASE("both Landlock paths look the command up with the run's own PATH", "[landlock][e2e][linux-only]") {
     test::require_landlock();
     test::TempDir plugins;

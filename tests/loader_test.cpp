@@ -2,6 +2,7 @@
 
 #include <confine/sdk/abi.h>
 #include <confine/plugins.hpp>
+#include <confine/provider.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -451,6 +452,28 @@ TEST_CASE("a plugin built for ABI 1.0 still loads, and its shorter wrap result i
     REQUIRE(wrapped);
     CHECK(wrapped->argv == std::vector<std::string>{"/usr/bin/env", "--", "echo", "x"});
     CHECK(wrapped->attestation.kind == confine::Attestation::Kind::none);
+}
+
+TEST_CASE("an ABI 1.5 plugin does not say which /tmp it gives, so a policy that asks for one kind refuses it", "[loader][abi]") {
+    test::TempDir dir;
+    test::install_fake(dir.path(), "abi-1-5");
+    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"abi-1-5\"]\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{dir.path()}});
+    REQUIRE(provider);
+    std::vector<std::string> argv{"echo", "x"};
+    confine::Policy policy{confine::Mode::read_only, {}, {}};
+    auto either = (*provider)->wrap(policy, argv);
+    REQUIRE(either);
+    CHECK(either->tmp == confine::Tmp::unsaid);
+    CHECK(either->dimensions.processes == confine::Level::full);
+    for (const auto asked : {confine::Tmp::private_, confine::Tmp::host}) {
+        policy.tmp = asked;
+        auto refused = (*provider)->wrap(policy, argv);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().code == confine::ErrorCode::sandbox_unavailable);
+        CHECK(refused.error().message == std::string("runner 'abi-1-5' does not say which /tmp it gives (plugin ABI older than 1.6), and the policy asks for ") +
+                                             (asked == confine::Tmp::host ? "the host's" : "a private one") + " ([policy] tmp, --tmp)");
+    }
 }
 
 TEST_CASE("an ABI 1.3 plugin's status attestation is read without a process-ID key, and a key that is not one line is refused", "[loader][abi]") {

@@ -213,6 +213,12 @@ const std::vector<Scenario>& scenarios() {
                  CHECK_FALSE(fs::exists(file));
              }
          }},
+        {"the report says which /tmp the command got", Mode::workspace_write, sh("true"),
+         [](const Run& r) {
+             if (!r.report) return;
+             CHECK((*r.report)["tmp"] == (r.runner.tmp == Tmp::the_commands_own ? "private" : "host"));
+         },
+         true},
         {"$HOME is not writable", Mode::workspace_write, sh("echo x > {home}/x"),
          [](const Run& r) { CHECK_FALSE(fs::exists(r.ground.tree.home / "x")); }, false, {}, {"HOME={home}"}},
         {"a sibling of the workspace is not writable", Mode::workspace_write, sh("echo x > {sibling}/x"),

@@ -185,16 +185,31 @@ TEST_CASE("a wrap result of every ABI minor is read from the bytes its size cove
         s.r.network_level = CONFINE_LEVEL_PARTIAL;
         s.r.processes_level = CONFINE_LEVEL_NONE;
         s.r.dimensions_open = "network: a gap";
-        auto w = read_sized(s.r, sizeof(confine_wrap_result));
+        s.r.tmp = CONFINE_TMP_PRIVATE;  // past a 1.5 result: not read
+        auto w = read_sized(s.r, CONFINE_WRAP_RESULT_SIZE_1_5);
         REQUIRE(w);
+        CHECK(w->tmp == confine::Tmp::unsaid);
         CHECK(w->dimensions.write == confine::Level::full);
         CHECK(w->dimensions.network == confine::Level::partial);
         CHECK(w->dimensions.processes == confine::Level::none);
         CHECK(w->dimensions.open == "network: a gap");
         s.r.network_level = 7;
-        auto bad = read_sized(s.r, sizeof(confine_wrap_result));
+        auto bad = read_sized(s.r, CONFINE_WRAP_RESULT_SIZE_1_5);
         REQUIRE_FALSE(bad);
         CHECK(bad.error().message == "malformed wrap result (dimension levels)");
+    }
+    SECTION("1.6: which /tmp the command gets") {
+        for (const auto& [value, tmp] : {std::pair{CONFINE_TMP_UNSAID, confine::Tmp::unsaid}, std::pair{CONFINE_TMP_PRIVATE, confine::Tmp::private_},
+                                         std::pair{CONFINE_TMP_HOST, confine::Tmp::host}}) {
+            s.r.tmp = value;
+            auto w = read_sized(s.r, sizeof(confine_wrap_result));
+            REQUIRE(w);
+            CHECK(w->tmp == tmp);
+        }
+        s.r.tmp = 3;
+        auto bad = read_sized(s.r, sizeof(confine_wrap_result));
+        REQUIRE_FALSE(bad);
+        CHECK(bad.error().message == "malformed wrap result (tmp 3)");
     }
     SECTION("a status attestation from a result too short to hold its fields is refused") {
         for (std::size_t size : {CONFINE_WRAP_RESULT_SIZE_1_1, CONFINE_WRAP_RESULT_SIZE_1_2}) {

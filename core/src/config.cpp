@@ -118,7 +118,14 @@ private:
                 if (auto err = read_minimums(*value_ptr, cfg)) return err;
                 continue;
             }
-            if (k != "network") return fail(key_ptr->source(), "unknown key '" + k + "' in [policy] (known: network, enforcement)");
+            if (k == "tmp") {
+                const auto text = value_ptr->value<std::string>();
+                if (!text || (*text != "private" && *text != "host"))
+                    return fail(value_ptr->source(), "policy.tmp must be \"private\" or \"host\"");
+                cfg.tmp = *text == "private" ? sdk::Tmp::private_ : sdk::Tmp::host;
+                continue;
+            }
+            if (k != "network") return fail(key_ptr->source(), "unknown key '" + k + "' in [policy] (known: network, tmp, enforcement)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "none" && *text != "allow"))
                 return fail(value_ptr->source(), "policy.network must be \"none\" or \"allow\"");

@@ -46,6 +46,7 @@ std::string_view to_string(Mode mode) noexcept {
 }
 std::string_view to_string(Enforcement e) noexcept { return e == Enforcement::full ? "full" : "partial"; }
 std::string_view to_string(Level l) noexcept { return l == Level::full ? "full" : l == Level::partial ? "partial" : "none"; }
+std::string_view to_string(Tmp tmp) noexcept { return tmp == Tmp::private_ ? "private" : tmp == Tmp::host ? "host" : "unsaid"; }
 std::string_view to_string(Verdict::Kind kind) noexcept {
     switch (kind) {
     case Verdict::Kind::full: return "full";
@@ -76,6 +77,14 @@ WrapResult reported(WrapResult wrapped, const Policy& policy) {
 // asked only when it is to be confined.
 std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy& policy, const Config& config) {
     wrapped = reported(std::move(wrapped), policy);
+    // The /tmp the policy asks for, or nothing runs (docs/design.md §4).
+    if (policy.tmp != Tmp::unsaid && wrapped.tmp != policy.tmp)
+        return std::unexpected(Error{ErrorCode::sandbox_unavailable,
+                                     "runner '" + wrapped.runner + "' " +
+                                         (wrapped.tmp == Tmp::unsaid ? std::string("does not say which /tmp it gives (plugin ABI older than 1.6)")
+                                                                     : "gives " + std::string(wrapped.tmp == Tmp::host ? "the host's /tmp" : "a private /tmp")) +
+                                         ", and the policy asks for " + (policy.tmp == Tmp::host ? "the host's" : "a private one") +
+                                         " ([policy] tmp, --tmp)"});
     const std::pair<const char*, std::pair<Level, Minimum>> asked[] = {
         {"write", {wrapped.dimensions.write, config.minimums.write}},
         {"network", {wrapped.network_asked ? wrapped.dimensions.network : Level::full, config.minimums.network}},
@@ -219,7 +228,7 @@ struct Provider::Impl {
     // nullopt when it can, and then `weakest` becomes partial unless every dimension asked
     // is full. A wrap is a pure transformation: nothing runs.
     std::optional<std::string> below_minimums(Runner& runner, std::optional<Enforcement>* weakest = nullptr) const {
-        Policy sample{Mode::read_only, {}, {}, config.network};
+        Policy sample{Mode::read_only, {}, {}, config.network, config.tmp};
         const std::vector<std::string> argv{"true"};
         auto wrapped = runner.wrap(sample, argv);
         if (!wrapped) return std::nullopt;  // the run's own wrap says it, and runs nothing
@@ -296,6 +305,18 @@ void log_selection(const Selection& s, const Config& config) {
         detail::log_debug("selected: {}{}", *s.runner, s.enforcement ? " (enforcement " + std::string(to_string(*s.enforcement)) + ")" : std::string());
     else if (s.failure)
         detail::log_debug("selected: none: {}", s.failure->message);
+}
+
+// What -v says of what a wrap gives: each dimension's level, and which /tmp.
+std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped) {
+    if (!wrapped || !detail::log_enabled(spdlog::level::debug)) return wrapped;
+    const auto& d = wrapped->dimensions;
+    detail::log_debug("wrapped by {}: write {}, network {}, processes {}; /tmp {}", wrapped->runner, to_string(d.write),
+                      wrapped->network_asked ? std::string(to_string(d.network)) : std::string("not asked"), to_string(d.processes),
+                      wrapped->tmp == Tmp::private_ ? "private (the run's own, gone after it)"
+                      : wrapped->tmp == Tmp::host   ? "the host's"
+                                                    : "not said by the runner");
+    return wrapped;
 }
 
 // What -v says of the policy a run gets, its roots resolved.
@@ -403,6 +424,7 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     r.denial_signatures = {"read-only file system", "permission denied", "erofs", "eacces", "eperm"};
     r.failure_rule.fatal_signatures = pc.runner_failure_signatures;
     r.dimensions = sdk::bwrap_dimensions(policy);  // what its bubblewrap-shaped arguments ask for
+    r.tmp = sdk::bwrap_tmp(policy);
     return r;
 }
 
@@ -422,14 +444,14 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
         if (auto bad = untrusted_runner_program(s.runner_command.front(), *resolved))
             return std::unexpected(Error{ErrorCode::sandbox_unavailable,
                                          "cannot start runner '" + std::string(asserted_runner_name) + "' (" + s.runner_command.front() + "): " + *bad});
-        return meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv), *resolved, impl_->config);
+        return logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv), *resolved, impl_->config));
     }
     auto wrapped = impl_->selected->wrap(*resolved, argv);
     if (!wrapped) {
         // Whatever stopped the runner from wrapping, nothing may run unconfined.
         return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
     }
-    return meets_minimums(std::move(*wrapped), *resolved, impl_->config);
+    return logged(meets_minimums(std::move(*wrapped), *resolved, impl_->config));
 }
 
 std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, const Policy& policy,

@@ -53,6 +53,7 @@ public:
         sdk::Policy offline = policy;
         offline.network = sdk::Network::none;
         r.dimensions = sdk::bwrap_dimensions(offline);
+        r.tmp = sdk::bwrap_tmp(policy);  // which /tmp the profile gives
         return r;
     }
 

@@ -22,6 +22,7 @@
 namespace confine {
 
 using sdk::Network;
+using sdk::Tmp;
 
 struct SourcePosition {
     std::string file;  // a path, or "<embedded default>"
@@ -72,6 +73,8 @@ struct Config {
     std::uint32_t probe_timeout_ms = 2000;
     // [policy] network: what a call asks of the network when it does not say.
     Network network = Network::none;
+    // [policy] tmp: which /tmp a call asks for when it does not say (unsaid: either).
+    Tmp tmp = Tmp::unsaid;
     // [policy.enforcement]: what each dimension must be enforced at, at least.
     Minimums minimums;
     std::vector<std::filesystem::path> plugin_dirs;

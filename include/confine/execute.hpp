@@ -58,6 +58,7 @@ struct Outcome {
     // when the policy allowed the network (dimensions->network then means nothing).
     std::optional<Dimensions> dimensions;
     bool network_asked = true;
+    Tmp tmp = Tmp::unsaid;  // which /tmp the command got, once a wrap said (unsaid: it did not)
     Basis basis = Basis::selection;
     // For sandbox_unavailable: the matched fatal stderr line, or what the attestation,
     // spawn error or selection said. Empty otherwise.

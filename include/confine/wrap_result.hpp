@@ -21,6 +21,7 @@ using sdk::InProcess;
 using sdk::Mode;
 using sdk::Network;
 using sdk::Policy;
+using sdk::Tmp;
 using sdk::Verdict;
 
 struct WrapResult : sdk::WrapResult {
@@ -36,5 +37,6 @@ std::string_view to_string(Mode mode) noexcept;           // "read-only", "works
 std::string_view to_string(Enforcement e) noexcept;       // "full", "partial"
 std::string_view to_string(Level l) noexcept;             // "full", "partial", "none"
 std::string_view to_string(Verdict::Kind kind) noexcept;  // "full", "partial", "unusable"
+std::string_view to_string(Tmp tmp) noexcept;             // "private", "host", "unsaid"
 
 }  // namespace confine

@@ -72,6 +72,7 @@ public:
         // allowed: without it no network at all; no access to processes outside its
         // container. Unverified here.
         r.dimensions = {sdk::Level::full, network ? sdk::Level::none : sdk::Level::full, sdk::Level::full, {}};
+        r.tmp = sdk::Tmp::host;  // the user's own temp directory
         r.denial_signatures = {"access is denied", "eacces", "eperm"};
         r.failure_rule.allowed_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"appcontainer-run: "};

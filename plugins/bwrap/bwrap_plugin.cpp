@@ -80,6 +80,7 @@ public:
         r.failure_rule.fatal_signatures = {"bwrap: "};
         r.attestation = sdk::Attestation::status_fd(status_argument, status_marker, status_pid_key);
         r.dimensions = sdk::bwrap_dimensions(policy);
+        r.tmp = sdk::bwrap_tmp(policy);
         return r;
     }
 

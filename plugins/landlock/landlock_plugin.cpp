@@ -149,6 +149,7 @@ public:
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
         r.attestation = sdk::Attestation::exec(2);  // the launcher's own exec, then the command's
         r.dimensions = dimensions(abi, r.enforcement, network_none);
+        r.tmp = sdk::Tmp::host;  // Landlock cannot give a /tmp of the run's own
         if (in_process_) {
             auto prepared = prepare(abi, grants, network_none);
             if (!prepared) return std::unexpected(prepared.error());

@@ -95,6 +95,7 @@ public:
         r.dimensions.network = policy.network == sdk::Network::none ? sdk::Level::full : sdk::Level::none;
         r.dimensions.processes = sdk::Level::none;
         r.dimensions.open = "processes: the profile allows signals to the user's other processes and mach-lookup of host services";
+        r.tmp = sdk::Tmp::host;  // the host's /private/tmp and per-user temp directory
         return r;
     }
 

@@ -73,6 +73,33 @@ confine_status raw_wrap(void*, const confine_policy*, const char* const* argv, s
     *out = &result;
     return CONFINE_OK;
 #endif
+#ifdef RAW_WRAP_1_5
+    // A result as an ABI 1.5 plugin lays it out: every dimension said, nothing of /tmp
+    // (what lies past it is garbage, and must not be read).
+    static const char* args[8] = {"/usr/bin/env", "--"};
+    size_t n = 2;
+    for (size_t i = 0; i < argc && n < 8; ++i) args[n++] = argv[i];
+    static confine_wrap_result result;
+    std::memset(&result, 0xAB, sizeof result);
+    result.struct_size = static_cast<uint32_t>(CONFINE_WRAP_RESULT_SIZE_1_5);
+    result.argv = {args, n};
+    result.enforcement = CONFINE_ENFORCEMENT_FULL;
+    result.denial_signatures = {nullptr, 0};
+    result.failure_rule = confine_failure_rule{sizeof(confine_failure_rule), nullptr, 0, {nullptr, 0}, {nullptr, 0}};
+    result.attestation = CONFINE_ATTESTATION_NONE;
+    result.attestation_exec_index = 0;
+    result.in_process_apply = nullptr;
+    result.in_process_state = nullptr;
+    result.attestation_status_argument = 0;
+    result.attestation_status_marker = nullptr;
+    result.attestation_status_pid_key = nullptr;
+    result.write_level = CONFINE_LEVEL_FULL;
+    result.network_level = CONFINE_LEVEL_FULL;
+    result.processes_level = CONFINE_LEVEL_FULL;
+    result.dimensions_open = nullptr;
+    *out = &result;
+    return CONFINE_OK;
+#endif
 #if defined(RAW_WRAP_1_3) || defined(RAW_WRAP_BAD_PID_KEY)
     // Status-descriptor attestation, as an ABI 1.3 plugin lays it out (it ends before
     // the process-ID key), or as a 1.4 one whose key is not one line.

@@ -22,6 +22,7 @@ constexpr std::uint32_t descriptor_size_by_minor[] = {
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.3: status-descriptor attestation
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.4: the command's process ID on it
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.5: the policy's network
+    static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.6: the policy's and the wrap's /tmp
 };
 static_assert(std::size(descriptor_size_by_minor) == CONFINE_ABI_MINOR + 1);
 

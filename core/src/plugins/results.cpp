@@ -18,7 +18,8 @@ constexpr std::size_t wrap_result_layouts[] = {
     CONFINE_WRAP_RESULT_SIZE_1_2,  // + in-process apply (NULL: none) and its state
     CONFINE_WRAP_RESULT_SIZE_1_3,  // + status descriptor argument and marker
     CONFINE_WRAP_RESULT_SIZE_1_4,  // 1.4: + status process-ID key (NULL: none)
-    sizeof(confine_wrap_result),   // 1.5: + the level of each dimension (0: not said) and what is open
+    CONFINE_WRAP_RESULT_SIZE_1_5,  // 1.5: + the level of each dimension (0: not said) and what is open
+    sizeof(confine_wrap_result),   // 1.6: + which /tmp the command gets (0: not said)
 };
 static_assert(std::size(wrap_result_layouts) == CONFINE_ABI_MINOR + 1);
 
@@ -130,6 +131,12 @@ std::optional<Error> read_dimensions(const confine_wrap_result& r, WrapResult& o
                processes = level(r.processes_level, Level::none);
     if (!write || !network || !processes) return bad("malformed wrap result (dimension levels)");
     out.dimensions = {*write, *network, *processes, r.dimensions_open ? r.dimensions_open : ""};
+    switch (r.tmp) {
+    case CONFINE_TMP_UNSAID: out.tmp = Tmp::unsaid; break;
+    case CONFINE_TMP_PRIVATE: out.tmp = Tmp::private_; break;
+    case CONFINE_TMP_HOST: out.tmp = Tmp::host; break;
+    default: return bad("malformed wrap result (tmp " + std::to_string(r.tmp) + ")");
+    }
     return std::nullopt;
 }
 

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 5
+#define CONFINE_ABI_MINOR 6
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -69,6 +69,13 @@ typedef int32_t confine_status;
 /* Network policies (confine_policy.network, ABI 1.5). */
 #define CONFINE_NETWORK_NONE 0  /* no socket reaches anything outside the sandbox */
 #define CONFINE_NETWORK_ALLOW 1 /* the network is not confined */
+
+/* Which /tmp the command gets (confine_policy.tmp, confine_wrap_result.tmp; ABI 1.6).
+ * In a policy, UNSAID accepts either; in a result, UNSAID is a plugin that does not say
+ * (older than 1.6), which a policy that asks for one kind refuses. */
+#define CONFINE_TMP_UNSAID 0
+#define CONFINE_TMP_PRIVATE 1 /* the run's own, empty at its start and gone after it */
+#define CONFINE_TMP_HOST 2    /* the host's /tmp (writable in workspace-write mode) */
 
 /* How much of one dimension of the policy a wrap enforces (ABI 1.5). 0: not said, which
  * the host reads as a plugin older than 1.5 would mean it: write as `enforcement`,
@@ -193,6 +200,9 @@ typedef struct confine_policy {
      * or later refuses to wrap with CONFINE_NETWORK_NONE through a plugin older than
      * 1.5, which would not know it was asked. */
     int32_t network;
+    /* ABI 1.6: CONFINE_TMP_*, which /tmp the policy asks for (UNSAID: either). Read it
+     * only when struct_size covers it; a host older than 1.6 asks for neither. */
+    int32_t tmp;
 } confine_policy;
 
 typedef struct confine_verdict {
@@ -242,14 +252,17 @@ typedef struct confine_wrap_result {
     int32_t network_level;
     int32_t processes_level;
     const char* dimensions_open;
+    /* ABI 1.6: CONFINE_TMP_*, which /tmp the command gets. */
+    int32_t tmp;
 } confine_wrap_result;
 
-/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 / 1.4 plugin. */
+/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 / 1.4 / 1.5 plugin. */
 #define CONFINE_WRAP_RESULT_SIZE_1_0 (offsetof(confine_wrap_result, attestation))
 #define CONFINE_WRAP_RESULT_SIZE_1_1 (offsetof(confine_wrap_result, in_process_apply))
 #define CONFINE_WRAP_RESULT_SIZE_1_2 (offsetof(confine_wrap_result, attestation_status_argument))
 #define CONFINE_WRAP_RESULT_SIZE_1_3 (offsetof(confine_wrap_result, attestation_status_pid_key))
 #define CONFINE_WRAP_RESULT_SIZE_1_4 (offsetof(confine_wrap_result, write_level))
+#define CONFINE_WRAP_RESULT_SIZE_1_5 (offsetof(confine_wrap_result, tmp))
 
 /* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
  * calls any plugin code. */

@@ -31,10 +31,13 @@
 //   own set-up), which refuses connect() and every socket but AF_UNIX (design.md §12);
 // - --die-with-parent: the command does not outlive the run;
 // - a new session (--new-session): no terminal injection through TIOCSTI;
-// - in workspace-write mode a private /tmp, and each writable root bound from a
-//   descriptor the host opens without following a link ({dir-fd:PATH}; bubblewrap closes
-//   it before the command runs): what is granted is the directory that was checked, not
-//   what a link swapped in since leads to, as a bind by name would follow.
+// - in workspace-write mode a private /tmp (a tmpfs of the run's own) unless the policy
+//   asks for the host's (then bound read-write); in read-only mode the host's, read-only,
+//   unless the policy asks for a private one (see bwrap_tmp);
+// - in workspace-write mode each writable root bound from a descriptor the host opens
+//   without following a link ({dir-fd:PATH}; bubblewrap closes it before the command
+//   runs): what is granted is the directory that was checked, not what a link swapped in
+//   since leads to, as a bind by name would follow.
 #pragma once
 
 #include <confine/sdk/network_filter_linux.hpp>
@@ -57,6 +60,14 @@ inline constexpr const char* bwrap_status_placeholder = "{status-fd}";
 // number of a descriptor it opened and filled. Left as it is, bubblewrap refuses it.
 inline constexpr const char* bwrap_network_filter_placeholder = "{network-filter-fd}";
 
+// Which /tmp the profile gives for `policy`: what it asks for, else a private one in
+// workspace-write mode (nothing a run leaves there outlives it) and the host's, read-only,
+// in read-only mode (nothing is written anywhere).
+inline Tmp bwrap_tmp(const Policy& policy) {
+    if (policy.tmp != Tmp::unsaid) return policy.tmp;
+    return policy.mode == Mode::workspace_write ? Tmp::private_ : Tmp::host;
+}
+
 // `prefix` (the bubblewrap program and any arguments of its own, such as an operator's
 // runner_command), then bubblewrap's options that confine a command to `policy` (given
 // resolved, as a host gives it). The caller appends "--" and the command. With
@@ -72,9 +83,11 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
         *status_argument = static_cast<std::uint32_t>(a.size());
         a.push_back(bwrap_status_placeholder);
     }
+    // Before the writable roots, so that a workspace under /tmp is bound on top of it.
+    const Tmp tmp = bwrap_tmp(policy);
+    if (tmp == Tmp::private_) a.insert(a.end(), {"--tmpfs", "/tmp"});
+    else if (policy.mode == Mode::workspace_write) a.insert(a.end(), {"--bind", "/tmp", "/tmp"});
     if (policy.mode == Mode::workspace_write) {
-        // After the tmpfs, so that a workspace under /tmp is bound on top of it.
-        a.insert(a.end(), {"--tmpfs", "/tmp"});
         auto bind = [&a](const std::string& root) { a.insert(a.end(), {"--bind-fd", "{dir-fd:" + root + "}", root}); };
         bind(policy.workspace.string());
         for (const auto& w : policy.writable) bind(w.string());

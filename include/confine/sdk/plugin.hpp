@@ -386,6 +386,9 @@ struct Entry {
             // A host older than ABI 1.5 asks nothing of the network.
             const bool says_network = policy->struct_size >= offsetof(confine_policy, network) + sizeof(policy->network);
             p.network = says_network && policy->network == CONFINE_NETWORK_NONE ? Network::none : Network::allow;
+            // A host older than ABI 1.6 asks for neither kind of /tmp.
+            const bool says_tmp = policy->struct_size >= offsetof(confine_policy, tmp) + sizeof(policy->tmp);
+            p.tmp = !says_tmp ? Tmp::unsaid : policy->tmp == CONFINE_TMP_PRIVATE ? Tmp::private_ : policy->tmp == CONFINE_TMP_HOST ? Tmp::host : Tmp::unsaid;
             std::vector<std::string> args;
             for (std::size_t i = 0; i < argc; ++i) args.emplace_back(argv[i]);
             auto result = static_cast<Runner*>(instance)->wrap(p, args);
@@ -433,6 +436,7 @@ struct Entry {
             c.processes_level = level(result->dimensions.processes);
             owned->dimensions_open = result->dimensions.open;
             c.dimensions_open = owned->dimensions_open.c_str();
+            c.tmp = result->tmp == Tmp::private_ ? CONFINE_TMP_PRIVATE : result->tmp == Tmp::host ? CONFINE_TMP_HOST : CONFINE_TMP_UNSAID;
             owned->in_process = result->in_process;
             c.in_process_apply = result->in_process.apply;
             c.in_process_state = result->in_process.state;

@@ -22,6 +22,11 @@ enum class Mode { read_only, workspace_write };
 // (socketpair) keep working.
 enum class Network { none, allow };
 
+// Which /tmp the command gets: its own (private: empty at the start of the run, gone
+// after it) or the host's. In a policy, unsaid accepts either; in a wrap result, unsaid
+// is a runner that does not say (ABI older than 1.6).
+enum class Tmp { unsaid, private_, host };
+
 // How much of the policy a runner enforces: full only when every dimension asked is.
 enum class Enforcement { full, partial };
 
@@ -46,6 +51,7 @@ struct Policy {
     std::filesystem::path workspace;               // required for workspace-write; empty in read-only
     std::vector<std::filesystem::path> writable;   // extra writable roots (workspace-write only)
     Network network = Network::none;
+    Tmp tmp = Tmp::unsaid;  // which /tmp is asked for (ABI 1.6); unsaid: either
 };
 
 // A probe's answer: whether the runner works on this machine, and how completely.
@@ -113,6 +119,7 @@ struct WrapResult {
     Attestation attestation;
     InProcess in_process;
     Dimensions dimensions;  // what this wrap enforces of each dimension (ABI 1.5)
+    Tmp tmp = Tmp::unsaid;  // which /tmp the command gets (ABI 1.6)
 };
 
 }  // namespace confine::sdk
