@@ -75,15 +75,17 @@ confine::ProviderOptions provider_options(bool refresh_verdicts) {
 
 // The configuration in effect (--config, CONFINE_CONFIG, the system file, the default)
 // and a provider over it; on failure, one line said and null returned.
-std::unique_ptr<confine::Provider> open_provider(const std::string& explicit_path, confine::ProviderOptions options = {}) {
+std::expected<std::unique_ptr<confine::Provider>, confine::Error> provider_for(const std::string& explicit_path,
+                                                                               confine::ProviderOptions options = {}) {
     confine::ConfigLookup lookup;
     if (!explicit_path.empty()) lookup.explicit_path = explicit_path;
     auto config = confine::load_config(lookup);
-    if (!config) {
-        fail(config.error().message);
-        return nullptr;
-    }
-    auto provider = confine::Provider::create(std::move(*config), std::move(options));
+    if (!config) return std::unexpected(config.error());
+    return confine::Provider::create(std::move(*config), std::move(options));
+}
+
+std::unique_ptr<confine::Provider> open_provider(const std::string& explicit_path, confine::ProviderOptions options = {}) {
+    auto provider = provider_for(explicit_path, std::move(options));
     if (!provider) {
         fail(provider.error().message);
         return nullptr;
@@ -389,22 +391,35 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
     end_as(*outcome);
 }
 
+// `wrap --json`: the wrap result, or — for a host that reads only stdout — an error
+// object there too ({"schema_version", "error": {"code", "message"}}), with the one
+// stderr line and the exit status run would give (125; 126 or 127 for the command).
 int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
              const std::optional<std::string>& runner) {
     Output out;
-    if (command.empty()) return fail("wrap: no command given (confinectl wrap --json [options] -- command [args...])");
+    auto failed = [&out](confine::ErrorCode code, const std::string& line) {
+        out << confinectl::error_json(code, line);
+        out.flush();
+        fail(line);
+        if (code == confine::ErrorCode::command_not_found) return 127;
+        if (code == confine::ErrorCode::command_not_executable) return 126;
+        return exit_failure;
+    };
+    if (command.empty()) return failed(confine::ErrorCode::usage, "wrap: no command given (confinectl wrap --json [options] -- command [args...])");
     // A named runner needs no selection, and no verdict of anyone's.
-    auto provider = open_provider(config_path, runner ? confine::ProviderOptions{} : provider_options(false));
-    if (!provider) return exit_failure;
-    auto policy = flags.policy(provider->config());
-    if (!policy) return fail(policy.error());
-    auto wrapped = runner ? provider->wrap_with(*runner, *policy, command) : provider->wrap(*policy, command);
+    auto provider = provider_for(config_path, runner ? confine::ProviderOptions{} : provider_options(false));
+    if (!provider) return failed(provider.error().code, provider.error().message);
+    auto policy = flags.policy((*provider)->config());
+    if (!policy) return failed(confine::ErrorCode::usage, policy.error());
+    // Looked up as run does it: a typo is the caller's error, never a sandbox failure.
+    if (auto bad = confine::check_command(command)) return failed(bad->code, bad->message);
+    auto wrapped = runner ? (*provider)->wrap_with(*runner, *policy, command) : (*provider)->wrap(*policy, command);
     if (!wrapped) {
-        if (wrapped.error().code == confine::ErrorCode::sandbox_unavailable) return fail("sandbox unavailable: " + wrapped.error().message);
-        return fail(wrapped.error().message);
+        const auto& e = wrapped.error();
+        return failed(e.code, e.code == confine::ErrorCode::sandbox_unavailable ? "sandbox unavailable: " + e.message : e.message);
     }
     const auto text = confinectl::wrap_json(*wrapped);
-    if (!text) return fail(text.error());
+    if (!text) return failed(confine::ErrorCode::invalid_policy, text.error());
     out << *text;
     return 0;
 }

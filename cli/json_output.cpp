@@ -1,4 +1,6 @@
 #include "json_output.hpp"
+
+#include <confine/sdk/network_filter_linux.hpp>
 #include "prove.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,6 +30,39 @@ json enforcement_or_null(const std::optional<confine::Enforcement>& e) {
 
 // {"write": ..., "network": ..., "processes": ..., "open": ...}: each a level ("full",
 // "partial", "none"), the network "not asked" when the policy allowed it.
+std::string base64(const unsigned char* data, std::size_t size) {
+    static constexpr char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    for (std::size_t i = 0; i < size; i += 3) {
+        const std::uint32_t n = (std::uint32_t{data[i]} << 16) | (i + 1 < size ? std::uint32_t{data[i + 1]} << 8 : 0) | (i + 2 < size ? data[i + 2] : 0);
+        out += digits[(n >> 18) & 63];
+        out += digits[(n >> 12) & 63];
+        out += i + 1 < size ? digits[(n >> 6) & 63] : '=';
+        out += i + 2 < size ? digits[n & 63] : '=';
+    }
+    return out;
+}
+
+// What a host fills in before it runs the argv, argument by argument; the network
+// filter's program comes with it (base64), for the host to put in a file.
+json placeholders_json(const confine::WrapResult& w) {
+    json list = json::array();
+    for (const auto& p : confine::placeholders(w)) {
+        json entry{{"argument", p.argument}, {"text", w.argv[p.argument]}, {"kind", std::string(confine::to_string(p.kind))}};
+        if (!p.path.empty()) entry["path"] = p.path;
+        if (p.kind == confine::Placeholder::Kind::network_filter_fd) {
+#if defined(CONFINE_NETWORK_FILTER_PROGRAM)
+            const auto* bytes = reinterpret_cast<const unsigned char*>(confine::network::filter_code());
+            entry["program_base64"] = base64(bytes, confine::network::filter_size() * sizeof(sock_filter));
+#else
+            entry["program_base64"] = nullptr;  // no program for this platform: a host cannot run this argv
+#endif
+        }
+        list.push_back(std::move(entry));
+    }
+    return list;
+}
+
 // Which /tmp the command got: "private", "host", or null where the runner did not say.
 json tmp_json(confine::Tmp tmp) { return tmp == confine::Tmp::unsaid ? json(nullptr) : json(std::string(confine::to_string(tmp))); }
 
@@ -118,7 +153,8 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w) 
              {"informational_lines", w.failure_rule.informational_lines}}},
            {"attestation", attestation_json(w.attestation)},
            {"dimensions", dimensions_json(w.dimensions, w.network_asked)},
-           {"tmp", tmp_json(w.tmp)}};
+           {"tmp", tmp_json(w.tmp)},
+           {"placeholders", placeholders_json(w)}};
     // An argv is run as it is: one that JSON cannot carry exactly is refused, never altered.
     for (std::size_t i = 0; i < w.argv.size(); ++i) {
         try {
@@ -128,6 +164,12 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w) 
         }
     }
     return text_of(j, 2);
+}
+
+std::string error_json(confine::ErrorCode code, const std::string& message) {
+    return text_of(json{{"schema_version", schema_version},
+                        {"error", {{"code", std::string(confine::error_code_name(code))}, {"message", message}}}},
+                   2);
 }
 
 std::string run_report_json(const confine::Outcome& o) {

@@ -20,6 +20,8 @@ namespace confinectl {
 // or the asserted runner command, each candidate's verdict, the selection and, when
 // nothing is usable, why. Indented.
 std::string probe_json(const confine::Selection& selection, const std::string& config_source);
+// {"schema_version": 1, "error": {"code": "SANDBOX_UNAVAILABLE", "message": ...}}
+std::string error_json(confine::ErrorCode code, const std::string& message);
 
 // `plugins --json`: the directories searched, in order, and every plugin file found
 // there, loaded (version, ABI, summary) or refused (the error). Indented.

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <string_view>
@@ -50,6 +51,34 @@ std::optional<detail::ExecSpec::DirectoryArgument> directory_placeholder(std::si
     }
     return std::nullopt;
 }
+
+}  // namespace
+
+std::vector<Placeholder> placeholders(const WrapResult& wrapped) {
+    std::vector<Placeholder> out;
+    if (wrapped.in_process) return out;  // nothing of the runner's argv runs
+    if (wrapped.attestation.kind == Attestation::Kind::status_fd && wrapped.attestation.status_argument < wrapped.argv.size())
+        out.push_back({Placeholder::Kind::status_fd, wrapped.attestation.status_argument, {}});
+    for (std::size_t i = 0; i + 1 < wrapped.command_index; ++i)
+        if (auto dir = directory_placeholder(i, wrapped.argv[i]))
+            out.push_back({dir->as_path ? Placeholder::Kind::dir_path : Placeholder::Kind::dir_fd, i, dir->path});
+        else if (wrapped.argv[i] == sdk::bwrap_network_filter_placeholder)
+            out.push_back({Placeholder::Kind::network_filter_fd, i, {}});
+    std::sort(out.begin(), out.end(), [](const Placeholder& a, const Placeholder& b) { return a.argument < b.argument; });
+    return out;
+}
+
+std::string_view to_string(Placeholder::Kind kind) noexcept {
+    switch (kind) {
+    case Placeholder::Kind::status_fd: return "status-fd";
+    case Placeholder::Kind::dir_fd: return "dir-fd";
+    case Placeholder::Kind::dir_path: return "dir-path";
+    case Placeholder::Kind::network_filter_fd: return "network-filter-fd";
+    }
+    return "?";
+}
+
+namespace {
 
 detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, bool background) {
     detail::ExecSpec spec;
@@ -115,6 +144,9 @@ std::optional<Error> check_interpreter(const std::string& name, std::filesystem:
 }
 #endif
 
+
+}  // namespace
+
 std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options) {
     if (argv.empty()) return std::nullopt;  // the policy check names it
     const std::string& name = argv.front();
@@ -132,7 +164,6 @@ std::optional<Error> check_command(std::span<const std::string> argv, const RunO
     return Error{ErrorCode::command_not_found, name + ": command not found"};
 }
 
-}  // namespace
 
 std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
                                   const RunOptions& options) {

@@ -192,6 +192,13 @@ private:
     std::shared_ptr<Impl> impl_;
 };
 
+// Looks the command up as run() and spawn() do, with `options`' environment and working
+// directory: command_not_found (a name not on PATH, a path that is not there, "", a
+// script whose interpreter is missing) or command_not_executable; nullopt when it can
+// be executed. A host that runs a wrap by itself calls it first, so that a typo is said
+// as the caller's error (126, 127) and never taken for a sandbox failure.
+std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options = {});
+
 std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy,
                                     std::span<const std::string> argv, const RunOptions& options = {});
 

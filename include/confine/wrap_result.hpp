@@ -33,6 +33,23 @@ struct WrapResult : sdk::WrapResult {
     bool network_asked = true;
 };
 
+// A runner argument the host fills in just before it runs the argv (docs/design.md §4):
+// `{status-fd}` (at the attestation's status_argument) — the number of a pipe's write end
+// the runner inherits, which the host reads; `{dir-fd:PATH}` — the number of a descriptor
+// of directory PATH, opened without following a link anywhere in PATH, inherited;
+// `{dir-path:PATH}` — the same descriptor as /proc/self/fd/N; `{network-filter-fd}` — the
+// number of a descriptor of a file holding the network filter's program
+// (confine/sdk/network_filter_linux.hpp), at offset 0, inherited. Only the runner's own
+// arguments (before the "--" in front of the command) are placeholders.
+struct Placeholder {
+    enum class Kind { status_fd, dir_fd, dir_path, network_filter_fd };
+    Kind kind;
+    std::size_t argument;  // its index in argv
+    std::string path;      // dir_fd, dir_path: the directory
+};
+std::vector<Placeholder> placeholders(const WrapResult& wrapped);
+std::string_view to_string(Placeholder::Kind kind) noexcept;  // "status-fd", "dir-fd", "dir-path", "network-filter-fd"
+
 std::string_view to_string(Mode mode) noexcept;           // "read-only", "workspace-write"
 std::string_view to_string(Enforcement e) noexcept;       // "full", "partial"
 std::string_view to_string(Level l) noexcept;             // "full", "partial", "none"
