@@ -140,6 +140,53 @@ TEST_CASE("an unopenable grant root gives 125 and the command never runs", "[lan
     CHECK(exec.err == "landlock-run: exec failed: No such file or directory\n");
 }
 
+TEST_CASE("landlock-run --status-fd says there that it is confined before the exec, or why it stopped, and the command never inherits it", "[landlock][e2e][linux-only]") {
+    test::require_landlock();
+    test::TempDir dir;
+    const std::string status = (dir / "status").string(), marker = (dir / "ran").string();
+    // Descriptor 3 is a file the test reads afterwards; the launcher is given its number.
+    auto run = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> argv{"/bin/sh", "-c", "exec 3>\"$0\"; exec \"$@\"", status, launcher};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return test::run(argv);
+    };
+    auto ok = run({"--ro", "/", "--status-fd", "3", "--", "/bin/sh", "-c", "test -e /proc/self/fd/3 && echo inherited; exit 7"});
+    CHECK(ok.exit_code == 7);
+    CHECK(ok.out.empty());
+    CHECK(test::read_file(status) == "confined: executing the command\n");
+    // Anywhere among the grants, and with --no-network.
+    auto anywhere = run({"--status-fd", "3", "--no-network", "--ro", "/", "--", "true"});
+    CHECK(anywhere.exit_code == 0);
+    CHECK(test::read_file(status) == "confined: executing the command\n");
+    // A failure: its line on stderr, and there the launcher's own words alone — never a
+    // path, which could be named like the line that attests.
+    const std::string forged = (dir / "confined: executing the command").string();
+    auto refused = run({"--ro", "/", "--rw", forged, "--status-fd", "3", "--", "/usr/bin/touch", marker});
+    CHECK(refused.exit_code == 125);
+    CHECK(refused.err == "landlock-run: cannot open rule path: " + forged + ": No such file or directory\n");
+    CHECK(test::read_file(status) == "landlock-run: cannot open rule path\n");
+    CHECK_FALSE(fs::exists(marker));
+    // An exec that fails after the line: its line follows.
+    auto exec = run({"--ro", "/", "--status-fd", "3", "--", "/nonexistent/command"});
+    CHECK(exec.exit_code == 125);
+    CHECK(test::read_file(status) == "confined: executing the command\nlandlock-run: exec failed\n");
+    // Usage: a number of an open descriptor of 3 or more, once.
+    const std::vector<std::pair<std::vector<std::string>, std::string>> usage{
+        {{"--status-fd", "--", "true"}, "landlock-run: usage error: --status-fd requires a descriptor number\n"},
+        {{"--status-fd"}, "landlock-run: usage error: --status-fd requires a descriptor number\n"},
+        {{"--status-fd", "2", "--", "true"}, "landlock-run: usage error: --status-fd: not an open descriptor of 3 or more: 2\n"},
+        {{"--status-fd", "9", "--", "true"}, "landlock-run: usage error: --status-fd: not an open descriptor of 3 or more: 9\n"},
+        {{"--status-fd", "3x", "--", "true"}, "landlock-run: usage error: --status-fd: not an open descriptor of 3 or more: 3x\n"},
+        {{"--status-fd", "3", "--status-fd", "4", "--", "true"}, "landlock-run: usage error: --status-fd: not an open descriptor of 3 or more: 4\n"},
+    };
+    for (const auto& [args, line] : usage) {
+        INFO(line);
+        auto r = run(args);
+        CHECK(r.exit_code == 125);
+        CHECK(r.err == line);
+    }
+}
+
 TEST_CASE("landlock-run passes exit statuses through, 7 and 125 included", "[landlock][e2e][linux-only]") {
     test::require_landlock();
     CHECK(test::run({launcher, "--ro", "/", "--", "/bin/sh", "-c", "exit 7"}).exit_code == 7);
@@ -559,9 +606,9 @@ void check_capabilities_unprivileged(Path path) {
     auto refused = c.run_argv(t, {"/bin/sh", "-c", "chown 1234 " + t.outside_file.string() + "; touch " + t.ws.string() + "/ran"}, chown_only);
     CHECK(refused.exit_code == 125);
     const std::string why = "cannot drop capabilities: Operation not permitted";
-    if (path == Path::launcher)  // the launcher's own line on the caller's stderr, then what its execs attest
+    if (path == Path::launcher)  // the launcher's own line on the caller's stderr, then what its status descriptor attests
         CHECK(refused.err == "landlock-run: " + why + "\nconfinectl: sandbox unavailable: runner 'landlock' ended with exit status 125 "
-                                                      "before starting the command (1 of 2 execs seen)\n");
+                                                      "before starting the command (its status descriptor never reported the command)\n");
     else
         CHECK(refused.err == "confinectl: sandbox unavailable: " + why + "\n");
     CHECK_FALSE(fs::exists(t.ws / "ran"));

@@ -3,6 +3,7 @@
 // so the host can attest, out of band, that the launcher reached it.
 #include "ruleset.hpp"
 
+#include <confine/sdk/bwrap_profile.hpp>
 #include <confine/sdk/plugin.hpp>
 #include <confine/sdk/program_trust.hpp>
 
@@ -140,6 +141,11 @@ public:
         }
         const bool network_none = policy.network == sdk::Network::none;
         if (network_none) r.argv.push_back("--no-network");
+        // Attested by the launcher's status descriptor: it says there that it is confined
+        // and about to execute the command, on a descriptor the command never inherits.
+        r.argv.push_back("--status-fd");
+        const auto status_argument = static_cast<std::uint32_t>(r.argv.size());
+        r.argv.push_back(sdk::bwrap_status_placeholder);
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = partial_ || !ll::fully_enforced(abi) ? sdk::Enforcement::partial : sdk::Enforcement::full;
@@ -147,7 +153,7 @@ public:
         r.failure_rule.allowed_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"landlock-run: "};
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
-        r.attestation = sdk::Attestation::exec(2);  // the launcher's own exec, then the command's
+        r.attestation = sdk::Attestation::status_fd(status_argument, std::string(ll::status_marker));
         r.dimensions = dimensions(abi, r.enforcement, network_none);
         r.tmp = sdk::Tmp::host;  // Landlock cannot give a /tmp of the run's own
         if (in_process_) {

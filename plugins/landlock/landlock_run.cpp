@@ -1,7 +1,7 @@
 // landlock-run: runs a command confined by Landlock. The command-line contract is
 // docs/landlock-run.md (version 1); other programs depend on it exactly.
 //
-//   landlock-run [--ro <path>]... [--rw <path>]... [--no-network] -- <argv>...
+//   landlock-run [--ro <path>]... [--rw <path>]... [--no-network] [--status-fd <n>] -- <argv>...
 //   landlock-run --probe
 //
 // It sits in front of every confined command, so it reads no configuration, uses no
@@ -20,6 +20,19 @@ namespace {
 namespace ll = confine::landlock;
 constexpr int launcher_failure = 125;
 
+// The status descriptor (--status-fd), once checked; -1 without one.
+int status_fd = -1;
+
+void write_all(int fd, const char* text, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd, text, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        text += n;
+        size -= static_cast<std::size_t>(n);
+    }
+}
+
 [[noreturn]] void fatal(const char* what, const char* detail = nullptr, const char* detail2 = nullptr) {
     // One line, written at once.
     char line[4096];
@@ -27,7 +40,27 @@ constexpr int launcher_failure = 125;
                   detail2 ? detail2 : "");
     ssize_t ignored = ::write(2, line, std::strlen(line));
     (void)ignored;
+    // On the status descriptor, where there is one, the same line without its details
+    // (a path, an argument): only the launcher's own words, which never hold the
+    // attestation's text, however the paths it was given are named.
+    if (status_fd >= 0) {
+        std::size_t n = std::strlen(what);
+        while (n > 0 && (what[n - 1] == ' ' || what[n - 1] == ':')) --n;
+        std::snprintf(line, sizeof line, "landlock-run: %.*s\n", static_cast<int>(n), what);
+        write_all(status_fd, line, std::strlen(line));
+    }
     std::_Exit(launcher_failure);
+}
+
+// The number of --status-fd: decimal, 3 or more, an open descriptor; -1 otherwise.
+int status_descriptor(const char* text) {
+    if (!text || !*text || std::strlen(text) > 9) return -1;
+    int n = 0;
+    for (const char* p = text; *p; ++p) {
+        if (*p < '0' || *p > '9') return -1;
+        n = n * 10 + (*p - '0');
+    }
+    return n >= 3 && ::fcntl(n, F_GETFD) >= 0 ? n : -1;
 }
 
 const char not_enforced[] = "landlock is not enforced by this kernel (ABI unsupported or disabled)";
@@ -63,6 +96,17 @@ int main(int argc, char** argv) {
             network_none = true;
             continue;
         }
+        if (std::strcmp(argv[i], "--status-fd") == 0) {
+            if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0) fatal("usage error: --status-fd requires a descriptor number");
+            const int fd = status_descriptor(argv[i + 1]);
+            if (fd < 0) fatal("usage error: --status-fd: not an open descriptor of 3 or more: ", argv[i + 1]);
+            if (status_fd >= 0 && status_fd != fd) fatal("usage error: --status-fd given twice");
+            // The command never inherits it: only this process can write there.
+            if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) fatal("usage error: --status-fd: not an open descriptor of 3 or more: ", argv[i + 1]);
+            status_fd = fd;
+            ++i;
+            continue;
+        }
         if (std::strcmp(argv[i], "--ro") == 0 || std::strcmp(argv[i], "--rw") == 0) {
             if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0) {
                 char what[64];
@@ -86,6 +130,7 @@ int main(int argc, char** argv) {
             --i;  // a flag without a path
             continue;
         }
+        if (std::strcmp(argv[i], "--status-fd") == 0) continue;  // checked above
         const auto grant = std::strcmp(argv[i], "--rw") == 0 ? ll::Grant::read_write : ll::Grant::read_only;
         int path_fd = ::open(argv[i + 1], O_PATH | O_CLOEXEC);
         if (path_fd < 0) fatal("cannot open rule path: ", argv[i + 1], std::strerror(errno));
@@ -95,6 +140,9 @@ int main(int argc, char** argv) {
     if (auto failed = ll::confine_self(ruleset, network_none); failed.what) fatal(failed.what, std::strerror(failed.error));
     ::close(ruleset);
     if (!ll::fully_enforced(abi)) ll::print_partial_notice();
+    // The host's attestation: confined, and about to become the command. The descriptor
+    // closes at the exec; should the exec fail, its line follows.
+    if (status_fd >= 0) write_all(status_fd, ll::status_confined_line, sizeof ll::status_confined_line - 1);
     ::execvp(argv[command], argv + command);
     fatal("exec failed: ", std::strerror(errno));
 }

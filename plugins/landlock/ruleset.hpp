@@ -131,6 +131,11 @@ inline void print_partial_notice() noexcept {
     (void)ignored;
 }
 
+// The line landlock-run writes on its status descriptor (--status-fd) once it is
+// confined, just before it executes the command; no fatal line contains its text.
+inline constexpr char status_confined_line[] = "confined: executing the command\n";
+inline constexpr std::string_view status_marker{"confined: executing the command"};
+
 enum class Grant { read_only, read_write };
 
 // What a grant allows beneath a path. A path that is not a directory keeps only the
