@@ -168,8 +168,15 @@ TEST_CASE("a portable build fails closed, in one line and 125, for the Landlock 
     for (const char* in_process : {"false", "true"}) {
         OneRunner s("landlock", std::string("in_process = ") + in_process + "\n");
         INFO("in_process = " << in_process);
-        check_failed_closed(s.run(), s, "");
-        check_failed_closed(s.run({"--report", s.confine.scratch("report.json").string()}), s, "");
+        for (const bool report : {false, true}) {
+            auto r = report ? s.run({"--report", s.confine.scratch("report.json").string()}) : s.run();
+            // The launcher (attested by its status descriptor, which needs nothing only
+            // Linux has) stops at its terminal filter, saying so on stderr, and confinectl
+            // says what its status descriptor showed: nothing ran.
+            const std::string own = "landlock-run: cannot install the terminal filter: Function not implemented\n";
+            if (std::string(in_process) == "false" && r.err.starts_with(own)) r.err.erase(0, own.size());
+            check_failed_closed(r, s, "");
+        }
     }
 }
 
