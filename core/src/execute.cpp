@@ -56,7 +56,8 @@ std::optional<detail::ExecSpec::DirectoryArgument> directory_placeholder(std::si
 
 std::vector<Placeholder> placeholders(const WrapResult& wrapped) {
     std::vector<Placeholder> out;
-    if (wrapped.in_process) return out;  // nothing of the runner's argv runs
+    // Listed even where the host may confine in process instead: a host that runs the
+    // argv (wrap --json) fills them in.
     if (wrapped.attestation.kind == Attestation::Kind::status_fd && wrapped.attestation.status_argument < wrapped.argv.size())
         out.push_back({Placeholder::Kind::status_fd, wrapped.attestation.status_argument, {}});
     for (std::size_t i = 0; i + 1 < wrapped.command_index; ++i)
