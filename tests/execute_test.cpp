@@ -339,6 +339,27 @@ TEST_CASE("a background process can be signalled and waited for", "[execute]") {
     CHECK(&p->wait() == &done);
 }
 
+TEST_CASE("a background run has a session of its own, so no terminal to open, read or write", "[execute][linux-only]") {
+    Rig rig(Rig::Kind::plugin);
+    auto p = confine::spawn(rig.provider(), rig.policy(),
+                            std::vector<std::string>{"/bin/sh", "-c", "echo $$; cut -d' ' -f6 /proc/$$/stat; (exec 3<>/dev/tty) 2>/dev/null || echo no-terminal"});
+    REQUIRE(p);
+    const auto& done = p->wait();
+    std::istringstream lines(done.stdout_text);
+    std::string pid, session, terminal;
+    std::getline(lines, pid);
+    std::getline(lines, session);
+    std::getline(lines, terminal);
+    CHECK(session == pid);  // the command leads its own session
+    CHECK(session != std::to_string(::getsid(0)));
+    CHECK(terminal == "no-terminal");
+    // Signalled at once, before its child could have made that session, it still ends.
+    auto quick = confine::spawn(rig.provider(), rig.policy(), std::vector<std::string>{"sleep", "300"});
+    REQUIRE(quick);
+    quick->kill(SIGTERM);
+    CHECK(quick->wait().outcome.signal == SIGTERM);
+}
+
 TEST_CASE("the environment and working directory given reach the command", "[execute][linux-only]") {
     Rig rig(Rig::Kind::plugin_attested);
     confine::RunOptions options;

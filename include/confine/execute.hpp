@@ -169,8 +169,8 @@ struct Finished {
     bool truncated() const { return stdout_dropped != 0 || stderr_dropped != 0; }
 };
 
-// A command running in the background, in its own process group, with stdin on
-// /dev/null and its output captured.
+// A command running in the background, in a session (and process group) of its own, so
+// without a terminal, with stdin on /dev/null and its output captured.
 class Process {
 public:
     struct Impl;

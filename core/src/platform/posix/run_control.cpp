@@ -3,6 +3,7 @@
 #include "executor.hpp"
 
 #include <signal.h>
+#include <cerrno>
 #include <unistd.h>
 
 namespace confine::detail {
@@ -21,7 +22,8 @@ void RunControl::signal(int sig) {
         ::kill(::getpgid(command_) == command_ ? -command_ : command_, sig);
         return;
     }
-    ::kill(own_group_ ? -pid_ : pid_, sig);
+    // A background child that has not made its session yet has no group: it is alone.
+    if (::kill(own_group_ ? -pid_ : pid_, sig) != 0 && errno == ESRCH && own_group_) ::kill(pid_, sig);
 }
 
 }  // namespace confine::detail

@@ -28,6 +28,7 @@ struct ChildPlan {
     char* const* envp;
     const char* cwd;  // "": where the parent is
     bool own_group;
+    bool new_session;
     bool trace;
     const InProcess* in_process;
     const ChildEnds* ends;
@@ -118,7 +119,10 @@ void apply_in_process(const InProcess& in_process, int report_fd) noexcept {
 [[noreturn]] void run_child(const ChildPlan& p) noexcept {
     const ChildEnds& ends = *p.ends;
     const int report = ends.report.get();
-    if (p.own_group) ::setpgid(0, 0);
+    // A background run has no business with the terminal: a session of its own leaves it
+    // none to open (/dev/tty), to read or write, or to push input into.
+    if (p.new_session) ::setsid();
+    else if (p.own_group) ::setpgid(0, 0);
     if (ends.in.get() >= 0) ::dup2(ends.in.get(), 0);
     if (ends.out.get() >= 0) ::dup2(ends.out.get(), 1);
     if (ends.err.get() >= 0) ::dup2(ends.err.get(), 2);
@@ -181,11 +185,13 @@ std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std
     const ExecArrays arrays(argv, spec.environment);
     const std::string cwd = spec.working_directory.string();
     if (auto refused = make_output_pipes(spec, runner, child)) return std::unexpected(std::move(*refused));
-    ChildPlan plan{program.c_str(), arrays.argv(), arrays.envp(), cwd.c_str(), runner.own_group,
+    ChildPlan plan{program.c_str(), arrays.argv(), arrays.envp(), cwd.c_str(), runner.own_group, spec.background,
                    spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, {}};
     runner.pid = fork_child(plan);
     if (runner.pid < 0) return std::unexpected(SpawnRefusal{errno, {}});
-    if (runner.own_group) ::setpgid(runner.pid, runner.pid);  // also here, so that no signal can race the child's own call
+    // Also here, so that no signal can race the child's own call (a background child makes
+    // its own session, which a group set from here would prevent).
+    if (runner.own_group && !spec.background) ::setpgid(runner.pid, runner.pid);
     return runner;  // the child's ends close with `child`
 }
 
