@@ -59,16 +59,24 @@ diff -u "$src/examples/host-program/confined_run.cpp" "$work/readme-example.cpp"
 
 # Built against the moved tree: with its CMake package, and with confine.pc alone (make
 # builds in place, so from a copy). Each goes where nothing of confine lies beside it.
+# Both use the compiler confine was built with; a sanitizer build's libconfine needs the
+# sanitizers' runtime in the program that links it.
+cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+host_cxx=$(cache_value CMAKE_CXX_COMPILER)
+host_flags=
+[ "$(cache_value CONFINE_SANITIZE)" != ON ] || host_flags=-fsanitize=address,undefined
 mkdir -p "$work/elsewhere/bin"
 cmake -S "$src/examples/host-program" -B "$work/host-cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH="$work/moved" >"$work/host-cmake.log" 2>&1 \
+      -DCMAKE_PREFIX_PATH="$work/moved" -DCMAKE_CXX_COMPILER="$host_cxx" \
+      -DCMAKE_CXX_FLAGS="$host_flags" -DCMAKE_EXE_LINKER_FLAGS="$host_flags" >"$work/host-cmake.log" 2>&1 \
   || { cat "$work/host-cmake.log" >&2; fail "the host program does not configure against the moved tree"; }
 cmake --build "$work/host-cmake" >"$work/host-cmake.log" 2>&1 \
   || { cat "$work/host-cmake.log" >&2; fail "the host program does not build against the moved tree's CMake package"; }
 cp "$work/host-cmake/confined-run" "$work/elsewhere/bin/confined-run-cmake"
 mkdir "$work/host-pc"
 cp "$src/examples/host-program/confined_run.cpp" "$src/examples/host-program/Makefile" "$work/host-pc/"
-PKG_CONFIG_LIBDIR=$work/moved/lib/pkgconfig PKG_CONFIG_PATH= make -C "$work/host-pc" >"$work/host-pc.log" 2>&1 \
+PKG_CONFIG_LIBDIR=$work/moved/lib/pkgconfig PKG_CONFIG_PATH= \
+  make -C "$work/host-pc" CXX="$host_cxx" CXXFLAGS="$host_flags" LDFLAGS="$host_flags" >"$work/host-pc.log" 2>&1 \
   || { cat "$work/host-pc.log" >&2; fail "the host program does not build against the moved tree's confine.pc"; }
 grep -qF -- "-I$work/moved/lib/pkgconfig/../../include" "$work/host-pc.log" || fail "make did not compile with the moved tree's confine.pc: $(cat "$work/host-pc.log")"
 cp "$work/host-pc/confined-run" "$work/elsewhere/bin/confined-run-pc"
