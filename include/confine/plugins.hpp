@@ -118,7 +118,34 @@ private:
     std::vector<std::filesystem::path> dirs_;
 };
 
-// The install's own plugin directory, located relative to the running binary.
+// The install's own plugin directory: in a program compiled against an installed
+// confine, that installation's (below); otherwise <libdir>/confine/plugins located
+// relative to the running binary (confinectl, or a program in the install's own bin/).
 std::filesystem::path builtin_plugin_dir();
+
+namespace detail {
+// Records `dir`, a string with static storage, as the plugin directory of the
+// installation the program was compiled against. The first registration holds; an
+// empty one is ignored, and a relative one leaves the program no built-in plugin
+// directory at all (it would depend on the working directory), so that it fails closed.
+void register_installed_plugin_dir(const char* dir) noexcept;
+}  // namespace detail
+
+// A program compiled against an installed confine — through its CMake package
+// (confine::core) or confine.pc — is given CONFINE_INSTALLED_PLUGIN_DIR, the absolute
+// path of that installation's plugin directory, and each of its translation units
+// that includes this header registers it before main(). The installed libconfine was
+// compiled without it, and so are confinectl and every program in confine's own tree:
+// they keep finding the plugin directory relative to themselves. What the definition
+// changes has internal linkage, so no type and no inline function the library shares
+// with the program differs between the two.
+#if defined(CONFINE_INSTALLED_PLUGIN_DIR)
+namespace detail {
+namespace {
+[[maybe_unused]] const bool installed_plugin_dir_registered =
+    (register_installed_plugin_dir(CONFINE_INSTALLED_PLUGIN_DIR), true);
+}  // namespace
+}  // namespace detail
+#endif
 
 }  // namespace confine

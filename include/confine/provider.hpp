@@ -56,7 +56,9 @@ std::optional<Error> untrusted_runner_command(const Config& config, std::string_
 
 struct ProviderOptions {
     std::optional<std::string> platform;  // default: current_platform()
-    // Searched after the configuration's plugin_dirs. Default: builtin_plugin_dir().
+    // Searched after the configuration's plugin_dirs, instead of the install's own
+    // plugin directory. Default: builtin_plugin_dir() — the installation's that the
+    // program was compiled against (plugins.hpp), else the one beside the running binary.
     std::optional<std::vector<std::filesystem::path>> builtin_plugin_dirs;
     // Unset: every provider probes its chain afresh.
     std::optional<VerdictCacheOptions> verdict_cache;

@@ -3,7 +3,10 @@
 # component installed by itself, and the example runner built against it); then install
 # confine into a throwaway prefix, build the out-of-tree example runner against that
 # installation only, move the prefix elsewhere, and from the moved tree list plugins,
-# probe, run confined, and see broken plugin files refused, each with its reason.
+# probe, run confined, and see broken plugin files refused, each with its reason. The
+# README's host program (examples/host-program) is built against the moved tree, with
+# its CMake package and with confine.pc, and run from elsewhere: it finds the
+# installation's plugins and runs a command confined.
 #
 #   install-test.sh BUILD_DIR SOURCE_DIR
 # Exit 77 (skipped) when no runner can confine on this machine, unless
@@ -45,6 +48,53 @@ grep -q "^landlock  .*  $plugdir/confine-runner-landlock.so" <<<"$plugins" || fa
 plugins=$(cd "$work/moved" && bin/confinectl plugins) || fail "confinectl plugins by a relative path failed: $plugins"
 grep -q "^landlock  .*  $plugdir/confine-runner-landlock.so" <<<"$plugins" || fail "started by a relative path, confinectl did not find its plugins: $plugins"
 
+# The README's library example is examples/host-program, verbatim.
+awk '/^The library does the same for host programs/ { found = 1; next }
+     found && /^```cpp$/ { inside = 1; next }
+     inside && /^```$/ { exit }
+     inside' "$src/README.md" >"$work/readme-example.cpp"
+[ -s "$work/readme-example.cpp" ] || fail "no library example found in the README"
+diff -u "$src/examples/host-program/confined_run.cpp" "$work/readme-example.cpp" >&2 \
+  || fail "the README's library example differs from examples/host-program/confined_run.cpp"
+
+# Built against the moved tree: with its CMake package, and with confine.pc alone (make
+# builds in place, so from a copy). Each goes where nothing of confine lies beside it.
+# Both use the compiler confine was built with; a sanitizer build's libconfine needs the
+# sanitizers' runtime in the program that links it.
+cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+host_cxx=$(cache_value CMAKE_CXX_COMPILER)
+host_flags=
+[ "$(cache_value CONFINE_SANITIZE)" != ON ] || host_flags=-fsanitize=address,undefined
+mkdir -p "$work/elsewhere/bin"
+cmake -S "$src/examples/host-program" -B "$work/host-cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$work/moved" -DCMAKE_CXX_COMPILER="$host_cxx" \
+      -DCMAKE_CXX_FLAGS="$host_flags" -DCMAKE_EXE_LINKER_FLAGS="$host_flags" >"$work/host-cmake.log" 2>&1 \
+  || { cat "$work/host-cmake.log" >&2; fail "the host program does not configure against the moved tree"; }
+cmake --build "$work/host-cmake" >"$work/host-cmake.log" 2>&1 \
+  || { cat "$work/host-cmake.log" >&2; fail "the host program does not build against the moved tree's CMake package"; }
+cp "$work/host-cmake/confined-run" "$work/elsewhere/bin/confined-run-cmake"
+mkdir "$work/host-pc"
+cp "$src/examples/host-program/confined_run.cpp" "$src/examples/host-program/Makefile" "$work/host-pc/"
+PKG_CONFIG_LIBDIR=$work/moved/lib/pkgconfig PKG_CONFIG_PATH= \
+  make -C "$work/host-pc" CXX="$host_cxx" CXXFLAGS="$host_flags" LDFLAGS="$host_flags" >"$work/host-pc.log" 2>&1 \
+  || { cat "$work/host-pc.log" >&2; fail "the host program does not build against the moved tree's confine.pc"; }
+grep -qF -- "-I$work/moved/lib/pkgconfig/../../include" "$work/host-pc.log" || fail "make did not compile with the moved tree's confine.pc: $(cat "$work/host-pc.log")"
+cp "$work/host-pc/confined-run" "$work/elsewhere/bin/confined-run-pc"
+hosts=("$work/elsewhere/bin/confined-run-cmake" "$work/elsewhere/bin/confined-run-pc")
+
+# Where each looks for plugins: the moved tree's directory, as a chain naming a runner
+# no directory has shows. That run fails closed, saying so.
+printf '[platform.linux]\nchain = ["nonesuch"]\n' >"$work/nonesuch.toml"
+mkdir -p "$work/ws" "$work/outside"
+for host in "${hosts[@]}"; do
+  status=0
+  out=$(cd / && CONFINE_CONFIG=$work/nonesuch.toml "$host" "$work/ws" true 2>&1) || status=$?
+  [ "$status" = 125 ] || fail "${host##*/} ran without the runner its chain names (status $status): $out"
+  grep -qF "confined-run: sandbox unavailable: " <<<"$out" || fail "${host##*/} did not say the sandbox was unavailable: $out"
+  grep -qF "confine-runner-nonesuch.so is in none of $plugdir" <<<"$out" \
+    || fail "${host##*/} does not look for plugins in the moved tree's $plugdir: $out"
+done
+
 if ! probe=$("$confinectl" probe 2>&1); then
   if [ -n "${CONFINE_TEST_NO_SKIP:-}" ] && [ "${CONFINE_TEST_NO_SKIP}" != 0 ]; then fail "no runner confines here: $probe"; fi
   echo "SKIPPED: no runner confines here: $probe"
@@ -52,11 +102,24 @@ if ! probe=$("$confinectl" probe 2>&1); then
 fi
 grep -q "^selected: " <<<"$probe" || fail "probe selected nothing: $probe"
 
-mkdir -p "$work/ws" "$work/outside"
 (cd "$work/ws" && "$confinectl" run -- sh -c 'echo kept > kept') || fail "a confined write in the workspace failed"
 [ "$(cat "$work/ws/kept")" = kept ] || fail "the workspace write did not hold"
 if (cd "$work/ws" && "$confinectl" run -- sh -c "echo x > '$work/outside/denied'" 2>/dev/null); then fail "a write outside the workspace succeeded"; fi
 [ ! -e "$work/outside/denied" ] || fail "a denied write left a file"
+
+# The host programs, run from elsewhere, confine as confinectl does.
+for host in "${hosts[@]}"; do
+  name=${host##*/}
+  status=0
+  out=$(cd / && "$host" "$work/ws" sh -c "echo in > '$work/ws/$name'" 2>&1) || status=$?
+  [ "$status" = 0 ] || fail "$name: a confined write in the workspace failed (status $status): $out"
+  [ "$(cat "$work/ws/$name")" = in ] || fail "$name: the workspace write did not hold"
+  status=0
+  out=$(cd / && "$host" "$work/ws" sh -c "echo x > '$work/outside/$name'" 2>&1) || status=$?
+  [ "$status" != 0 ] && [ "$status" != 125 ] || fail "$name: a write outside the workspace was not a failed task (status $status): $out"
+  [ ! -e "$work/outside/$name" ] || fail "$name: a write outside the workspace succeeded"
+  grep -qF "confined-run: the sandbox may have refused: " <<<"$out" || fail "$name: no denial hint for the refused write: $out"
+done
 
 # The example runner, selected by name: confined, and without a network.
 printf '[platform.linux]\nchain = ["offline"]\n' > "$work/offline.toml"
