@@ -1,7 +1,7 @@
 #include "json_output.hpp"
+#include "prove.hpp"
 
 #include <confine/sdk/network_filter_linux.hpp>
-#include "prove.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -28,8 +28,6 @@ json enforcement_or_null(const std::optional<confine::Enforcement>& e) {
     return e ? json(std::string(confine::to_string(*e))) : json(nullptr);
 }
 
-// {"write": ..., "network": ..., "processes": ..., "open": ...}: each a level ("full",
-// "partial", "none"), the network "not asked" when the policy allowed it.
 std::string base64(const unsigned char* data, std::size_t size) {
     static constexpr char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
@@ -66,6 +64,8 @@ json placeholders_json(const confine::WrapResult& w) {
 // Which /tmp the command got: "private", "host", or null where the runner did not say.
 json tmp_json(confine::Tmp tmp) { return tmp == confine::Tmp::unsaid ? json(nullptr) : json(std::string(confine::to_string(tmp))); }
 
+// {"write": ..., "network": ..., "processes": ..., "open": ...}: each a level ("full",
+// "partial", "none"), the network "not asked" when the policy allowed it.
 json dimensions_json(const confine::Dimensions& d, bool network_asked) {
     return {{"write", std::string(confine::to_string(d.write))},
             {"network", network_asked ? std::string(confine::to_string(d.network)) : std::string("not asked")},

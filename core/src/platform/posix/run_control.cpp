@@ -16,8 +16,10 @@ void RunControl::exited() {
 void RunControl::signal(int sig) {
     std::lock_guard lock(mutex_);
     if (pid_ <= 0 || done_) return;
-    // The command named by its runner is held by the locator until it is seen ending
-    // (then command_ is cleared), so its number cannot have passed to another process.
+    // The command named by its runner, until the locator sees it end (then command_ is
+    // cleared). In the moment between its end and that, its number is free; the kernel
+    // hands out numbers in turn, so it would pass to another process only after pid_max
+    // others had started in that moment.
     if (command_ > 0 && sig != SIGKILL) {
         ::kill(::getpgid(command_) == command_ ? -command_ : command_, sig);
         return;
