@@ -401,6 +401,33 @@ TEST_CASE("Landlock cannot give a private /tmp, so asked for one nothing runs, a
     CHECK_THAT(probe.out, Catch::Contains("selected: bwrap"));
 }
 
+TEST_CASE("Landlock grants the caller's terminal only to a run that gets it, never to a background one", "[landlock][terminal][linux-only]") {
+    test::require_landlock();
+    if (!fs::exists("/dev/tty")) test::skip_test("no /dev/tty on this machine");
+    test::TempDir plugins;
+    test::install_builtin(plugins.path(), "landlock");
+    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nin_process = false\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins.path()}});
+    REQUIRE(provider);
+    Tree t(false);
+    confine::Policy policy{confine::Mode::workspace_write, t.ws, {}};
+    const std::vector<std::string> argv{"true"};
+    auto grants_tty = [](const confine::WrapResult& w) {
+        for (std::size_t i = 0; i + 1 < w.command_index; ++i)
+            if (w.argv[i] == "--rw" && w.argv[i + 1] == "/dev/tty") return true;
+        return false;
+    };
+    policy.terminal = true;
+    auto foreground = (*provider)->wrap(policy, argv);
+    REQUIRE(foreground);
+    CHECK(grants_tty(*foreground));
+    policy.terminal = false;
+    auto background = (*provider)->wrap(policy, argv);
+    REQUIRE(background);
+    CHECK_FALSE(grants_tty(*background));
+    for (std::size_t i = 0; i < background->command_index; ++i) CHECK_FALSE(background->argv[i].starts_with("/dev/pts/"));
+}
+
 TEST_CASE("both Landlock paths look the command up with the run's own PATH", "[landlock][e2e][linux-only]") {
     test::require_landlock();
     test::TempDir plugins;

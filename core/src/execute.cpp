@@ -148,6 +148,17 @@ std::optional<Error> check_interpreter(const std::string& name, std::filesystem:
 
 }  // namespace
 
+namespace {
+// Whether one of this process's standard descriptors is a terminal.
+bool has_terminal() {
+#if defined(_WIN32)
+    return ::_isatty(0) || ::_isatty(1) || ::_isatty(2);
+#else
+    return ::isatty(0) == 1 || ::isatty(1) == 1 || ::isatty(2) == 1;
+#endif
+}
+}  // namespace
+
 std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options) {
     if (argv.empty()) return std::nullopt;  // the policy check names it
     const std::string& name = argv.front();
@@ -169,7 +180,10 @@ std::optional<Error> check_command(std::span<const std::string> argv, const RunO
 std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
                                   const RunOptions& options) {
     if (auto bad = check_command(argv, options)) return std::unexpected(*bad);
-    auto wrapped = provider.wrap(policy, argv);
+    // A foreground run gets this process's standard descriptors: its terminal, if any.
+    Policy foreground = policy;
+    foreground.terminal = has_terminal();
+    auto wrapped = provider.wrap(foreground, argv);
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
         return unavailable(provider, wrapped.error());
@@ -227,7 +241,10 @@ bool Process::finished() const {
 std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
                                     const RunOptions& options) {
     if (auto bad = check_command(argv, options)) return std::unexpected(*bad);
-    auto wrapped = provider.wrap(policy, argv);
+    // A background run has no terminal (a session of its own, stdin on /dev/null).
+    Policy background = policy;
+    background.terminal = false;
+    auto wrapped = provider.wrap(background, argv);
     auto impl = std::make_shared<Process::Impl>();
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());

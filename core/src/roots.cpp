@@ -64,6 +64,7 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy) {
     out.mode = policy.mode;
     out.network = policy.network;
     out.tmp = policy.tmp;
+    out.terminal = policy.terminal;
     // Resolved here, once: a root that is a symbolic link is judged, and granted, where
     // it leads (a repository's `build -> /etc` is /etc, and refused as such).
     auto resolve = [&](const fs::path& p, const std::string& what) -> std::expected<fs::path, Error> {

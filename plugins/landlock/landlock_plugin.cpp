@@ -104,15 +104,16 @@ public:
         // before anything is started.
         const int abi = ll::negotiated_abi();
         if (abi < 1) return std::unexpected(sdk::unsupported("landlock is not enforced by this kernel (ABI unsupported or disabled)"));
-        // Grants per mode (docs/design.md §4): /dev/null is the file alone; so are /dev/tty
-        // (a process's own controlling terminal) and the terminal on this process's
-        // standard descriptors, which the command inherits, so that a pager or an editor
-        // can open it again and set it up (its ioctls, from ABI 5) — nothing the inherited
-        // descriptors did not already give, and the terminal filter still refuses input
-        // injection. In workspace-write mode, /dev/shm too, so that POSIX shared memory and
-        // semaphores work (the host's, as /tmp is).
+        // Grants per mode (docs/design.md §4): /dev/null is the file alone; so are, when the
+        // command gets the caller's terminal (policy.terminal: a foreground run at one),
+        // /dev/tty and the terminal on this process's standard descriptors, so that a pager
+        // or an editor can open it again and set it up (its ioctls, from ABI 5) — nothing
+        // the inherited descriptors did not already give, and the terminal filter still
+        // refuses input injection. In workspace-write mode, /dev/shm too, so that POSIX
+        // shared memory and semaphores work (the host's, as /tmp is).
         std::vector<std::pair<ll::Grant, std::string>> grants{{ll::Grant::read_only, "/"}, {ll::Grant::read_write, "/dev/null"}};
-        for (const std::string& terminal : terminals()) grants.emplace_back(ll::Grant::read_write, terminal);
+        if (policy.terminal)
+            for (const std::string& terminal : terminals()) grants.emplace_back(ll::Grant::read_write, terminal);
         if (policy.mode == sdk::Mode::workspace_write) {
             if (exists("/dev/shm")) grants.emplace_back(ll::Grant::read_write, "/dev/shm");
             grants.emplace_back(ll::Grant::read_write, "/tmp");

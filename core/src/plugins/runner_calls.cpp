@@ -222,6 +222,7 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     p.writable = {writable_ptrs.data(), writable_ptrs.size()};
     p.network = policy.network == Network::none ? CONFINE_NETWORK_NONE : CONFINE_NETWORK_ALLOW;
     p.tmp = policy.tmp == Tmp::private_ ? CONFINE_TMP_PRIVATE : policy.tmp == Tmp::host ? CONFINE_TMP_HOST : CONFINE_TMP_UNSAID;
+    p.terminal = policy.terminal ? 1 : 0;
 
     confine_wrap_result* r = nullptr;
     char* err = nullptr;

@@ -203,6 +203,11 @@ typedef struct confine_policy {
     /* ABI 1.6: CONFINE_TMP_*, which /tmp the policy asks for (UNSAID: either). Read it
      * only when struct_size covers it; a host older than 1.6 asks for neither. */
     int32_t tmp;
+    /* ABI 1.6: nonzero when the command's standard descriptors include the caller's
+     * terminal (a foreground run at a terminal): the runner may grant access to that
+     * terminal (the Landlock runner: its device and /dev/tty). Zero: no terminal is the
+     * command's, and none is granted. */
+    int32_t terminal;
 } confine_policy;
 
 typedef struct confine_verdict {

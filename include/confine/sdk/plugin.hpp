@@ -389,6 +389,7 @@ struct Entry {
             // A host older than ABI 1.6 asks for neither kind of /tmp.
             const bool says_tmp = policy->struct_size >= offsetof(confine_policy, tmp) + sizeof(policy->tmp);
             p.tmp = !says_tmp ? Tmp::unsaid : policy->tmp == CONFINE_TMP_PRIVATE ? Tmp::private_ : policy->tmp == CONFINE_TMP_HOST ? Tmp::host : Tmp::unsaid;
+            p.terminal = policy->struct_size >= offsetof(confine_policy, terminal) + sizeof(policy->terminal) && policy->terminal != 0;
             std::vector<std::string> args;
             for (std::size_t i = 0; i < argc; ++i) args.emplace_back(argv[i]);
             auto result = static_cast<Runner*>(instance)->wrap(p, args);

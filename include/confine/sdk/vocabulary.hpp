@@ -52,6 +52,10 @@ struct Policy {
     std::vector<std::filesystem::path> writable;   // extra writable roots (workspace-write only)
     Network network = Network::none;
     Tmp tmp = Tmp::unsaid;  // which /tmp is asked for (ABI 1.6); unsaid: either
+    // Whether the command's standard descriptors include the caller's terminal (ABI 1.6):
+    // set by the host for a foreground run at a terminal, never for a background one. A
+    // runner may then grant access to that terminal, and only then.
+    bool terminal = false;
 };
 
 // A probe's answer: whether the runner works on this machine, and how completely.
