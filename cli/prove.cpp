@@ -25,6 +25,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 namespace confinectl {
@@ -179,34 +180,26 @@ struct HostProcess {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, nullptr, 0);
     }
-    // Whether it ended within `patience` (a signal's delivery and the exit it causes
-    // take a moment after the sender's kill() returned).
-    bool ended(std::chrono::milliseconds patience) {
+    // Its wait status if it ended within `patience` (a signal's delivery, or a write to
+    // its memory, and the exit that follows take a moment after the canary is done).
+    std::optional<int> end_status(std::chrono::milliseconds patience) {
         const auto until = std::chrono::steady_clock::now() + patience;
         for (;;) {
             int status = 0;
             const pid_t done = ::waitpid(pid, &status, WNOHANG);
             if (done == pid) {
                 pid = -1;
-                return true;
+                return status;
             }
-            if (done < 0 || std::chrono::steady_clock::now() >= until) return false;
+            if (done < 0 || std::chrono::steady_clock::now() >= until) return std::nullopt;
             ::usleep(5000);
         }
     }
+    bool ended(std::chrono::milliseconds patience) { return end_status(patience).has_value(); }
     // Whether a tracer wrote its memory: it ends with status 42 within `patience`.
     bool written(std::chrono::milliseconds patience) {
-        const auto until = std::chrono::steady_clock::now() + patience;
-        for (;;) {
-            int status = 0;
-            const pid_t done = ::waitpid(pid, &status, WNOHANG);
-            if (done == pid) {
-                pid = -1;
-                return WIFEXITED(status) && WEXITSTATUS(status) == 42;
-            }
-            if (done < 0 || std::chrono::steady_clock::now() >= until) return false;
-            ::usleep(5000);
-        }
+        const auto status = end_status(patience);
+        return status && WIFEXITED(*status) && WEXITSTATUS(*status) == 42;
     }
 };
 
