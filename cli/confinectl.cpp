@@ -242,8 +242,12 @@ struct PolicyFlags {
     std::vector<std::string> writable;
     std::optional<std::string> network;
     std::optional<std::string> tmp;
+    std::vector<std::string> deny_read;
+    std::vector<std::string> protect;
 
     void read(const confine::cli::Parsed& p) {
+        deny_read = p.all("--deny-read");
+        protect = p.all("--protect");
         mode = p.value("--mode").value_or(mode);
         workspace = p.value("--workspace").value_or("");
         writable = p.all("--writable");
@@ -287,6 +291,15 @@ struct PolicyFlags {
             }
             p.writable.push_back(abs);
         }
+        // Relative to the current directory, as a user means them; the configuration's
+        // are added by the provider.
+        for (const auto& [flag, values, into] : {std::tuple{"--deny-read", &deny_read, &p.deny_read}, std::tuple{"--protect", &protect, &p.protect}})
+            for (const auto& v : *values) {
+                if (v.empty()) return std::unexpected(std::string(flag) + ": an empty path");
+                fs::path abs = fs::absolute(v, ec).lexically_normal();
+                if (ec) return std::unexpected("cannot resolve " + std::string(flag) + " " + v + ": " + ec.message());
+                into->push_back(abs);
+            }
         return p;
     }
 };
@@ -430,6 +443,8 @@ const std::vector<confine::cli::OptionSpec> policy_options{
     {"--writable", "PATH", true, "An extra writable directory"},
     {"--network", "NET", false, "none (no socket reaches outside the sandbox) or allow (default: [policy] network, else none)"},
     {"--tmp", "TMP", false, "private (the run's own /tmp) or host (the host's); a runner that cannot give it fails closed (default: [policy] tmp, else either)"},
+    {"--deny-read", "PATH", true, "A path the command may neither read nor list, besides [policy] deny_read"},
+    {"--protect", "PATH", true, "A path inside a writable root that stays read-only, besides [policy] protect"},
 };
 
 std::vector<confine::cli::CommandSpec> command_specs() {

@@ -64,12 +64,19 @@ json placeholders_json(const confine::WrapResult& w) {
 // Which /tmp the command got: "private", "host", or null where the runner did not say.
 json tmp_json(confine::Tmp tmp) { return tmp == confine::Tmp::unsaid ? json(nullptr) : json(std::string(confine::to_string(tmp))); }
 
-// {"write": ..., "network": ..., "processes": ..., "open": ...}: each a level ("full",
-// "partial", "none"), the network "not asked" when the policy allowed it.
-json dimensions_json(const confine::Dimensions& d, bool network_asked) {
+// {"write", "network", "processes", "read", "protect", "open"}: each a level ("full",
+// "partial", "none"), or "not asked": the network when the policy allowed it, read and
+// protect when it had no path to deny or to protect.
+struct Asked {
+    bool network, read, protect;
+};
+json dimensions_json(const confine::Dimensions& d, Asked asked) {
+    auto level = [](bool is, confine::Level l) { return is ? std::string(confine::to_string(l)) : std::string("not asked"); };
     return {{"write", std::string(confine::to_string(d.write))},
-            {"network", network_asked ? std::string(confine::to_string(d.network)) : std::string("not asked")},
+            {"network", level(asked.network, d.network)},
             {"processes", std::string(confine::to_string(d.processes))},
+            {"read", level(asked.read, d.read)},
+            {"protect", level(asked.protect, d.protect)},
             {"open", or_null(d.open)}};
 }
 
@@ -152,7 +159,7 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w) 
              {"fatal_signatures", w.failure_rule.fatal_signatures},
              {"informational_lines", w.failure_rule.informational_lines}}},
            {"attestation", attestation_json(w.attestation)},
-           {"dimensions", dimensions_json(w.dimensions, w.network_asked)},
+           {"dimensions", dimensions_json(w.dimensions, {w.network_asked, w.read_asked, w.protect_asked})},
            {"tmp", tmp_json(w.tmp)},
            {"placeholders", placeholders_json(w)}};
     // An argv is run as it is: one that JSON cannot carry exactly is refused, never altered.
@@ -184,7 +191,7 @@ std::string run_report_json(const confine::Outcome& o) {
            {"basis", std::string(confine::to_string(o.basis))},
            {"evidence", evidence},
            {"denial_hint", or_null(o.denial_hint)},
-           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, o.network_asked) : json(nullptr)},
+           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked}) : json(nullptr)},
            {"tmp", tmp_json(o.tmp)}};
     return text_of(j, -1);
 }

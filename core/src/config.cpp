@@ -125,7 +125,14 @@ private:
                 cfg.tmp = *text == "private" ? sdk::Tmp::private_ : sdk::Tmp::host;
                 continue;
             }
-            if (k != "network") return fail(key_ptr->source(), "unknown key '" + k + "' in [policy] (known: network, tmp, enforcement)");
+            if (k == "deny_read" || k == "protect") {
+                auto paths = policy_paths(*value_ptr, "policy." + k, k == "protect");
+                if (!paths) return paths.error();
+                (k == "deny_read" ? cfg.deny_read : cfg.protect) = std::move(*paths);
+                continue;
+            }
+            if (k != "network")
+                return fail(key_ptr->source(), "unknown key '" + k + "' in [policy] (known: network, tmp, deny_read, protect, enforcement)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "none" && *text != "allow"))
                 return fail(value_ptr->source(), "policy.network must be \"none\" or \"allow\"");
@@ -134,14 +141,40 @@ private:
         return std::nullopt;
     }
 
+    // [policy] deny_read, protect: absolute paths, or "~/..." beneath the caller's home;
+    // protect also takes paths relative to each writable root, without "..".
+    std::expected<std::vector<std::string>, Error> policy_paths(const toml::node& node, const std::string& what, bool relative_ok) const {
+        auto paths = string_array(node, what);
+        if (!paths) return std::unexpected(paths.error());
+        const auto& arr = *node.as_array();
+        for (std::size_t i = 0; i < paths->size(); ++i) {
+            const std::string& p = (*paths)[i];
+            const bool home = p == "~" || p.starts_with("~/");
+            const bool absolute = std::filesystem::path(p).is_absolute() || (!p.empty() && p.front() == '/');
+            if (!home && !absolute && !relative_ok)
+                return std::unexpected(fail(arr[i].source(), what + " entry '" + p + "' must be an absolute path or begin with ~/"));
+            if (!home && !absolute)
+                for (const auto& part : std::filesystem::path(p))
+                    if (part == "..")
+                        return std::unexpected(fail(arr[i].source(), what + " entry '" + p + "' must not climb out of its root with '..'"));
+        }
+        return paths;
+    }
+
     // [policy.enforcement]: per dimension, the least level a run accepts.
     std::optional<Error> read_minimums(const toml::node& node, Config& cfg) {
         const toml::table* table = node.as_table();
         if (!table) return fail(node.source(), "policy.enforcement must be a table, not " + type_name(node));
         for (auto [key_ptr, value_ptr] : in_file_order(*table)) {
             const std::string k(key_ptr->str());
-            Minimum* into = k == "write" ? &cfg.minimums.write : k == "network" ? &cfg.minimums.network : k == "processes" ? &cfg.minimums.processes : nullptr;
-            if (!into) return fail(key_ptr->source(), "unknown dimension '" + k + "' in [policy.enforcement] (known: write, network, processes)");
+            Minimum* into = k == "write"       ? &cfg.minimums.write
+                            : k == "network"   ? &cfg.minimums.network
+                            : k == "processes" ? &cfg.minimums.processes
+                            : k == "read"      ? &cfg.minimums.read
+                            : k == "protect"   ? &cfg.minimums.protect
+                                               : nullptr;
+            if (!into)
+                return fail(key_ptr->source(), "unknown dimension '" + k + "' in [policy.enforcement] (known: write, network, processes, read, protect)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "full" && *text != "partial" && *text != "best-effort"))
                 return fail(value_ptr->source(), "policy.enforcement." + k + " must be \"full\", \"partial\" or \"best-effort\"");

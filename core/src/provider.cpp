@@ -66,8 +66,11 @@ std::string_view name_of(Minimum m) {
 // weakest of the dimensions asked.
 WrapResult reported(WrapResult wrapped, const Policy& policy) {
     wrapped.network_asked = policy.network == Network::none;
+    wrapped.read_asked = !policy.deny_read.empty();
+    wrapped.protect_asked = !policy.protect.empty();
     const auto& d = wrapped.dimensions;
-    const bool all_full = d.write == Level::full && d.processes == Level::full && (!wrapped.network_asked || d.network == Level::full);
+    const bool all_full = d.write == Level::full && d.processes == Level::full && (!wrapped.network_asked || d.network == Level::full) &&
+                          (!wrapped.read_asked || d.read == Level::full) && (!wrapped.protect_asked || d.protect == Level::full);
     if (!all_full) wrapped.enforcement = Enforcement::partial;
     return wrapped;
 }
@@ -89,6 +92,8 @@ std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy
         {"write", {wrapped.dimensions.write, config.minimums.write}},
         {"network", {wrapped.network_asked ? wrapped.dimensions.network : Level::full, config.minimums.network}},
         {"processes", {wrapped.dimensions.processes, config.minimums.processes}},
+        {"read", {wrapped.read_asked ? wrapped.dimensions.read : Level::full, config.minimums.read}},
+        {"protect", {wrapped.protect_asked ? wrapped.dimensions.protect : Level::full, config.minimums.protect}},
     };
     for (const auto& [dimension, levels] : asked) {
         const auto [level, minimum] = levels;
@@ -229,6 +234,14 @@ struct Provider::Impl {
     // is full. A wrap is a pure transformation: nothing runs.
     std::optional<std::string> below_minimums(Runner& runner, std::optional<Enforcement>* weakest = nullptr) const {
         Policy sample{Mode::read_only, {}, {}, config.network, config.tmp};
+        // Paths to deny and to protect when the configuration has some: made up, since a
+        // runner's wrap only transforms them (a real run's are resolved and existing).
+        if (!config.deny_read.empty() || !config.protect.empty()) {
+            sample.mode = Mode::workspace_write;
+            sample.workspace = "/confine-sample/workspace";
+        }
+        if (!config.deny_read.empty()) sample.deny_read = {"/confine-sample/secrets"};
+        if (!config.protect.empty()) sample.protect = {"/confine-sample/workspace/.git/hooks"};
         const std::vector<std::string> argv{"true"};
         auto wrapped = runner.wrap(sample, argv);
         if (!wrapped) return std::nullopt;  // the run's own wrap says it, and runs nothing
@@ -311,8 +324,10 @@ void log_selection(const Selection& s, const Config& config) {
 std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped) {
     if (!wrapped || !detail::log_enabled(spdlog::level::debug)) return wrapped;
     const auto& d = wrapped->dimensions;
-    detail::log_debug("wrapped by {}: write {}, network {}, processes {}; /tmp {}", wrapped->runner, to_string(d.write),
-                      wrapped->network_asked ? std::string(to_string(d.network)) : std::string("not asked"), to_string(d.processes),
+    auto asked = [](bool is, Level l) { return is ? std::string(to_string(l)) : std::string("not asked"); };
+    detail::log_debug("wrapped by {}: write {}, network {}, processes {}, read {}, protect {}; /tmp {}", wrapped->runner, to_string(d.write),
+                      asked(wrapped->network_asked, d.network), to_string(d.processes), asked(wrapped->read_asked, d.read),
+                      asked(wrapped->protect_asked, d.protect),
                       wrapped->tmp == Tmp::private_ ? "private (the run's own, gone after it)"
                       : wrapped->tmp == Tmp::host   ? "the host's"
                                                     : "not said by the runner");
@@ -327,6 +342,13 @@ void log_policy(const Policy& p) {
     detail::log_debug("policy: mode {}, workspace {}, writable roots {}, network {}", to_string(p.mode),
                       p.workspace.empty() ? "(none)" : p.workspace.string(), roots.empty() ? "(none)" : roots,
                       p.network == Network::none ? "none" : "allow");
+    auto listed = [](const std::vector<fs::path>& paths) {
+        std::string s;
+        for (const auto& x : paths) s += (s.empty() ? "" : " ") + x.string();
+        return s.empty() ? std::string("(none)") : s;
+    };
+    detail::log_debug("policy: deny_read {}", listed(p.deny_read));
+    detail::log_debug("policy: protect {}", listed(p.protect));
 }
 
 }  // namespace
@@ -363,13 +385,17 @@ Selection Provider::diagnose() const {
 
 namespace {
 
-// The policy as a runner may be given it (see resolve_policy), for a command it can run.
-std::expected<Policy, Error> checked_policy(const Policy& policy, std::span<const std::string> argv) {
+// The policy as a runner may be given it (see resolve_policy), for a command it can run:
+// the configuration's deny_read and protect added to the call's.
+std::expected<Policy, Error> checked_policy(const Policy& policy, std::span<const std::string> argv, const Config& config) {
     auto bad = [](std::string m) { return std::unexpected(Error{ErrorCode::invalid_policy, std::move(m)}); };
     if (argv.empty()) return bad("no command to run");
     for (const auto& a : argv)
         if (a.find('\0') != std::string::npos) return bad("a command argument contains a NUL byte");
-    return detail::resolve_policy(policy);
+    Policy asked = policy;
+    asked.deny_read.insert(asked.deny_read.begin(), config.deny_read.begin(), config.deny_read.end());
+    asked.protect.insert(asked.protect.begin(), config.protect.begin(), config.protect.end());
+    return detail::resolve_policy(asked);
 }
 
 // Nothing confine loads or reads as configuration may lie where this run's command
@@ -431,7 +457,7 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
 }  // namespace
 
 std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<const std::string> argv) const {
-    auto resolved = checked_policy(policy, argv);
+    auto resolved = checked_policy(policy, argv, impl_->config);
     if (!resolved) return std::unexpected(resolved.error());
     const Selection& s = selection();
     if (!s.usable()) return std::unexpected(*s.failure);
@@ -456,7 +482,7 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
 
 std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, const Policy& policy,
                                                      std::span<const std::string> argv) const {
-    auto resolved = checked_policy(policy, argv);
+    auto resolved = checked_policy(policy, argv, impl_->config);
     if (!resolved) return std::unexpected(resolved.error());
     fs::path file;
     auto opened = impl_->open_runner(std::string(runner), file);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 #if !defined(_WIN32)
 #include <pwd.h>
@@ -96,7 +98,147 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy) {
         if (*real != out.workspace && std::find(out.writable.begin(), out.writable.end(), *real) == out.writable.end())
             out.writable.push_back(*real);
     }
+    if (auto err = resolve_denied(policy.deny_read, home, out)) return std::unexpected(*err);
+    if (auto err = resolve_protected(policy.protect, home, out)) return std::unexpected(*err);
     return out;
+}
+
+namespace {
+
+Error bad_policy(std::string m) { return Error{ErrorCode::invalid_policy, std::move(m)}; }
+
+// `~` and `~/...` beneath `home`; nullopt when the path needs a home and there is none.
+std::optional<fs::path> expand_home(const fs::path& p, const fs::path& home) {
+    const std::string s = p.generic_string();
+    if (s != "~" && !s.starts_with("~/")) return p;
+    if (home.empty()) return std::nullopt;
+    return s == "~" ? home : home / s.substr(2);
+}
+
+bool has_nul(const fs::path& p) { return p.native().find(fs::path::value_type('\0')) != fs::path::string_type::npos; }
+
+// "X" or "X (which resolves to Y)".
+std::string shown(const fs::path& given, const fs::path& real) {
+    return real == given.lexically_normal() ? given.string() : given.string() + " (which resolves to " + real.string() + ")";
+}
+
+// The first line of a `.git` file, "gitdir: X", as a path (relative to `dir`).
+std::optional<fs::path> read_gitdir(const fs::path& file, const fs::path& dir);
+
+// A worktree's repository: what `commondir` in its git directory names.
+std::optional<fs::path> read_gitdir_common(const fs::path& gitdir) {
+    std::ifstream in(gitdir / "commondir");
+    std::string line;
+    if (!in || !std::getline(in, line)) return std::nullopt;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty() || has_nul(line)) return std::nullopt;
+    fs::path p(line);
+    return p.is_absolute() ? p : gitdir / p;
+}
+
+std::optional<fs::path> read_gitdir(const fs::path& file, const fs::path& dir) {
+    std::ifstream in(file);
+    std::string line;
+    if (!in || !std::getline(in, line)) return std::nullopt;
+    if (!line.starts_with("gitdir:")) return std::nullopt;
+    std::string target = line.substr(7);
+    while (!target.empty() && (target.front() == ' ' || target.front() == '\t')) target.erase(0, 1);
+    while (!target.empty() && (target.back() == '\r' || target.back() == ' ')) target.pop_back();
+    if (target.empty() || has_nul(target)) return std::nullopt;
+    fs::path p(target);
+    return p.is_absolute() ? p : dir / p;
+}
+
+}  // namespace
+
+std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const fs::path& home, Policy& out) {
+    const auto places = writable_places(out);
+    for (const auto& entry : entries) {
+        const auto expanded = expand_home(entry, home);
+        if (!expanded) continue;  // "~/..." with no home: nothing of it to hide
+        if (has_nul(*expanded)) return bad_policy("a deny_read path contains a NUL byte");
+        if (!expanded->is_absolute()) return bad_policy("deny_read path must be absolute or begin with ~/: " + entry.string());
+        std::error_code ec;
+        // Judged where it resolves; one that does not exist (or a link to nothing) is skipped.
+        const fs::path real = fs::canonical(*expanded, ec);
+        if (ec) continue;
+        for (const auto& place : places)
+            if (is_within(place, real))
+                return bad_policy("deny_read path " + shown(*expanded, real) + (real == fs::path(place) ? " is" : " holds") + " the writable root " + place +
+                                  ": denying it would hide the command's own workspace; remove it from deny_read or choose another workspace");
+        if (std::any_of(out.deny_read.begin(), out.deny_read.end(), [&](const fs::path& d) { return is_within(real, d); })) continue;
+        std::erase_if(out.deny_read, [&](const fs::path& d) { return is_within(d, real); });
+        out.deny_read.push_back(real);
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, const fs::path& home, Policy& out) {
+    const auto places = writable_places(out);
+    auto add = [&](const fs::path& real) {
+        if (std::find(out.protect.begin(), out.protect.end(), real) == out.protect.end()) out.protect.push_back(real);
+    };
+    // `relative` inside `root`, walked component by component: nullopt when a component
+    // does not exist; an error when one is a symbolic link, which the command could
+    // replace with what it likes whatever happens to the link's target.
+    auto walk = [](const fs::path& root, const fs::path& relative) -> std::expected<std::optional<fs::path>, Error> {
+        fs::path p = root;
+        for (const auto& part : relative) {
+            if (part.empty() || part == ".") continue;
+            p /= part;
+            std::error_code ec;
+            const auto st = fs::symlink_status(p, ec);
+            if (ec || st.type() == fs::file_type::not_found) return std::nullopt;
+            if (st.type() == fs::file_type::symlink)
+                return std::unexpected(bad_policy("cannot protect " + (root / relative).string() + ": " + p.string() +
+                                                  " is a symbolic link, which the command could replace; remove the link or the protect entry"));
+        }
+        return std::optional<fs::path>(p);
+    };
+    for (const auto& entry : entries) {
+        const auto expanded = expand_home(entry, home);
+        if (!expanded) continue;
+        if (has_nul(*expanded)) return bad_policy("a protect path contains a NUL byte");
+        if (expanded->is_absolute()) {
+            std::error_code ec;
+            const fs::path real = fs::canonical(*expanded, ec);
+            if (!ec) add(real);
+            continue;
+        }
+        for (const auto& part : *expanded)
+            if (part == "..") return bad_policy("protect path must not climb out of its root with '..': " + entry.string());
+        const fs::path relative = expanded->lexically_normal();
+        for (const auto& place : places) {
+            const fs::path root(place);
+            auto first = relative.begin();
+            std::error_code ec;
+            // `.git` as a file (a worktree, a submodule): the file itself, which names the
+            // repository, and what it names.
+            if (first != relative.end() && *first == ".git" && fs::symlink_status(root / ".git", ec).type() == fs::file_type::regular) {
+                add(root / ".git");
+                const auto gitdir = read_gitdir(root / ".git", root);
+                if (!gitdir) continue;
+                fs::path rest;
+                for (auto it = std::next(first); it != relative.end(); ++it) rest /= *it;
+                std::vector<fs::path> dirs{*gitdir};
+                if (const auto common = read_gitdir_common(*gitdir)) dirs.push_back(*common);
+                for (const auto& dir : dirs) {
+                    const fs::path real = fs::canonical(dir / rest, ec);
+                    if (!ec) add(real);
+                }
+                continue;
+            }
+            auto found = walk(root, relative);
+            if (!found) return found.error();
+            if (*found) add(**found);
+        }
+    }
+    // What lies outside every writable place is read-only already.
+    std::erase_if(out.protect, [&](const fs::path& p) {
+        return std::none_of(places.begin(), places.end(), [&](const std::string& place) { return is_within(p, place); }) &&
+               !is_within(p, "/tmp") && !is_within(p, "/dev/shm");
+    });
+    return std::nullopt;
 }
 
 std::vector<std::string> writable_places(const Policy& resolved) {

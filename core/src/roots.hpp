@@ -31,6 +31,18 @@ std::filesystem::path caller_home();
 // runner is given is what was checked.
 std::expected<Policy, Error> resolve_policy(const Policy& policy);
 
+// Resolves `entries` (absolute, or "~/..." beneath `home`) into out.deny_read: each where
+// it leads, one that does not exist skipped, one within another dropped. An error when one
+// is a writable root of `out` or holds one (out's roots resolved already).
+std::optional<Error> resolve_denied(const std::vector<std::filesystem::path>& entries, const std::filesystem::path& home, Policy& out);
+
+// Resolves `entries` into out.protect: an absolute or "~/..." entry where it leads; a
+// relative one inside each writable root of `out`, refused where a component is a link
+// the command could replace; `.git/...` under a root whose `.git` is a file: that file and
+// what its `gitdir:` (and the repository's `commondir`) name. What does not exist, or lies
+// outside every place the command may write, is dropped.
+std::optional<Error> resolve_protected(const std::vector<std::filesystem::path>& entries, const std::filesystem::path& home, Policy& out);
+
 // The places a confined command may write under `policy` (resolved), beyond those every
 // sandbox may write.
 std::vector<std::string> writable_places(const Policy& resolved);

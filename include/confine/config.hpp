@@ -66,6 +66,10 @@ struct Minimums {
     Minimum write = Minimum::partial;
     Minimum network = Minimum::partial;
     Minimum processes = Minimum::partial;
+    Minimum read = Minimum::partial;
+    // best-effort: the Linux fallback (Landlock) cannot keep a path inside a writable
+    // root read-only at all, and says so (protect: none).
+    Minimum protect = Minimum::best_effort;
 };
 
 struct Config {
@@ -75,6 +79,12 @@ struct Config {
     Network network = Network::none;
     // [policy] tmp: which /tmp a call asks for when it does not say (unsaid: either).
     Tmp tmp = Tmp::unsaid;
+    // [policy] deny_read: what no command may read or list, as written: absolute, or
+    // "~/..." beneath the caller's home. The provider adds it to every policy.
+    std::vector<std::string> deny_read;
+    // [policy] protect: what stays read-only inside the writable roots, as written: a path
+    // relative to each writable root (".git/hooks"), absolute, or "~/...".
+    std::vector<std::string> protect;
     // [policy.enforcement]: what each dimension must be enforced at, at least.
     Minimums minimums;
     std::vector<std::filesystem::path> plugin_dirs;

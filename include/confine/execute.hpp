@@ -58,6 +58,8 @@ struct Outcome {
     // when the policy allowed the network (dimensions->network then means nothing).
     std::optional<Dimensions> dimensions;
     bool network_asked = true;
+    bool read_asked = false;     // the policy had paths to deny reading
+    bool protect_asked = false;  // the policy had paths to protect
     Tmp tmp = Tmp::unsaid;  // which /tmp the command got, once a wrap said (unsaid: it did not)
     Basis basis = Basis::selection;
     // For sandbox_unavailable: the matched fatal stderr line, or what the attestation,

@@ -31,6 +31,10 @@ struct WrapResult : sdk::WrapResult {
     // Whether the policy asked for the network to be confined (dimensions.network then
     // says how much it is); `enforcement` is full only when every dimension asked is.
     bool network_asked = true;
+    // Whether the policy had paths to deny reading, and paths to protect (dimensions.read
+    // and dimensions.protect then say how much of them is enforced).
+    bool read_asked = false;
+    bool protect_asked = false;
 };
 
 // A runner argument the host fills in just before it runs the argv (docs/design.md §4):

@@ -215,6 +215,12 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     std::vector<const char*> writable_ptrs, argv_ptrs;
     for (const auto& w : writable) writable_ptrs.push_back(w.c_str());
     for (const auto& a : argv) argv_ptrs.push_back(a.c_str());
+    std::vector<std::string> deny_read, protect;
+    for (const auto& d : policy.deny_read) deny_read.push_back(d.string());
+    for (const auto& d : policy.protect) protect.push_back(d.string());
+    std::vector<const char*> deny_read_ptrs, protect_ptrs;
+    for (const auto& d : deny_read) deny_read_ptrs.push_back(d.c_str());
+    for (const auto& d : protect) protect_ptrs.push_back(d.c_str());
     confine_policy p{};
     p.struct_size = sizeof p;
     p.mode = policy.mode == Mode::workspace_write ? CONFINE_MODE_WORKSPACE_WRITE : CONFINE_MODE_READ_ONLY;
@@ -223,6 +229,8 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     p.network = policy.network == Network::none ? CONFINE_NETWORK_NONE : CONFINE_NETWORK_ALLOW;
     p.tmp = policy.tmp == Tmp::private_ ? CONFINE_TMP_PRIVATE : policy.tmp == Tmp::host ? CONFINE_TMP_HOST : CONFINE_TMP_UNSAID;
     p.terminal = policy.terminal ? 1 : 0;
+    p.deny_read = {deny_read_ptrs.data(), deny_read_ptrs.size()};
+    p.protect = {protect_ptrs.data(), protect_ptrs.size()};
 
     confine_wrap_result* r = nullptr;
     char* err = nullptr;

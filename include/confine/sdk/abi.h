@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 6
+#define CONFINE_ABI_MINOR 7
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -208,6 +208,13 @@ typedef struct confine_policy {
      * terminal (the Landlock runner: its device and /dev/tty). Zero: no terminal is the
      * command's, and none is granted. */
     int32_t terminal;
+    /* ABI 1.7: paths the command may neither read nor list (a directory: nothing beneath
+     * it), and paths inside writable roots that stay read-only (nothing beneath them may
+     * be written, renamed or removed, nor they themselves). Canonical, existing; none is
+     * an ancestor of a writable root. Read them only when struct_size covers them; a
+     * runner reports what it enforces of them as read_level and protect_level. */
+    confine_string_list deny_read;
+    confine_string_list protect;
 } confine_policy;
 
 typedef struct confine_verdict {
@@ -259,15 +266,21 @@ typedef struct confine_wrap_result {
     const char* dimensions_open;
     /* ABI 1.6: CONFINE_TMP_*, which /tmp the command gets. */
     int32_t tmp;
+    /* ABI 1.7: what the wrap enforces of the policy's deny_read and protect
+     * (CONFINE_LEVEL_*; UNSAID is read as NONE). What is left open goes in
+     * dimensions_open. */
+    int32_t read_level;
+    int32_t protect_level;
 } confine_wrap_result;
 
-/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 / 1.4 / 1.5 plugin. */
+/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 / 1.4 / 1.5 / 1.6 plugin. */
 #define CONFINE_WRAP_RESULT_SIZE_1_0 (offsetof(confine_wrap_result, attestation))
 #define CONFINE_WRAP_RESULT_SIZE_1_1 (offsetof(confine_wrap_result, in_process_apply))
 #define CONFINE_WRAP_RESULT_SIZE_1_2 (offsetof(confine_wrap_result, attestation_status_argument))
 #define CONFINE_WRAP_RESULT_SIZE_1_3 (offsetof(confine_wrap_result, attestation_status_pid_key))
 #define CONFINE_WRAP_RESULT_SIZE_1_4 (offsetof(confine_wrap_result, write_level))
 #define CONFINE_WRAP_RESULT_SIZE_1_5 (offsetof(confine_wrap_result, tmp))
+#define CONFINE_WRAP_RESULT_SIZE_1_6 (offsetof(confine_wrap_result, read_level))
 
 /* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
  * calls any plugin code. */

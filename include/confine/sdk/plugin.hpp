@@ -390,6 +390,11 @@ struct Entry {
             const bool says_tmp = policy->struct_size >= offsetof(confine_policy, tmp) + sizeof(policy->tmp);
             p.tmp = !says_tmp ? Tmp::unsaid : policy->tmp == CONFINE_TMP_PRIVATE ? Tmp::private_ : policy->tmp == CONFINE_TMP_HOST ? Tmp::host : Tmp::unsaid;
             p.terminal = policy->struct_size >= offsetof(confine_policy, terminal) + sizeof(policy->terminal) && policy->terminal != 0;
+            // A host older than ABI 1.7 asks for neither.
+            if (policy->struct_size >= offsetof(confine_policy, protect) + sizeof(policy->protect)) {
+                for (std::size_t i = 0; i < policy->deny_read.count; ++i) p.deny_read.emplace_back(policy->deny_read.items[i]);
+                for (std::size_t i = 0; i < policy->protect.count; ++i) p.protect.emplace_back(policy->protect.items[i]);
+            }
             std::vector<std::string> args;
             for (std::size_t i = 0; i < argc; ++i) args.emplace_back(argv[i]);
             auto result = static_cast<Runner*>(instance)->wrap(p, args);
@@ -435,6 +440,8 @@ struct Entry {
             c.write_level = level(write);
             c.network_level = level(result->dimensions.network);
             c.processes_level = level(result->dimensions.processes);
+            c.read_level = level(result->dimensions.read);
+            c.protect_level = level(result->dimensions.protect);
             owned->dimensions_open = result->dimensions.open;
             c.dimensions_open = owned->dimensions_open.c_str();
             c.tmp = result->tmp == Tmp::private_ ? CONFINE_TMP_PRIVATE : result->tmp == Tmp::host ? CONFINE_TMP_HOST : CONFINE_TMP_UNSAID;

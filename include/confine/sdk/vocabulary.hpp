@@ -35,13 +35,17 @@ enum class Level { none, partial, full };
 
 // What a runner enforces of each dimension: `write` (file contents and directory entries
 // only in the writable roots), `network` (with Network::none: no socket reaches outside
-// the sandbox) and `processes` (no signal, trace or view of processes outside it). `open`
-// says, for each dimension below full, what is left open.
+// the sandbox), `processes` (no signal, trace or view of processes outside it), `read`
+// (no path of the policy's deny_read can be read or listed, nor a socket there reached)
+// and `protect` (no path of the policy's protect can be written, renamed, removed or
+// have its mode changed). `open` says, for each dimension below full, what is left open.
 struct Dimensions {
     Level write = Level::full;
     Level network = Level::none;
     Level processes = Level::none;
     std::string open;
+    Level read = Level::none;     // ABI 1.7
+    Level protect = Level::none;  // ABI 1.7
 };
 
 // What one call may do. Passed with every call; never stored by a provider or a runner.
@@ -56,6 +60,12 @@ struct Policy {
     // set by the host for a foreground run at a terminal, never for a background one. A
     // runner may then grant access to that terminal, and only then.
     bool terminal = false;
+    // What the command may neither read nor list, and what stays read-only inside the
+    // writable roots (ABI 1.7, docs/design.md §12). A runner receives both canonical and
+    // existing, and no denied path is a writable root or above one. A host program may
+    // leave them empty: the provider adds the configuration's ([policy] deny_read, protect).
+    std::vector<std::filesystem::path> deny_read;
+    std::vector<std::filesystem::path> protect;
 };
 
 // A probe's answer: whether the runner works on this machine, and how completely.
