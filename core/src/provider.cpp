@@ -394,6 +394,11 @@ std::expected<Policy, Error> checked_policy(const Policy& policy, std::span<cons
         if (a.find('\0') != std::string::npos) return bad("a command argument contains a NUL byte");
     Policy asked = policy;
     asked.deny_read.insert(asked.deny_read.begin(), config.deny_read.begin(), config.deny_read.end());
+    // The caller's ssh agent: taking SSH_AUTH_SOCK out of the environment does not stop a
+    // command that finds the socket, so its file is denied as well (while deny_read asks
+    // anything at all: an operator who empties the list asks for nothing to be hidden).
+    if (!config.deny_read.empty())
+        if (const char* agent = std::getenv("SSH_AUTH_SOCK"); agent && *agent == '/') asked.deny_read.emplace_back(agent);
     asked.protect.insert(asked.protect.begin(), config.protect.begin(), config.protect.end());
     return detail::resolve_policy(asked);
 }

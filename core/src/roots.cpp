@@ -162,6 +162,7 @@ std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const 
         // Judged where it resolves; one that does not exist (or a link to nothing) is skipped.
         const fs::path real = fs::canonical(*expanded, ec);
         if (ec) continue;
+        if (real == real.root_path()) return bad_policy("deny_read path " + shown(*expanded, real) + " is the whole file system");
         for (const auto& place : places)
             if (is_within(place, real))
                 return bad_policy("deny_read path " + shown(*expanded, real) + (real == fs::path(place) ? " is" : " holds") + " the writable root " + place +

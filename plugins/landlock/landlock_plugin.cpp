@@ -140,6 +140,7 @@ public:
             const bool policy_root = path == policy.workspace || std::find(policy.writable.begin(), policy.writable.end(), path) != policy.writable.end();
             r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", policy_root ? "{dir-path:" + path + "}" : path});
         }
+        for (const auto& d : policy.deny_read) r.argv.insert(r.argv.end(), {"--deny-read", d.string()});
         const bool network_none = policy.network == sdk::Network::none;
         if (network_none) r.argv.push_back("--no-network");
         // Attested by the launcher's status descriptor: it says there that it is confined
@@ -156,9 +157,10 @@ public:
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
         r.attestation = sdk::Attestation::status_fd(status_argument, std::string(ll::status_marker));
         r.dimensions = dimensions(abi, r.enforcement, network_none);
+        secrets_dimensions(r.dimensions, policy, grants, network_none);
         r.tmp = sdk::Tmp::host;  // Landlock cannot give a /tmp of the run's own
         if (in_process_) {
-            auto prepared = prepare(abi, grants, network_none);
+            auto prepared = prepare(abi, grants, policy.deny_read, network_none);
             if (!prepared) return std::unexpected(prepared.error());
             r.in_process = {&apply_prepared, prepared->release(), &release_prepared};
         }
@@ -205,9 +207,47 @@ private:
         return d;
     }
 
+    // What Landlock enforces of the paths to deny and to protect (docs/design.md §12). A
+    // denied path is carved out of the read-only grants (each sibling along the way to it
+    // granted instead), which holds wherever no read-write grant covers it: one that lies
+    // in a writable root stays readable, and a socket stays reachable while the network is
+    // allowed (Landlock governs no unix-socket connect). Nothing inside a read-write grant
+    // can be kept read-only: protect is none wherever a protected path lies in one.
+    static void secrets_dimensions(sdk::Dimensions& d, const sdk::Policy& policy, const std::vector<std::pair<ll::Grant, std::string>>& grants,
+                                   bool network_none) {
+        auto writable_holding = [&](const std::filesystem::path& p) -> std::string {
+            for (const auto& [grant, path] : grants)
+                if (grant == ll::Grant::read_write) {
+                    const std::string s = p.string();
+                    if (s == path || (s.size() > path.size() && s.compare(0, path.size(), path) == 0 && (path == "/" || s[path.size()] == '/')))
+                        return path;
+                }
+            return {};
+        };
+        std::string read_open, protect_open;
+        for (const auto& denied : policy.deny_read) {
+            if (const std::string root = writable_holding(denied); !root.empty())
+                read_open += (read_open.empty() ? "" : ", ") + denied.string() + " (in " + root + ", which Landlock grants whole)";
+            else if (struct stat st {}; !network_none && ::lstat(denied.c_str(), &st) == 0 && S_ISSOCK(st.st_mode))
+                read_open += (read_open.empty() ? "" : ", ") + denied.string() + " (a socket: Landlock does not govern connecting to it)";
+        }
+        for (const auto& p : policy.protect)
+            if (const std::string root = writable_holding(p); !root.empty())
+                protect_open += (protect_open.empty() ? "" : ", ") + p.string();
+        d.read = read_open.empty() ? sdk::Level::full : sdk::Level::partial;
+        d.protect = protect_open.empty() ? sdk::Level::full : sdk::Level::none;
+        if (!read_open.empty()) d.open += std::string(d.open.empty() ? "" : "; ") + "read: still readable: " + read_open;
+        if (!protect_open.empty())
+            d.open += std::string(d.open.empty() ? "" : "; ") + "protect: Landlock cannot keep a path inside a writable root read-only: " + protect_open;
+    }
+
     // Builds the ruleset the launcher would build, here, ready to be applied.
     static std::expected<std::unique_ptr<Prepared>, sdk::Error> prepare(int abi, const std::vector<std::pair<ll::Grant, std::string>>& grants,
-                                                                        bool network_none) {
+                                                                        const std::vector<std::filesystem::path>& deny_read, bool network_none) {
+        std::vector<std::string> denied_paths;
+        for (const auto& d : deny_read) denied_paths.push_back(d.string());
+        std::vector<const char*> denied;
+        for (const auto& d : denied_paths) denied.push_back(d.c_str());
         auto prepared = std::make_unique<Prepared>();
         prepared->partial = !ll::fully_enforced(abi);
         prepared->network_none = network_none;
@@ -219,6 +259,13 @@ private:
             return std::unexpected(sdk::Error{std::string("landlock ruleset error: ") + std::strerror(err)});
         }
         for (const auto& [grant, path] : grants) {
+            if (grant == ll::Grant::read_only && ll::holds_denied(path.c_str(), denied.data(), denied.size())) {
+                if (int rc = ll::add_rule_around(prepared->ruleset_fd, path.c_str(), grant, handled, denied.data(), denied.size()); rc < 0) {
+                    release_prepared(prepared.release());
+                    return std::unexpected(sdk::Error{"cannot grant around the denied paths beneath " + path + ": " + std::strerror(-rc)});
+                }
+                continue;
+            }
             // The host gives each root resolved: a link found now was swapped in since it was
             // checked (a directory swapped for a link to /etc), and the grant fails.
             int fd = confine::trust::open_without_links(path, O_PATH);

@@ -1,7 +1,8 @@
 // landlock-run: runs a command confined by Landlock. The command-line contract is
 // docs/landlock-run.md (version 1); other programs depend on it exactly.
 //
-//   landlock-run [--ro <path>]... [--rw <path>]... [--no-network] [--status-fd <n>] -- <argv>...
+//   landlock-run [--ro <path>]... [--rw <path>]... [--deny-read <path>]... [--no-network]
+//                [--status-fd <n>] -- <argv>...
 //   landlock-run --probe
 //
 // It sits in front of every confined command, so it reads no configuration, uses no
@@ -107,7 +108,7 @@ int main(int argc, char** argv) {
             ++i;
             continue;
         }
-        if (std::strcmp(argv[i], "--ro") == 0 || std::strcmp(argv[i], "--rw") == 0) {
+        if (std::strcmp(argv[i], "--ro") == 0 || std::strcmp(argv[i], "--rw") == 0 || std::strcmp(argv[i], "--deny-read") == 0) {
             if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0) {
                 char what[64];
                 std::snprintf(what, sizeof what, "usage error: %s requires a path", argv[i]);
@@ -119,6 +120,15 @@ int main(int argc, char** argv) {
         fatal("usage error: unknown argument: ", argv[i]);
     }
     if (command < 0 || command >= argc) fatal("usage error: missing `-- <argv>...` command");
+    // The denied paths (--deny-read), each absolute: a read-only grant goes around them.
+    const char* denied[256];
+    std::size_t denied_count = 0;
+    for (int i = 1; i + 1 < command; ++i)
+        if (std::strcmp(argv[i], "--deny-read") == 0) {
+            if (denied_count == sizeof denied / sizeof denied[0]) fatal("usage error: too many --deny-read paths");
+            if (argv[i + 1][0] != '/') fatal("usage error: --deny-read needs an absolute path: ", argv[i + 1]);
+            denied[denied_count++] = argv[++i];
+        }
 
     const int abi = ll::negotiated_abi();
     if (abi < 1) fatal(not_enforced);
@@ -130,8 +140,14 @@ int main(int argc, char** argv) {
             --i;  // a flag without a path
             continue;
         }
-        if (std::strcmp(argv[i], "--status-fd") == 0) continue;  // checked above
+        if (std::strcmp(argv[i], "--status-fd") == 0 || std::strcmp(argv[i], "--deny-read") == 0) continue;  // checked above
         const auto grant = std::strcmp(argv[i], "--rw") == 0 ? ll::Grant::read_write : ll::Grant::read_only;
+        // A read-only grant that holds a denied path goes around it.
+        if (grant == ll::Grant::read_only && ll::holds_denied(argv[i + 1], denied, denied_count)) {
+            if (int rc = ll::add_rule_around(ruleset, argv[i + 1], grant, handled, denied, denied_count); rc < 0)
+                fatal("cannot grant around the denied paths beneath ", argv[i + 1], std::strerror(-rc));
+            continue;
+        }
         int path_fd = ::open(argv[i + 1], O_PATH | O_CLOEXEC);
         if (path_fd < 0) fatal("cannot open rule path: ", argv[i + 1], std::strerror(errno));
         if (int rc = ll::add_rule(ruleset, path_fd, grant, handled); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 // Vendored from <linux/landlock.h>: the system headers may predate the ABIs we handle.
@@ -168,6 +169,82 @@ inline int add_rule(int ruleset_fd, int path_fd, Grant grant, std::uint64_t hand
 
 namespace detail {
 
+// Whether `path` (length `len`) is `denied` or lies beneath it (`beneath`: strictly), or
+// `denied` lies strictly beneath `path` (`above`). Both absolute and canonical.
+inline bool is_prefix_dir(const char* dir, std::size_t dir_len, const char* path) noexcept {
+    if (dir_len == 1 && dir[0] == '/') return path[0] == '/' && path[1] != '\0';
+    return std::strncmp(dir, path, dir_len) == 0 && path[dir_len] == '/';
+}
+
+// The denial `path` meets: 1 when it is one of `denied`, 2 when one lies beneath it, 0
+// when neither.
+inline int denial_of(const char* path, std::size_t len, const char* const* denied, std::size_t count) noexcept {
+    int found = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        if (std::strlen(denied[i]) == len && std::strncmp(denied[i], path, len) == 0) return 1;
+        if (is_prefix_dir(path, len, denied[i])) found = 2;
+    }
+    return found;
+}
+
+struct LinuxDirent64 {
+    std::uint64_t d_ino;
+    std::int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[1];
+};
+
+// Grants `grant` on each entry of the directory `dir_fd` (whose path is path[0..len]),
+// but on a denied one nothing, and into one a denied path lies beneath, again entry by
+// entry. A link is granted nothing: what it leads to is judged by its own place. 0 or
+// -errno; an entry that vanishes meanwhile is skipped.
+inline int grant_entries_around(int ruleset_fd, int dir_fd, char* path, std::size_t len, const char* const* denied, std::size_t count,
+                                Grant grant, std::uint64_t handled, int depth) noexcept {
+    if (depth > 64) return -ELOOP;
+    alignas(8) char buffer[2048];
+    for (;;) {
+        const long n = ::syscall(SYS_getdents64, dir_fd, buffer, sizeof buffer);
+        if (n < 0) return -errno;
+        if (n == 0) return 0;
+        for (long at = 0; at < n;) {
+            const auto* entry = reinterpret_cast<const LinuxDirent64*>(buffer + at);
+            at += entry->d_reclen;
+            const char* name = entry->d_name;
+            if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+            const std::size_t name_len = std::strlen(name);
+            const std::size_t child_len = (len == 1 ? 0 : len) + 1 + name_len;
+            if (child_len >= 4096) return -ENAMETOOLONG;
+            path[len == 1 ? 0 : len] = '/';
+            std::memcpy(path + (len == 1 ? 1 : len + 1), name, name_len + 1);
+            const int denial = denial_of(path, child_len, denied, count);
+            int rc = 0;
+            if (denial == 2) {
+                const int child = ::openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (child >= 0) {
+                    rc = grant_entries_around(ruleset_fd, child, path, child_len, denied, count, grant, handled, depth + 1);
+                    ::close(child);
+                } else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) {
+                    rc = -errno;
+                }
+            } else if (denial == 0) {
+                struct stat st {};
+                if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode)) {
+                    const int child = ::openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                    if (child >= 0) {
+                        rc = add_rule(ruleset_fd, child, grant, handled);
+                        ::close(child);
+                    } else if (errno != ENOENT && errno != ELOOP) {
+                        rc = -errno;
+                    }
+                }  // one that cannot be looked at (gone, or a link) is granted nothing
+            }
+            path[len] = '\0';
+            if (rc < 0) return rc;
+        }
+    }
+}
+
 // Drops every capability for good: the securebits that would give capabilities back
 // to a uid 0 exec or keep them across setuid are set and locked, the bounding set is
 // emptied, then the ambient, inheritable, permitted and effective sets. Landlock does
@@ -208,6 +285,41 @@ inline int drop_capabilities() noexcept {
 }
 
 }  // namespace detail
+
+// Whether a path of `denied` lies strictly beneath `root`: its grant must go around it.
+inline bool holds_denied(const char* root, const char* const* denied, std::size_t count) noexcept {
+    return detail::denial_of(root, std::strlen(root), denied, count) == 2;
+}
+
+// Adds `grant` beneath `root` (an absolute canonical path), or, where paths of `denied`
+// lie beneath it, around them (docs/design.md §12): each entry of each directory on the
+// way to a denied path is granted, the denied path and the way to it are not. What is
+// created later at those levels is granted nothing, and the directories on the way
+// cannot be listed. A `root` that is itself denied, or lies beneath a denied path, is
+// granted nothing. 0 or -errno. Allocates nothing.
+inline int add_rule_around(int ruleset_fd, const char* root, Grant grant, std::uint64_t handled, const char* const* denied,
+                           std::size_t count) noexcept {
+    const std::size_t len = std::strlen(root);
+    if (len == 0 || len >= 4096 || root[0] != '/') return -EINVAL;
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t dl = std::strlen(denied[i]);
+        if ((dl == len && std::strcmp(denied[i], root) == 0) || detail::is_prefix_dir(denied[i], dl, root)) return 0;
+    }
+    if (detail::denial_of(root, len, denied, count) != 2) {
+        const int fd = ::open(root, O_PATH | O_CLOEXEC);
+        if (fd < 0) return -errno;
+        const int rc = add_rule(ruleset_fd, fd, grant, handled);
+        ::close(fd);
+        return rc;
+    }
+    const int fd = ::open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    char path[4096];
+    std::memcpy(path, root, len + 1);
+    const int rc = detail::grant_entries_around(ruleset_fd, fd, path, len, denied, count, grant, handled, 0);
+    ::close(fd);
+    return rc;
+}
 
 // Why confine_self() stopped: `what` (nullptr when it did not) is the start of the
 // report line, to be followed by the error's text.

@@ -37,13 +37,21 @@
 // - in workspace-write mode each writable root bound from a descriptor the host opens
 //   without following a link ({dir-fd:PATH}; bubblewrap closes it before the command
 //   runs): what is granted is the directory that was checked, not what a link swapped in
-//   since leads to, as a bind by name would follow.
+//   since leads to, as a bind by name would follow;
+// - each protected path bound read-only onto itself after the writable roots: nothing
+//   beneath it can be written, and the mount point itself cannot be renamed, removed or
+//   replaced (EBUSY), so no `mv` goes around it;
+// - each denied path masked last: a directory by an empty tmpfs of mode 0000, remounted
+//   read-only (without capabilities, no user of the sandbox may list it or change its
+//   mode), anything else (a file, a socket) by /dev/null, read-only: what it held cannot
+//   be read, and a socket there cannot be connected to.
 #pragma once
 
 #include <confine/sdk/network_filter_linux.hpp>
 #include <confine/sdk/vocabulary.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <vector>
@@ -92,6 +100,14 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
         bind(policy.workspace.string());
         for (const auto& w : policy.writable) bind(w.string());
     }
+    for (const auto& p : policy.protect) a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
+    for (const auto& d : policy.deny_read) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(d, ec))
+            a.insert(a.end(), {"--perms", "0000", "--tmpfs", d.string(), "--remount-ro", d.string()});
+        else
+            a.insert(a.end(), {"--ro-bind", "/dev/null", d.string()});
+    }
     return a;
 }
 
@@ -99,11 +115,13 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
 // writable roots refused; with Network::none, the network but for what the network
 // filter leaves open (a datagram sent with sendmsg to a host socket by path); the
 // processes in full (a PID namespace of its own: no other process visible, none to
-// signal or trace).
+// signal or trace); the paths to deny and to protect in full.
 inline Dimensions bwrap_dimensions(const Policy& policy) {
     Dimensions d;
     d.write = Level::full;
     d.processes = Level::full;
+    d.read = Level::full;
+    d.protect = Level::full;
     if (policy.network == Network::none) {
         d.network = Level::partial;
         d.open = "network: " + std::string(network::left_open);
