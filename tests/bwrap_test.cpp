@@ -193,7 +193,7 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     CHECK(ro["denial_signatures"] == json::array({"read-only file system", "erofs", "eacces", "eperm"}));
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
     CHECK(ro["enforcement"] == "partial");
-    CHECK(ro["dimensions"] == json{{"write", "full"}, {"network", "partial"}, {"processes", "full"},
+    CHECK(ro["dimensions"] == json{{"write", "full"}, {"network", "partial"}, {"processes", "full"}, {"read", "not asked"}, {"protect", "not asked"},
                                    {"open", "network: sendmsg() with a destination on a unix datagram socket can still reach a host datagram socket by its path"}});
     CHECK(ro["runner"] == "bwrap");
 

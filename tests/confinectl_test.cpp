@@ -397,7 +397,8 @@ TEST_CASE("a runner below a dimension's minimum runs nothing, and best-effort ac
     CHECK(lenient.exit_code == 0);
     CHECK(fs::exists(marker));
     j = json::parse(test::read_file(report));
-    CHECK(j["dimensions"] == json{{"write", "partial"}, {"network", "none"}, {"processes", "partial"}, {"open", "what a fake leaves open"}});
+    CHECK(j["dimensions"] == json{{"write", "partial"}, {"network", "none"}, {"processes", "partial"}, {"read", "not asked"}, {"protect", "not asked"},
+                                  {"open", "what a fake leaves open"}});
     CHECK(j["enforcement"] == "partial");
     fs::remove(marker);
     // A minimum of full refuses partial.

@@ -234,14 +234,20 @@ struct Provider::Impl {
     // is full. A wrap is a pure transformation: nothing runs.
     std::optional<std::string> below_minimums(Runner& runner, std::optional<Enforcement>* weakest = nullptr) const {
         Policy sample{Mode::read_only, {}, {}, config.network, config.tmp};
-        // Paths to deny and to protect when the configuration has some: made up, since a
-        // runner's wrap only transforms them (a real run's are resolved and existing).
+        // Paths to deny and to protect when the configuration has some: a workspace that
+        // exists everywhere (a runner may open it to build its rules), and paths made up
+        // beneath it, since a wrap only names those.
         if (!config.deny_read.empty() || !config.protect.empty()) {
-            sample.mode = Mode::workspace_write;
-            sample.workspace = "/confine-sample/workspace";
+            std::error_code ec;
+            const fs::path temp = fs::temp_directory_path(ec);
+            if (!ec && temp.is_absolute()) {
+                sample.mode = Mode::workspace_write;
+                sample.workspace = fs::canonical(temp, ec);
+                if (ec) sample.workspace = temp;
+            }
+            if (!config.deny_read.empty()) sample.deny_read = {sample.workspace.empty() ? fs::path("/confine-sample-secrets") : sample.workspace.root_path() / "confine-sample-secrets"};
+            if (!config.protect.empty()) sample.protect = {sample.workspace / "confine-sample" / ".git" / "hooks"};
         }
-        if (!config.deny_read.empty()) sample.deny_read = {"/confine-sample/secrets"};
-        if (!config.protect.empty()) sample.protect = {"/confine-sample/workspace/.git/hooks"};
         const std::vector<std::string> argv{"true"};
         auto wrapped = runner.wrap(sample, argv);
         if (!wrapped) return std::nullopt;  // the run's own wrap says it, and runs nothing

@@ -45,8 +45,8 @@ struct FakeSettings {
     bool attest = false;               // with a launcher: attest by its exec
     bool flag = false;
     std::int64_t count = 0;
-    // What a wrap says it enforces of network and processes: "none", "partial" or "full".
-    std::string network = "partial", processes = "partial";
+    // What a wrap says it enforces of network, processes, read and protect: "none", "partial" or "full".
+    std::string network = "partial", processes = "partial", read = "partial", protect = "none";
 };
 
 // Moves a read value into `into`, or gives its error.
@@ -58,14 +58,15 @@ std::optional<sdk::Error> take(std::expected<T, sdk::Error> value, T& into) {
 }
 
 std::expected<FakeSettings, sdk::Error> read_settings(const sdk::Settings& settings) {
-    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest", "network", "processes"}))
+    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest", "network", "processes", "read", "protect"}))
         return std::unexpected(*bad);
     FakeSettings out;
     for (const auto& bad : {take(settings.string_list_or("command", {}), out.command), take(settings.string_or("path", ""), out.path),
                             take(settings.string_or("label", ""), out.label), take(settings.string_or("launcher", ""), out.launcher),
                             take(settings.bool_or("attest", false), out.attest), take(settings.bool_or("flag", false), out.flag),
                             take(settings.integer_or("count", 0), out.count), take(settings.string_or("network", "partial"), out.network),
-                            take(settings.string_or("processes", "partial"), out.processes)})
+                            take(settings.string_or("processes", "partial"), out.processes), take(settings.string_or("read", "partial"), out.read),
+                            take(settings.string_or("protect", "none"), out.protect)})
         if (bad) return std::unexpected(*bad);
     return out;
 }
@@ -116,7 +117,7 @@ public:
             return name == "full" ? sdk::Level::full : name == "partial" ? sdk::Level::partial : sdk::Level::none;
         };
         r.dimensions = {r.enforcement == sdk::Enforcement::full ? sdk::Level::full : sdk::Level::partial, level(settings_.network),
-                        level(settings_.processes), "what a fake leaves open"};
+                        level(settings_.processes), "what a fake leaves open", level(settings_.read), level(settings_.protect)};
         return r;
     }
 
