@@ -8,6 +8,7 @@
 // Landlock through its launcher, applied in a forked child, and applied by confinectl to
 // itself before it execs the command in place.
 #include "support.hpp"
+#include "ways.hpp"
 
 #include <confine/plugins.hpp>
 #include "executor.hpp"
@@ -37,62 +38,12 @@ using nlohmann::json;
 using test::as_user;
 using test::nobody;
 using test::Tree;
+using test::Way;
+using test::Sandbox;
+using test::name_of;
+using test::is_landlock;
 
 namespace {
-
-enum class Way { bwrap, runner_command, landlock_launcher, landlock_forked, landlock_in_place };
-
-std::string name_of(Way w) {
-    switch (w) {
-    case Way::bwrap: return "the bwrap plugin";
-    case Way::runner_command: return "an asserted runner_command of bubblewrap";
-    case Way::landlock_launcher: return "landlock through landlock-run";
-    case Way::landlock_forked: return "landlock applied in a forked child";
-    case Way::landlock_in_place: return "landlock applied in place";
-    }
-    return "?";
-}
-
-bool is_landlock(Way w) { return w != Way::bwrap && w != Way::runner_command; }
-
-// confinectl configured for one way, in a private installed tree.
-struct Sandbox {
-    test::Installed confine;
-    fs::path config = confine.scratch("escape.toml");
-    Way way;
-
-    explicit Sandbox(Way w) : way(w) {
-        if (is_landlock(w)) test::require_landlock();
-        else test::require_bwrap();
-        std::string text;
-        switch (w) {
-        case Way::bwrap: text = "[platform.linux]\nchain = [\"bwrap\"]\n"; break;
-        case Way::runner_command:
-            text = "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n";
-            break;
-        case Way::landlock_launcher: text = "[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nin_process = false\n"; break;
-        case Way::landlock_forked:
-        case Way::landlock_in_place: text = "[platform.linux]\nchain = [\"landlock\"]\n"; break;
-        }
-        test::write_file(config, text);
-    }
-
-    // confinectl's argv for running `command` in `tree`'s workspace (or read-only).
-    std::vector<std::string> args(const Tree& tree, const std::vector<std::string>& command, bool read_only = false) const {
-        std::vector<std::string> a{"run", "--config", config.string()};
-        if (read_only) a.insert(a.end(), {"--mode", "read-only"});
-        else a.insert(a.end(), {"--workspace", tree.ws.string()});
-        // A report to write afterwards keeps confinectl in front: the forked path.
-        if (way == Way::landlock_forked) a.insert(a.end(), {"--report", (tree.root / "report.json").string()});
-        a.push_back("--");
-        a.insert(a.end(), command.begin(), command.end());
-        return a;
-    }
-
-    test::Result sh(const Tree& tree, const std::string& script, bool unprivileged, bool read_only = false) const {
-        return confine.run(args(tree, {"/bin/sh", "-c", script}, read_only), {}, as_user(unprivileged));
-    }
-};
 
 struct Attempt {
     std::string what;
