@@ -156,6 +156,26 @@ TEST_CASE("[policy.enforcement] sets the least level per dimension, partial by d
     CHECK(error_of("[policy]\nenforcement = \"full\"\n").message == "test.toml:2:15: policy.enforcement must be a table, not string");
 }
 
+TEST_CASE("[policy] deny_read and protect default to the credential stores and git's files, and an operator replaces them", "[config][secrets]") {
+    const auto d = test::config_from("");
+    CHECK(d.deny_read == std::vector<std::string>{"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube", "~/.docker",
+                                                  "~/.netrc", "~/.git-credentials", "~/.pypirc", "~/.npmrc"});
+    CHECK(d.protect == std::vector<std::string>{".git/hooks", ".git/config", ".gitmodules"});
+    CHECK(d.minimums.read == confine::Minimum::partial);
+    CHECK(d.minimums.protect == confine::Minimum::best_effort);
+    const auto c = test::config_from("[policy]\ndeny_read = [\"/srv/keys\", \"~\"]\nprotect = []\n[policy.enforcement]\nprotect = \"partial\"\n");
+    CHECK(c.deny_read == std::vector<std::string>{"/srv/keys", "~"});
+    CHECK(c.protect.empty());
+    CHECK(c.minimums.protect == confine::Minimum::partial);
+    CHECK(test::config_from("[policy]\nnetwork = \"allow\"\n").deny_read == d.deny_read);  // a key left unsaid keeps the default
+    CHECK(error_of("[policy]\ndeny_read = [\"/a\", \"keys\"]\n").message ==
+          "test.toml:2:20: policy.deny_read entry 'keys' must be an absolute path or begin with ~/");
+    CHECK(error_of("[policy]\ndeny_read = \"~/.ssh\"\n").message == "test.toml:2:13: policy.deny_read must be an array of strings, not string");
+    CHECK(error_of("[policy]\nprotect = [\"../outside\"]\n").message ==
+          "test.toml:2:12: policy.protect entry '../outside' must not climb out of its root with '..'");
+    CHECK(error_of("[policy]\nprotect = [\"\"]\n").message == "test.toml:2:12: every entry of policy.protect must not be empty");
+}
+
 TEST_CASE("a TOML syntax error names file, line and column", "[config]") {
     auto e = error_of("probe_timeout_ms = 10\n[platform.linux\n");
     CHECK(e.code == ErrorCode::config_syntax);

@@ -519,3 +519,153 @@ TEST_CASE("a timed-out or unusable probe is never kept", "[selection][cache]") {
     CHECK(log.count("probe hang") == 2);
     CHECK(log.count("probe unusable") == 2);
 }
+
+namespace {
+
+// HOME pointed at `home` while it lives.
+struct HomeAt {
+    std::string before;
+    explicit HomeAt(const fs::path& home) {
+        if (const char* h = std::getenv("HOME")) before = h;
+        ::setenv("HOME", home.c_str(), 1);
+    }
+    ~HomeAt() { ::setenv("HOME", before.c_str(), 1); }
+};
+
+// What the fake runner was given of `prefix` ("FAKE_DENY_READ=", "FAKE_PROTECT="), in order.
+std::vector<std::string> given(const confine::WrapResult& w, const std::string& prefix) {
+    std::vector<std::string> out;
+    for (const auto& a : w.argv)
+        if (a.starts_with(prefix)) out.push_back(a.substr(prefix.size()));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("deny_read reaches the runner resolved, from the configuration and the call, and never hides a writable root", "[selection][secrets]") {
+    test::TempDir dir, tree("/var/tmp");
+    test::install_fake(dir.path(), "usable");
+    const fs::path home = tree / "home", ws = tree / "ws";
+    fs::create_directories(home / ".ssh");
+    fs::create_directories(home / "real-aws");
+    fs::create_directory_symlink(home / "real-aws", home / ".aws");
+    fs::create_directories(ws);
+    test::write_file(home / ".netrc", "secret\n");
+    HomeAt at(home);
+    auto provider = provider_for(dir, chain({"usable"}) + "[policy]\ndeny_read = [\"~/.ssh\", \"~/.aws\", \"~/.kube\", \"~/.netrc\", \"~/.ssh/id_rsa\"]\n");
+    std::vector<std::string> argv{"true"};
+    confine::Policy policy{confine::Mode::workspace_write, ws, {}};
+    policy.deny_read = {tree / "extra-absent", ws / ".env"};
+    test::write_file(ws / ".env", "TOKEN=x\n");
+    auto wrapped = provider->wrap(policy, argv);
+    REQUIRE(wrapped);
+    // "~" is the caller's home; a link is judged where it leads; what does not exist is
+    // skipped; one within another already denied is dropped.
+    CHECK(given(*wrapped, "FAKE_DENY_READ=") ==
+          std::vector<std::string>{(home / ".ssh").string(), (home / "real-aws").string(), (home / ".netrc").string(), (ws / ".env").string()});
+    CHECK(wrapped->read_asked);
+    CHECK(wrapped->dimensions.read == confine::Level::partial);
+
+    // A denied path above the workspace, or the workspace itself: an error naming both.
+    for (const fs::path& bad : {tree.path(), ws}) {
+        confine::Policy hiding = policy;
+        hiding.deny_read = {bad};
+        auto refused = provider->wrap(hiding, argv);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().code == ErrorCode::invalid_policy);
+        CHECK(refused.error().message == "deny_read path " + bad.string() + (bad == ws ? " is" : " holds") + " the writable root " + ws.string() +
+                                             ": denying it would hide the command's own workspace; remove it from deny_read or choose another workspace");
+    }
+    confine::Policy relative = policy;
+    relative.deny_read = {"secrets"};
+    CHECK(provider->wrap(relative, argv).error().message == "deny_read path must be absolute or begin with ~/: secrets");
+    confine::Policy root = policy;
+    root.mode = confine::Mode::read_only;
+    root.workspace.clear();
+    root.deny_read = {"/"};
+    CHECK(provider->wrap(root, argv).error().message == "deny_read path / is the whole file system");
+
+    // Nothing to deny: the dimension is not asked.
+    auto empty = provider_for(dir, chain({"usable"}) + "[policy]\ndeny_read = []\n");
+    auto plain = empty->wrap({confine::Mode::workspace_write, ws, {}}, argv);
+    REQUIRE(plain);
+    CHECK(given(*plain, "FAKE_DENY_READ=").empty());
+    CHECK_FALSE(plain->read_asked);
+}
+
+TEST_CASE("protect reaches the runner resolved in each writable root, through a .git file, and refuses a link", "[selection][secrets]") {
+    test::TempDir dir, tree("/var/tmp");
+    test::install_fake(dir.path(), "usable");
+    const fs::path ws = tree / "ws", extra = tree / "extra", main_repo = tree / "main";
+    fs::create_directories(ws / ".git" / "hooks");
+    test::write_file(ws / ".git" / "config", "[core]\n");
+    fs::create_directories(extra);
+    // A worktree: .git is a file naming the worktree's git directory, which names the
+    // repository it belongs to (commondir).
+    fs::create_directories(main_repo / ".git" / "hooks");
+    test::write_file(main_repo / ".git" / "config", "[core]\n");
+    fs::create_directories(main_repo / ".git" / "worktrees" / "extra");
+    test::write_file(main_repo / ".git" / "worktrees" / "extra" / "commondir", "../..\n");
+    test::write_file(extra / ".git", "gitdir: " + (main_repo / ".git" / "worktrees" / "extra").string() + "\n");
+    auto provider = provider_for(dir, chain({"usable"}));  // the default protect list
+    std::vector<std::string> argv{"true"};
+    confine::Policy policy{confine::Mode::workspace_write, ws, {extra, main_repo}};
+    auto wrapped = provider->wrap(policy, argv);
+    REQUIRE(wrapped);
+    CHECK(given(*wrapped, "FAKE_PROTECT=") == std::vector<std::string>{(ws / ".git" / "hooks").string(), (extra / ".git").string(),
+                                                                       (main_repo / ".git" / "hooks").string(),
+                                                                       (ws / ".git" / "config").string(), (main_repo / ".git" / "config").string()});
+    CHECK(wrapped->protect_asked);
+    CHECK(wrapped->dimensions.protect == confine::Level::none);  // the fake's default
+
+    // Read-only mode: nothing is writable, nothing needs protecting.
+    auto read_only = provider->wrap({confine::Mode::read_only, {}, {}}, argv);
+    REQUIRE(read_only);
+    CHECK(given(*read_only, "FAKE_PROTECT=").empty());
+    CHECK_FALSE(read_only->protect_asked);
+
+    // A protected path reached through a link inside the root: the command could replace
+    // the link, so the run is refused.
+    fs::remove_all(ws / ".git" / "hooks");
+    fs::create_directories(tree / "shared-hooks");
+    fs::create_directory_symlink(tree / "shared-hooks", ws / ".git" / "hooks");
+    auto linked = provider->wrap(policy, argv);
+    REQUIRE_FALSE(linked);
+    CHECK(linked.error().code == ErrorCode::invalid_policy);
+    CHECK(linked.error().message == "cannot protect " + (ws / ".git" / "hooks").string() + ": " + (ws / ".git" / "hooks").string() +
+                                        " is a symbolic link, which the command could replace; remove the link or the protect entry");
+    fs::remove(ws / ".git" / "hooks");
+    confine::Policy climbing{confine::Mode::workspace_write, ws, {}};
+    climbing.protect = {"../x"};
+    CHECK(provider->wrap(climbing, argv).error().message == "protect path must not climb out of its root with '..': ../x");
+}
+
+TEST_CASE("a protect minimum of partial skips a runner that cannot protect, and fails closed without another", "[selection][secrets]") {
+    test::TempDir dir;
+    for (auto n : {"usable", "partial"}) test::install_fake(dir.path(), n);
+    const std::string runners = chain({"usable", "partial"}) + "[runner.partial]\nprotect = \"partial\"\n";
+    auto lenient = provider_for(dir, runners);
+    CHECK(lenient->selection().runner == std::optional<std::string>("usable"));
+    auto strict = provider_for(dir, runners + "[policy.enforcement]\nprotect = \"partial\"\n");
+    const auto& s = strict->selection();
+    REQUIRE(s.usable());
+    CHECK(*s.runner == "partial");
+    CHECK(s.candidates[0].verdict->reason == "runner 'usable' enforces protect at level none, below the minimum partial ([policy.enforcement] protect)");
+    auto alone = provider_for(dir, chain({"usable"}) + "[policy.enforcement]\nprotect = \"partial\"\n");
+    test::TempDir ws("/var/tmp");
+    fs::create_directories(ws / ".git" / "hooks");
+    auto unprotected = alone->wrap({confine::Mode::workspace_write, ws.path(), {}}, true_argv);
+    REQUIRE_FALSE(unprotected);
+    CHECK(unprotected.error().message == "runner 'usable' enforces protect at level none, below the minimum partial ([policy.enforcement] protect)");
+    // The same for read: a runner that says none of it is below the default minimum.
+    auto unread = provider_for(dir, chain({"usable"}) + "[runner.usable]\nread = \"none\"\n");
+    test::TempDir tree("/var/tmp");
+    fs::create_directories(tree / "ws");
+    test::write_file(tree / "secret", "x");
+    confine::Policy policy{confine::Mode::workspace_write, tree / "ws", {}};
+    policy.deny_read = {tree / "secret"};
+    auto refused = unread->wrap(policy, true_argv);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::sandbox_unavailable);
+    CHECK(refused.error().message == "runner 'usable' enforces read at level none, below the minimum partial ([policy.enforcement] read)");
+}

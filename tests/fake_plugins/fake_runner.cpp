@@ -139,6 +139,8 @@ private:
         r.argv = {"/usr/bin/env", std::string("FAKE_RUNNER=") + FAKE_RUNNER_NAME,
                   std::string("FAKE_MODE=") + (policy.mode == sdk::Mode::workspace_write ? "workspace-write:" + policy.workspace.string() : "read-only")};
         for (const auto& w : policy.writable) r.argv.push_back("FAKE_WRITABLE=" + w.string());
+        for (const auto& d : policy.deny_read) r.argv.push_back("FAKE_DENY_READ=" + d.string());
+        for (const auto& p : policy.protect) r.argv.push_back("FAKE_PROTECT=" + p.string());
         if (FAKE_BEHAVIOR != FAKE_BAD_WRAP) {
             r.argv.push_back("--");
             r.argv.insert(r.argv.end(), argv.begin(), argv.end());
