@@ -199,7 +199,8 @@ std::string run_report_json(const confine::Outcome& o) {
 std::string proof_json(const Proof& proof) {
     json checks = json::array();
     for (const auto& c : proof.checks)
-        checks.push_back({{"check", c.check}, {"dimension", c.dimension}, {"expected", c.expected}, {"observed", c.observed}, {"held", c.held()}});
+        checks.push_back({{"check", c.check}, {"dimension", c.dimension}, {"expected", c.expected}, {"observed", c.observed}, {"held", c.held()},
+                          {"open", c.open()}, {"reported", or_null(c.reported)}});
     return text_of(json{{"schema_version", schema_version}, {"runner", proof.runner}, {"network", proof.network}, {"checks", checks}}, 2);
 }
 

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -79,8 +80,29 @@ bool trace_step(const std::string& arg) {
 #endif
 }
 
+// What a read or a listing found, printed after "ok " for the host to look at.
+std::string found;
+
 bool canary_step(const std::string& what, const std::string& arg, const std::string& arg2) {
     if (what == "rename") return ::rename(arg.c_str(), arg2.c_str()) == 0;
+    if (what == "read") {
+        std::ifstream in(arg, std::ios::binary);
+        if (!in) return false;
+        found.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        return true;
+    }
+    if (what == "list") {
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(arg, ec)) found += entry.path().filename().string() + " ";
+        if (ec) errno = ec.value();
+        return !ec;
+    }
+    if (what == "overwrite") {
+        const int fd = ::open(arg.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+        if (fd < 0) return false;
+        const bool written = ::write(fd, "replaced\n", 9) == 9;
+        return ::close(fd) == 0 && written;
+    }
     if (what == "trace") return trace_step(arg);
     if (what == "write") {
         const int fd = ::open(arg.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -217,6 +239,7 @@ public:
         auto process = confine::spawn(provider_, policy, argv, options);
         if (!process) return process.error().message;
         const auto& done = process->wait();
+        last_ = done.outcome;
         if (done.outcome.kind == confine::OutcomeKind::sandbox_unavailable) return "sandbox unavailable: " + done.outcome.evidence;
         return done.stdout_text;
     }
@@ -227,15 +250,24 @@ public:
         return p;
     }
 
+    // The level the last canary's runner reported for `dimension`, or "".
+    std::string reported(const std::string& dimension) const {
+        if (!last_.dimensions) return {};
+        const auto& d = *last_.dimensions;
+        const confine::Level level = dimension == "read" ? d.read : dimension == "protect" ? d.protect : dimension == "write" ? d.write : d.processes;
+        return std::string(confine::to_string(level));
+    }
+
 private:
     const confine::Provider& provider_;
     std::string self_;
     fs::path dir_;
+    mutable confine::Outcome last_;
 };
 
-void add(Proof& proof, std::string check, std::string dimension, bool expect_allowed, bool observed_allowed) {
+void add(Proof& proof, std::string check, std::string dimension, bool expect_allowed, bool observed_allowed, std::string reported = {}) {
     proof.checks.push_back({std::move(check), std::move(dimension), expect_allowed ? "allowed" : "refused",
-                            observed_allowed ? "allowed" : "refused"});
+                            observed_allowed ? "allowed" : "refused", std::move(reported)});
 }
 
 void prove_in(const confine::Provider& provider, const std::string& self, const fs::path& dir, Proof& proof) {
@@ -264,6 +296,31 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     { std::ofstream(victim) << "the host's"; }
     p.canary(policy, "rename", victim.string(), (ws / "taken").string());
     add(proof, "a rename of a file from outside into the workspace", "write", false, !fs::exists(victim) || fs::exists(ws / "taken"));
+
+    // A secret under a denied directory: judged by the bytes (and the name) that came out.
+    const fs::path secrets = dir / "secrets";
+    fs::create_directories(secrets);
+    const std::string secret = "confine-prove-secret-" + std::to_string(::getpid());
+    { std::ofstream(secrets / "canary-key") << secret; }
+    auto denying = policy;
+    denying.deny_read.push_back(secrets);
+    const std::string read = p.canary(denying, "read", (secrets / "canary-key").string());
+    add(proof, "a read of a secret under a denied directory", "read", false, read.find(secret) != std::string::npos, p.reported("read"));
+    const std::string listed = p.canary(denying, "list", secrets.string());
+    add(proof, "a listing of a denied directory", "read", false, listed.find("canary-key") != std::string::npos, p.reported("read"));
+
+    // A hook of the workspace's repository: judged by the file on disk.
+    const fs::path hooks = ws / ".git" / "hooks";
+    fs::create_directories(hooks);
+    { std::ofstream(hooks / "pre-commit") << "original"; }
+    auto protecting = policy;
+    protecting.protect.push_back(hooks);
+    p.canary(protecting, "overwrite", (hooks / "pre-commit").string());
+    std::string hook;
+    { std::ifstream in(hooks / "pre-commit"); std::getline(in, hook); }
+    add(proof, "a write to a protected hook", "protect", false, hook != "original", p.reported("protect"));
+    p.canary(protecting, "write", (hooks / "post-checkout").string());
+    add(proof, "a new hook in a protected directory", "protect", false, fs::exists(hooks / "post-checkout"), p.reported("protect"));
 
     Listeners host(dir / "host.sock");
     if (!host.ready()) {
@@ -331,7 +388,8 @@ int canary(int argc, char** argv) {
         std::fprintf(stderr, "confinectl: __canary WHAT ARG [ARG]\n");
         return 2;
     }
-    std::printf("%s\n", outcome(canary_step(argv[0], argv[1], argc == 3 ? argv[2] : "")).c_str());
+    const bool ok = canary_step(argv[0], argv[1], argc == 3 ? argv[2] : "");
+    std::printf("%s%s%s\n", outcome(ok).c_str(), found.empty() ? "" : " ", found.c_str());
     return 0;
 }
 

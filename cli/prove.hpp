@@ -15,7 +15,12 @@ struct ProofCheck {
     std::string dimension;
     std::string expected;  // "allowed" or "refused"
     std::string observed;
+    // The level the runner reports for the dimension ("full", "partial", "none"; empty
+    // when it did not say). A check the runner reports it does not enforce at all is
+    // `open` when it is allowed: the report and the world agree, and the proof says so.
+    std::string reported;
     bool held() const { return expected == observed; }
+    bool open() const { return !held() && reported == "none"; }
 };
 
 struct Proof {
