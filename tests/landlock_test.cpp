@@ -403,6 +403,38 @@ TEST_CASE("Landlock cannot give a private /tmp, so asked for one nothing runs, a
     CHECK_THAT(probe.out, Catch::Contains("selected: bwrap"));
 }
 
+TEST_CASE("a protect minimum of partial skips Landlock for bubblewrap in a chain, and fails closed on Landlock alone", "[landlock][e2e][secrets][linux-only]") {
+    test::require_landlock();
+    test::require_bwrap();
+    test::Installed confine;
+    Tree t(false);
+    fs::create_directories(t.ws / ".git" / "hooks");
+    test::write_file(t.ws / ".git" / "hooks" / "pre-commit", "original\n");
+    const fs::path config = confine.scratch("protect.toml");
+    const std::string strict = "[policy.enforcement]\nprotect = \"partial\"\n";
+    test::write_file(config, "[platform.linux]\nchain = [\"landlock\", \"bwrap\"]\n" + strict);
+    auto probe = confine.run({"probe", "--config", config.string()});
+    CHECK_THAT(probe.out, Catch::Contains("landlock: unusable: runner 'landlock' enforces protect at level none, below the minimum partial "
+                                          "([policy.enforcement] protect)"));
+    CHECK_THAT(probe.out, Catch::Contains("selected: bwrap"));
+    const std::string hook = (t.ws / ".git" / "hooks" / "pre-commit").string();
+    auto held = confine.run({"run", "--config", config.string(), "--workspace", t.ws.string(), "--", "/bin/sh", "-c", "echo evil > " + hook});
+    CHECK(held.exit_code != 0);
+    CHECK(test::read_file(hook) == "original\n");
+    // Landlock alone: nothing runs, and the line says why.
+    test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n" + strict);
+    auto refused = confine.run({"run", "--config", config.string(), "--workspace", t.ws.string(), "--", "/bin/sh", "-c", "echo evil > " + hook});
+    CHECK(refused.exit_code == 125);
+    CHECK(refused.err == "confinectl: sandbox unavailable: runner 'landlock' enforces protect at level none, below the minimum partial "
+                         "([policy.enforcement] protect)\n");
+    CHECK(test::read_file(hook) == "original\n");
+    // The default minimum accepts it, and the run says what it is.
+    test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n");
+    auto lenient = confine.run({"-v", "run", "--config", config.string(), "--workspace", t.ws.string(), "--", "true"});
+    CHECK(lenient.exit_code == 0);
+    CHECK_THAT(lenient.err, Catch::Contains(", protect none;"));
+}
+
 TEST_CASE("Landlock grants the caller's terminal only to a run that gets it, never to a background one", "[landlock][terminal][linux-only]") {
     test::require_landlock();
     if (!fs::exists("/dev/tty")) test::skip_test("no /dev/tty on this machine");
