@@ -4,9 +4,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <string>
 
 #if !defined(_WIN32)
+#include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -122,31 +125,50 @@ std::string shown(const fs::path& given, const fs::path& real) {
     return real == given.lexically_normal() ? given.string() : given.string() + " (which resolves to " + real.string() + ")";
 }
 
-// The first line of a `.git` file, "gitdir: X", as a path (relative to `dir`).
-std::optional<fs::path> read_gitdir(const fs::path& file, const fs::path& dir);
+// The first line of `file`, if it is a regular file (not a link, not a FIFO that would
+// hold the run), read at most 4 KiB of it: what a previous run may have written there is
+// read as little as it can be.
+std::optional<std::string> first_line(const fs::path& file) {
+    std::string text(4096, '\0');
+#if defined(_WIN32)
+    std::error_code ec;
+    if (fs::symlink_status(file, ec).type() != fs::file_type::regular) return std::nullopt;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return std::nullopt;
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+#else
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return std::nullopt;
+    struct stat st {};
+    const ssize_t n = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? ::read(fd, text.data(), text.size()) : -1;
+    ::close(fd);
+    if (n < 0) return std::nullopt;
+    text.resize(static_cast<std::size_t>(n));
+#endif
+    text = text.substr(0, text.find('\n'));
+    while (!text.empty() && (text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) text.pop_back();
+    if (text.empty() || text.find('\0') != std::string::npos) return std::nullopt;
+    return text;
+}
+
+// What a `.git` file names ("gitdir: X", relative to `dir`).
+std::optional<fs::path> read_gitdir(const fs::path& file, const fs::path& dir) {
+    auto line = first_line(file);
+    if (!line || !line->starts_with("gitdir:")) return std::nullopt;
+    std::string target = line->substr(7);
+    while (!target.empty() && (target.front() == ' ' || target.front() == '\t')) target.erase(0, 1);
+    if (target.empty()) return std::nullopt;
+    fs::path p(target);
+    return p.is_absolute() ? p : dir / p;
+}
 
 // A worktree's repository: what `commondir` in its git directory names.
 std::optional<fs::path> read_gitdir_common(const fs::path& gitdir) {
-    std::ifstream in(gitdir / "commondir");
-    std::string line;
-    if (!in || !std::getline(in, line)) return std::nullopt;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (line.empty() || has_nul(line)) return std::nullopt;
-    fs::path p(line);
+    auto line = first_line(gitdir / "commondir");
+    if (!line) return std::nullopt;
+    fs::path p(*line);
     return p.is_absolute() ? p : gitdir / p;
-}
-
-std::optional<fs::path> read_gitdir(const fs::path& file, const fs::path& dir) {
-    std::ifstream in(file);
-    std::string line;
-    if (!in || !std::getline(in, line)) return std::nullopt;
-    if (!line.starts_with("gitdir:")) return std::nullopt;
-    std::string target = line.substr(7);
-    while (!target.empty() && (target.front() == ' ' || target.front() == '\t')) target.erase(0, 1);
-    while (!target.empty() && (target.back() == '\r' || target.back() == ' ')) target.pop_back();
-    if (target.empty() || has_nul(target)) return std::nullopt;
-    fs::path p(target);
-    return p.is_absolute() ? p : dir / p;
 }
 
 }  // namespace
