@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <thread>
@@ -617,6 +618,15 @@ TEST_CASE("protect reaches the runner resolved in each writable root, through a 
                                                                        (ws / ".git" / "config").string(), (main_repo / ".git" / "config").string()});
     CHECK(wrapped->protect_asked);
     CHECK(wrapped->dimensions.protect == confine::Level::none);  // the fake's default
+
+    // A commondir that is a FIFO (planted by a previous run) is not read, and holds nothing up.
+    fs::remove(main_repo / ".git" / "worktrees" / "extra" / "commondir");
+    REQUIRE(::mkfifo((main_repo / ".git" / "worktrees" / "extra" / "commondir").c_str(), 0644) == 0);
+    auto fifo = provider->wrap(policy, argv);
+    REQUIRE(fifo);
+    CHECK(given(*fifo, "FAKE_PROTECT=") == std::vector<std::string>{(ws / ".git" / "hooks").string(), (extra / ".git").string(),
+                                                                    (main_repo / ".git" / "hooks").string(), (ws / ".git" / "config").string(),
+                                                                    (main_repo / ".git" / "config").string()});
 
     // Read-only mode: nothing is writable, nothing needs protecting.
     auto read_only = provider->wrap({confine::Mode::read_only, {}, {}}, argv);
