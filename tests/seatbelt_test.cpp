@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <tuple>
 #include <fstream>
 #include <sstream>
 
@@ -41,8 +42,10 @@ std::string hex(std::string_view s) {
 struct Seatbelt {
     test::Installed confine;
     fs::path config = confine.scratch("seatbelt.toml");
-    explicit Seatbelt(const std::string& settings = "") {
-        test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n[runner.seatbelt]\n" + settings);
+    // Without the default deny_read and protect lists (the caller's ~/.ssh may exist or
+    // not): a test that wants some names them.
+    explicit Seatbelt(const std::string& settings = "", const std::string& policy = "deny_read = []\nprotect = []\n") {
+        test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n[policy]\n" + policy + "[runner.seatbelt]\n" + settings);
     }
     test::Result wrap(const std::vector<std::string>& flags) const {
         std::vector<std::string> args{"wrap", "--json", "--runner", "seatbelt", "--config", config.string()};
@@ -68,6 +71,10 @@ struct Seatbelt {
         CHECK(j["enforcement"] == "partial");
         CHECK(j["dimensions"]["write"] == "full");
         CHECK(j["dimensions"]["processes"] == "none");
+        // Every deny_read and protect path has its rules, or the wrap fails.
+        CHECK((j["dimensions"]["read"] == "full" || j["dimensions"]["read"] == "not asked"));
+        CHECK((j["dimensions"]["protect"] == "full" || j["dimensions"]["protect"] == "not asked"));
+        CHECK(j["dimensions"]["open"] == "processes: the profile allows signals to the user's other processes and mach-lookup of host services");
         return j["argv"][2].get<std::string>();
     }
 };
@@ -85,6 +92,38 @@ std::vector<std::string> guile_reading(const std::string& profile) {
     std::istringstream in(r.out);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     return lines;
+}
+
+// What Guile's reading of `profile` decides for each (operation, path), by the rules
+// of tests/tools/sbpl-read.scm: "allow" or "deny".
+std::vector<std::string> guile_decisions(const std::string& profile, const std::vector<std::pair<std::string, std::string>>& queries) {
+    if (!fs::exists("/usr/bin/guile")) test::skip_test("needs guile (Debian package guile-3.0) as the independent profile reader");
+    test::TempDir dir;
+    const fs::path file = dir / "profile.sb";
+    test::write_file(file, profile);
+    std::vector<std::string> argv{"/usr/bin/guile", "--no-auto-compile", "-s", SBPL_READER, file.string(), "--decide"};
+    for (const auto& [op, path] : queries) argv.insert(argv.end(), {op, path});
+    auto r = test::run(argv);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::vector<std::string> lines;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    REQUIRE(lines.size() == queries.size());
+    return lines;
+}
+
+// Each (operation, path) must be decided as `expected` says.
+void check_decisions(const std::string& profile, const std::vector<std::tuple<std::string, std::string, std::string>>& expected) {
+    std::vector<std::pair<std::string, std::string>> queries;
+    for (const auto& [op, path, want] : expected) queries.emplace_back(op, path);
+    const auto got = guile_decisions(profile, queries);
+    INFO(profile);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const auto& [op, path, want] = expected[i];
+        INFO(op << " " << path);
+        CHECK(got[i] == want);
+    }
 }
 
 std::vector<std::string> expected_reading(const std::vector<std::string>& roots) {
@@ -174,6 +213,197 @@ TEST_CASE("seatbelt refuses a root it cannot put in a profile, and names it", "[
     r = s.wrap({"--workspace", base.path().string(), "--writable", bad_utf8.string()});
     CHECK(r.exit_code == 125);
     CHECK_THAT(r.err, Catch::Contains("is not valid UTF-8"));
+}
+
+TEST_CASE("seatbelt deny_read and protect rules come after the allows, each list sorted", "[seatbelt]") {
+    sb::Request r{{"/w", "/tmp", "/tmp/ws"}, false, {"/home/u/.ssh", "/w/.env", "/home/u/.aws", "/w/.env"}, {"/tmp/ws/.git/hooks", "/w/.git/config"}};
+    CHECK(sb::profile(r) == "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n"
+                            "(allow file-write* (subpath \"/tmp\"))\n(allow file-write* (subpath \"/tmp/ws\"))\n(allow file-write* (subpath \"/w\"))\n"
+                            "(deny file-read* file-link file-clone network-outbound (subpath \"/home/u/.aws\"))\n"
+                            "(deny file-read* file-link file-clone network-outbound (subpath \"/home/u/.ssh\"))\n"
+                            "(deny file-read* file-link file-clone network-outbound (subpath \"/w/.env\"))\n"
+                            "(deny file-write* file-link (subpath \"/tmp/ws/.git/hooks\"))\n"
+                            "(deny file-write* file-link (subpath \"/w/.git/config\"))\n"
+                            "(deny file-write-unlink (subpath \"/w/.env\"))\n"
+                            // The workspace lies inside /tmp: it, too, could be renamed away.
+                            "(deny file-write-unlink (literal \"/tmp/ws\"))\n"
+                            "(deny file-write-unlink (literal \"/tmp/ws/.git\"))\n"
+                            "(deny file-write-unlink (literal \"/w/.git\"))\n");
+    // Ancestors: strictly inside a root, never the root itself, never a sibling that shares a prefix.
+    CHECK(sb::movable_ancestors("/w/a/b/c", {"/w"}) == std::vector<std::string>{"/w/a/b", "/w/a"});
+    CHECK(sb::movable_ancestors("/w/a", {"/w"}).empty());
+    CHECK(sb::movable_ancestors("/wx/a/b", {"/w"}).empty());
+    CHECK(sb::movable_ancestors("/home/u/.ssh", {"/w", "/tmp"}).empty());
+    CHECK(sb::within("/w/a", "/w"));
+    CHECK(sb::within("/w", "/w"));
+    CHECK_FALSE(sb::within("/wx", "/w"));
+    // Nothing that cannot be one string, nothing relative.
+    CHECK(sb::profile(sb::Request{{}, true, {"/a\nb"}, {}}).error() == "deny_read path /a\nb contains a control character (such as a newline or a tab)");
+    CHECK(sb::profile(sb::Request{{"/w"}, true, {}, {"/w/\xff"}}).error() == "protect path /w/\xff is not valid UTF-8");
+    CHECK(sb::profile(sb::Request{{}, true, {"relative"}, {}}).error() == "deny_read path relative is not an absolute path");
+    CHECK(sb::profile(sb::Request{{}, true, {""}, {}}).error() == "deny_read path  is not an absolute path");
+}
+
+TEST_CASE("a seatbelt profile with deny_read and protect matches its golden file", "[seatbelt]") {
+    // What a Mac's policy gives under the defaults: a workspace with git's files
+    // protected and a secret of its own, the credential stores denied.
+    const std::string ws = "/Users/me/src/project";
+    sb::Request r{{ws, "/private/tmp", "/private/var/folders/xy/abc123/T"},
+                  true,
+                  {"/Users/me/.ssh", "/Users/me/.aws", "/Users/me/.netrc", ws + "/.env"},
+                  {ws + "/.git/hooks", ws + "/.git/config", ws + "/.gitmodules"}};
+    CHECK(sb::profile(r) == test::read_file(fs::path(GOLDEN_DIR) / "seatbelt" / "deny-read-protect.sb"));
+    // And through confinectl: both dimensions full when asked, "not asked" otherwise.
+    test::TempDir base("/var/tmp");
+    fs::create_directories(base / "ws" / ".git" / "hooks");
+    fs::create_directories(base / "home" / ".ssh");
+    Seatbelt s;
+    auto j = json::parse(s.wrap({"--workspace", (base / "ws").string(), "--deny-read", (base / "home" / ".ssh").string(), "--protect",
+                                 (base / "ws" / ".git" / "hooks").string()})
+                             .out);
+    CHECK(j["dimensions"]["read"] == "full");
+    CHECK(j["dimensions"]["protect"] == "full");
+    CHECK(j["enforcement"] == "partial");  // processes, as always
+    j = json::parse(s.wrap({"--workspace", (base / "ws").string()}).out);
+    CHECK(j["dimensions"]["read"] == "not asked");
+    CHECK(j["dimensions"]["protect"] == "not asked");
+}
+
+TEST_CASE("the independent reader proves what deny_read and protect deny, and what they leave alone", "[seatbelt][guile]") {
+    test::TempDir base("/var/tmp");
+    const fs::path home = base / "home", ws = base / "ws";
+    for (const auto& d : {home / ".ssh", home / ".sshx", ws / ".git" / "hooks", ws / ".git" / "objects", ws / ".git" / "refs" / "heads", ws / "src"})
+        fs::create_directories(d);
+    for (const auto& f : {home / ".ssh" / "id_ed25519", home / ".ssh" / "agent.sock", home / ".sshx" / "key", home / ".bashrc", ws / ".env",
+                          ws / ".env.example", ws / ".git" / "config", ws / ".git" / "index", ws / ".git" / "hooks" / "pre-commit.sample",
+                          ws / "src" / "main.c"})
+        test::write_file(f, "x\n");
+    // The default protect list (git's hooks and configuration, resolved in the
+    // workspace), and the secrets named on the command line.
+    Seatbelt s("", "deny_read = []\nprotect = [\".git/hooks\", \".git/config\", \".gitmodules\"]\n");
+    const std::vector<std::string> flags{"--workspace", ws.string(), "--deny-read", (home / ".ssh").string(), "--deny-read", (ws / ".env").string()};
+    const std::string p = s.profile(flags);
+    auto with_network = flags;
+    with_network.insert(with_network.end(), {"--network", "allow"});
+    const std::string open_network = s.profile(with_network);
+    const std::string h = home.string(), w = ws.string();
+    const std::vector<std::tuple<std::string, std::string, std::string>> expected{
+        // A denied file cannot be read, nor its metadata; a denied directory cannot be listed.
+        {"file-read-data", h + "/.ssh/id_ed25519", "deny"},
+        {"file-read-metadata", h + "/.ssh/id_ed25519", "deny"},
+        {"file-read-xattr", h + "/.ssh/id_ed25519", "deny"},
+        {"file-read-data", h + "/.ssh", "deny"},
+        {"file-read-data", w + "/.env", "deny"},
+        // ... nor given a second name to be read by.
+        {"file-link", h + "/.ssh/id_ed25519", "deny"},
+        {"file-clone", h + "/.ssh/id_ed25519", "deny"},
+        {"file-link", w + "/.env", "deny"},
+        // A secret in the workspace cannot be moved away to be read elsewhere.
+        {"file-write-unlink", w + "/.env", "deny"},
+        // Siblings stay readable, a name that merely begins the same way included.
+        {"file-read-data", h + "/.sshx/key", "allow"},
+        {"file-read-data", h + "/.bashrc", "allow"},
+        {"file-read-data", h, "allow"},
+        {"file-read-data", w + "/.env.example", "allow"},
+        {"file-read-data", w + "/src/main.c", "allow"},
+        // A protected hook cannot be written, created, removed, renamed, linked, chmod-ed.
+        {"file-write-data", w + "/.git/hooks/pre-commit.sample", "deny"},
+        {"file-write-create", w + "/.git/hooks/pre-commit", "deny"},
+        {"file-write-unlink", w + "/.git/hooks/pre-commit.sample", "deny"},
+        {"file-write-unlink", w + "/.git/hooks", "deny"},
+        {"file-write-mode", w + "/.git/hooks/pre-commit.sample", "deny"},
+        {"file-write-xattr", w + "/.git/hooks/pre-commit.sample", "deny"},
+        {"file-write-flags", w + "/.git/hooks/pre-commit.sample", "deny"},
+        {"file-link", w + "/.git/hooks/pre-commit.sample", "deny"},
+        {"file-write-data", w + "/.git/config", "deny"},
+        {"file-write-unlink", w + "/.git/config", "deny"},
+        {"file-write-mode", w + "/.git/config", "deny"},
+        {"file-link", w + "/.git/config", "deny"},
+        // mv ws/.git ws/.git2 && mkdir -p ws/.git/hooks: the rename is denied.
+        {"file-write-unlink", w + "/.git", "deny"},
+        // Protected means read-only, not hidden.
+        {"file-read-data", w + "/.git/config", "allow"},
+        {"file-read-data", w + "/.git/hooks/pre-commit.sample", "allow"},
+        // The rest of the workspace stays writable.
+        {"file-write-data", w + "/src/main.c", "allow"},
+        {"file-write-create", w + "/src/new.c", "allow"},
+        {"file-write-unlink", w + "/src/main.c", "allow"},
+        {"file-write-unlink", w + "/src", "allow"},
+        {"file-write-mode", w + "/src/main.c", "allow"},
+        // ... and git keeps working: objects, refs, the index through its lock.
+        {"file-write-create", w + "/.git/objects/ab", "allow"},
+        {"file-write-create", w + "/.git/objects/ab/cdef0123", "allow"},
+        {"file-write-create", w + "/.git/refs/heads/new", "allow"},
+        {"file-write-data", w + "/.git/refs/heads/new", "allow"},
+        {"file-write-create", w + "/.git/index.lock", "allow"},
+        {"file-write-unlink", w + "/.git/index.lock", "allow"},
+        {"file-write-unlink", w + "/.git/index", "allow"},
+        {"file-write-create", w + "/.git/index", "allow"},
+        {"file-write-create", w + "/.git/hooksx", "allow"},
+        // Outside the writable roots, nothing changed.
+        {"file-write-data", h + "/.bashrc", "deny"},
+        {"file-write-data", "/dev/null", "allow"},
+    };
+    check_decisions(p, expected);
+    check_decisions(open_network, expected);
+    // A socket under a denied path cannot be reached, even with the network allowed;
+    // other sockets can.
+    check_decisions(open_network, {{"network-outbound", h + "/.ssh/agent.sock", "deny"},
+                                   {"network-outbound", h + "/.sshx/agent.sock", "allow"},
+                                   {"file-read-data", h + "/.ssh/agent.sock", "deny"}});
+    check_decisions(p, {{"network-outbound", h + "/.sshx/agent.sock", "deny"}});
+}
+
+TEST_CASE("a workspace inside /tmp cannot be renamed away from its protected paths", "[seatbelt][guile]") {
+    test::TempDir base("/tmp");
+    const fs::path ws = base / "ws";
+    fs::create_directories(ws / ".git" / "hooks");
+    Seatbelt s("", "deny_read = []\nprotect = [\".git/hooks\"]\n");
+    const std::string p = s.profile({"--workspace", ws.string()});
+    const std::string b = fs::canonical(base.path()).string(), w = fs::canonical(ws).string();
+    check_decisions(p, {{"file-write-unlink", w + "/.git/hooks", "deny"},
+                        {"file-write-unlink", w + "/.git", "deny"},
+                        {"file-write-unlink", w, "deny"},
+                        {"file-write-unlink", b, "deny"},
+                        {"file-write-create", w + "/.git/hooks/post-checkout", "deny"},
+                        {"file-write-create", b + "/other", "allow"},
+                        {"file-write-unlink", b + "/other", "allow"},
+                        {"file-write-create", w + "/.git/HEAD.lock", "allow"}});
+}
+
+TEST_CASE("hostile deny_read and protect paths stay one string each", "[seatbelt][guile]") {
+    test::TempDir base("/var/tmp");
+    const fs::path ws = base / "ws";
+    const std::string trap = "x\") (allow file-read* (subpath \"/\")) (allow file-write* (subpath \"/x";
+    const fs::path secret = base / trap, hooks = ws / ("h\\\" ;(" + std::string(")"));
+    fs::create_directories(secret);
+    fs::create_directories(hooks);
+    Seatbelt s;
+    const std::string p = s.profile({"--workspace", ws.string(), "--deny-read", secret.string(), "--protect", hooks.string()});
+    std::vector<std::string> expected = expected_reading({"/tmp", ws.string()});
+    expected.push_back("(deny file-read* file-link file-clone network-outbound (subpath \"" + hex(secret.string()) + "\"))");
+    expected.push_back("(deny file-write* file-link (subpath \"" + hex(hooks.string()) + "\"))");
+    CHECK(guile_reading(p) == expected);
+    check_decisions(p, {{"file-read-data", secret.string() + "/key", "deny"},
+                        {"file-read-data", "/etc/hostname", "allow"},
+                        {"file-write-data", hooks.string() + "/pre-commit", "deny"},
+                        {"file-write-data", "/etc/hostname", "deny"},
+                        {"file-write-data", ws.string() + "/x", "allow"}});
+}
+
+TEST_CASE("seatbelt refuses a deny_read or protect path it cannot put in a profile, and names it", "[seatbelt]") {
+    test::TempDir base("/var/tmp");
+    const fs::path ws = base / "ws", newline = base / "new\nline", bad_utf8 = ws / "bad\xff";
+    fs::create_directories(ws);
+    fs::create_directory(newline);
+    fs::create_directory(bad_utf8);
+    Seatbelt s;
+    auto r = s.wrap({"--workspace", ws.string(), "--deny-read", newline.string()});
+    CHECK(r.exit_code == 125);
+    CHECK_THAT(r.err, Catch::Contains("deny_read path") && Catch::Contains("contains a control character (such as a newline or a tab)"));
+    r = s.wrap({"--workspace", ws.string(), "--protect", bad_utf8.string()});
+    CHECK(r.exit_code == 125);
+    CHECK_THAT(r.err, Catch::Contains("protect path") && Catch::Contains("is not valid UTF-8"));
 }
 
 TEST_CASE("seatbelt roots are canonical: symlinks resolved, '..' resolved as the file system says", "[seatbelt]") {

@@ -1,12 +1,18 @@
 // The portable parts of the Windows side, on any OS: command-line quoting checked
 // against a parser written here from the documented CommandLineToArgvW rules (and,
 // in the Windows build under Wine, against CommandLineToArgvW itself), and the
-// AppContainer runner's grant planning, profile naming and launcher grammar.
+// AppContainer runner's grant and denial planning, profile naming and launcher grammar.
 #include "plan.hpp"
 
 #include <confine/sdk/windows_command_line.hpp>
 
 #include <catch2/catch.hpp>
+
+#if !defined(_WIN32)
+#include "support.hpp"
+
+#include <confine/plugins.hpp>
+#endif
 
 #if defined(_WIN32)
 #include <windows.h>
@@ -175,3 +181,97 @@ TEST_CASE("appcontainer-run's grammar, and the argv the plugin builds for it", "
     CHECK(ac::launcher_argv("C:\\confine\\appcontainer-run.exe", grants, {"cl.exe", "/c", "x.c"}) ==
           std::vector<std::string>{"C:\\confine\\appcontainer-run.exe", "--rw", "C:\\Temp", "--rw", "C:\\ws", "--", "cl.exe", "/c", "x.c"});
 }
+
+TEST_CASE("appcontainer denials: read on deny_read, write on protect, remove above it inside a writable root", "[windows][appcontainer]") {
+    const auto grants = *ac::plan_grants(true, "C:\\Work\\ws", "C:\\Users\\me\\AppData\\Local\\Temp", {});
+    auto d = ac::plan_denials(grants, {"C:\\Users\\me\\.ssh", "c:/work/ws/.env", "C:\\Work\\ws\\.ENV\\"},
+                              {"C:\\Work\\ws\\.git\\hooks", "C:\\Work\\ws\\.git\\config", "C:\\Work\\ws\\sub\\deep\\.git\\hooks"});
+    REQUIRE(d);
+    // Removals (not inherited) first, then writes, then reads, each sorted; each path once.
+    CHECK(*d == std::vector<ac::Deny>{{"C:\\Work\\ws\\.git", ac::Denial::remove},
+                                      {"C:\\Work\\ws\\sub", ac::Denial::remove},
+                                      {"C:\\Work\\ws\\sub\\deep", ac::Denial::remove},
+                                      {"C:\\Work\\ws\\sub\\deep\\.git", ac::Denial::remove},
+                                      {"C:\\Work\\ws\\.git\\config", ac::Denial::write},
+                                      {"C:\\Work\\ws\\.git\\hooks", ac::Denial::write},
+                                      {"C:\\Work\\ws\\sub\\deep\\.git\\hooks", ac::Denial::write},
+                                      {"C:\\Users\\me\\.ssh", ac::Denial::read},
+                                      {"c:\\work\\ws\\.env", ac::Denial::read}});
+    // Never the writable root itself, nor what lies above it...
+    for (const auto& x : *d) {
+        CHECK(ac::folded(x.path) != "c:\\work\\ws");
+        CHECK(ac::folded(x.path) != "c:\\work");
+    }
+    // ... unless the root lies in another: a workspace in the temporary directory.
+    const auto nested = *ac::plan_grants(true, "C:\\Temp\\ws", "C:\\Temp", {});
+    CHECK(*ac::plan_denials(nested, {}, {"C:\\Temp\\ws\\.git\\hooks"}) == std::vector<ac::Deny>{{"C:\\Temp\\ws", ac::Denial::remove},
+                                                                                              {"C:\\Temp\\ws\\.git", ac::Denial::remove},
+                                                                                              {"C:\\Temp\\ws\\.git\\hooks", ac::Denial::write}});
+    // A read-only grant cannot be renamed in: nothing to remove there.
+    const auto ro = *ac::plan_grants(false, "C:\\Work\\ws", "", {});
+    CHECK(*ac::plan_denials(ro, {}, {"C:\\Work\\ws\\.git\\hooks"}) == std::vector<ac::Deny>{{"C:\\Work\\ws\\.git\\hooks", ac::Denial::write}});
+    // A sibling that shares the root's first characters is not inside it.
+    CHECK(*ac::plan_denials(grants, {}, {"C:\\Work\\wsx\\.git\\hooks"}) == std::vector<ac::Deny>{{"C:\\Work\\wsx\\.git\\hooks", ac::Denial::write}});
+    CHECK(ac::within("C:\\Work\\ws\\a", "c:\\work\\WS"));
+    CHECK_FALSE(ac::within("C:\\Work\\wsx", "C:\\Work\\ws"));
+    CHECK(ac::within("D:\\x", "D:\\"));
+    CHECK(ac::plan_denials(grants, {"relative\\.ssh"}, {}).error() == "deny_read path is not an absolute Windows path: relative\\.ssh");
+    CHECK(ac::plan_denials(grants, {}, {"/home/me/ws/.git/hooks"}).error() == "protect path is not an absolute Windows path: /home/me/ws/.git/hooks");
+    CHECK(ac::plan_denials(grants, {}, {}).value().empty());
+}
+
+TEST_CASE("appcontainer denials reach the launcher and name a container of their own", "[windows][appcontainer]") {
+    const auto grants = *ac::plan_grants(true, "C:\\ws", "C:\\Temp", {});
+    const auto denials = *ac::plan_denials(grants, {"C:\\ws\\.env"}, {"C:\\ws\\.git\\hooks"});
+    const auto argv = ac::launcher_argv("run.exe", grants, {"git", "commit"}, false, denials);
+    CHECK(argv == std::vector<std::string>{"run.exe", "--rw", "C:\\Temp", "--rw", "C:\\ws", "--deny-remove", "C:\\ws\\.git", "--deny-write",
+                                           "C:\\ws\\.git\\hooks", "--deny-read", "C:\\ws\\.env", "--", "git", "commit"});
+    auto r = ac::parse_launcher_args(std::vector<std::string>(argv.begin() + 1, argv.end()));
+    REQUIRE(r);
+    CHECK(r->grants == grants);
+    CHECK(r->denials == denials);
+    CHECK(r->command == std::vector<std::string>{"git", "commit"});
+    CHECK(ac::parse_launcher_args({"--deny-read"}).error() == "--deny-read requires a path");
+    CHECK(ac::parse_launcher_args({"--deny-write", "rel", "--", "x"}).error() == "--deny-write needs an absolute path, got rel");
+    CHECK(ac::parse_launcher_args({"--deny-remove", "", "--", "x"}).error() == "--deny-remove requires a path");
+    // Without denials the name is what it was; with them, another container.
+    CHECK(ac::profile_name(grants, {}) == ac::profile_name(grants));
+    CHECK(ac::profile_name(grants, denials) != ac::profile_name(grants));
+    CHECK(ac::profile_name(grants, *ac::plan_denials(grants, {"C:\\ws\\.env"}, {})) != ac::profile_name(grants, denials));
+    CHECK(ac::profile_name(grants, denials).size() <= 64);
+}
+
+#if !defined(_WIN32)
+TEST_CASE("the appcontainer plugin plans denials and reports read and protect as partial", "[windows][appcontainer]") {
+    test::TempDir dir;
+    auto plugin = confine::load_plugin(test::install_builtin(dir.path(), "appcontainer"), "appcontainer");
+    REQUIRE(plugin);
+    auto runner = (*plugin)->create_runner(nullptr);
+    REQUIRE(runner);
+    const std::vector<std::string> argv{"cmd.exe"};
+    confine::Policy policy{confine::Mode::workspace_write, "C:\\ws", {}};
+    auto plain = (*runner)->wrap(policy, argv);
+    REQUIRE(plain);
+    CHECK(plain->dimensions.read == confine::Level::full);  // nothing to deny
+    CHECK(plain->dimensions.protect == confine::Level::full);
+    CHECK(plain->dimensions.open.empty());
+    policy.deny_read = {"C:\\Users\\me\\.ssh", "C:\\ws\\.env"};
+    policy.protect = {"C:\\ws\\.git\\hooks"};
+    auto wrapped = (*runner)->wrap(policy, argv);
+    REQUIRE(wrapped);
+    const std::string launcher = (dir / "appcontainer-run").string();
+    CHECK(wrapped->argv == std::vector<std::string>{launcher, "--rw", "C:\\ws", "--deny-remove", "C:\\ws\\.git", "--deny-write", "C:\\ws\\.git\\hooks",
+                                                    "--deny-read", "C:\\Users\\me\\.ssh", "--deny-read", "C:\\ws\\.env", "--", "cmd.exe"});
+    CHECK(wrapped->dimensions.read == confine::Level::partial);
+    CHECK(wrapped->dimensions.protect == confine::Level::partial);
+    const std::string open(ac::left_open);
+    CHECK(wrapped->dimensions.open == "read: " + open + "; protect: " + open);
+    CHECK(wrapped->dimensions.write == confine::Level::full);
+    policy.deny_read.clear();
+    CHECK((*runner)->wrap(policy, argv)->dimensions.open == "protect: " + open);
+    policy.protect = {"relative\\hooks"};
+    auto refused = (*runner)->wrap(policy, argv);
+    REQUIRE_FALSE(refused);
+    CHECK_THAT(refused.error().message, Catch::EndsWith("protect path is not an absolute Windows path: relative\\hooks"));
+}
+#endif

@@ -64,14 +64,25 @@ public:
         for (const auto& w : policy.writable) writable.push_back(w.string());
         auto grants = ac::plan_grants(write, policy.workspace.string(), write ? temp_dir_ : std::string(), writable);
         if (!grants) return std::unexpected(sdk::invalid_argument(grants.error()));
+        std::vector<std::string> deny_read, protect;
+        for (const auto& d : policy.deny_read) deny_read.push_back(d.string());
+        for (const auto& k : policy.protect) protect.push_back(k.string());
+        auto denials = ac::plan_denials(*grants, deny_read, protect);
+        if (!denials) return std::unexpected(sdk::invalid_argument(denials.error()));
         sdk::WrapResult r;
         const bool network = policy.network == sdk::Network::allow;
-        r.argv = ac::launcher_argv(launcher_, *grants, std::vector<std::string>(argv.begin(), argv.end()), network);
+        r.argv = ac::launcher_argv(launcher_, *grants, std::vector<std::string>(argv.begin(), argv.end()), network, *denials);
         r.enforcement = sdk::Enforcement::full;
         // An AppContainer holds no capability but internetClient when the network is
         // allowed: without it no network at all; no access to processes outside its
         // container. Unverified here.
         r.dimensions = {sdk::Level::full, network ? sdk::Level::none : sdk::Level::full, sdk::Level::full, {}};
+        // deny_read and protect: a deny entry for the container on each path (README).
+        // Partial, for what an access list cannot say or keep.
+        r.dimensions.read = deny_read.empty() ? sdk::Level::full : sdk::Level::partial;
+        r.dimensions.protect = protect.empty() ? sdk::Level::full : sdk::Level::partial;
+        if (!deny_read.empty()) r.dimensions.open = "read: " + std::string(ac::left_open);
+        if (!protect.empty()) r.dimensions.open += std::string(deny_read.empty() ? "" : "; ") + "protect: " + std::string(ac::left_open);
         r.tmp = sdk::Tmp::host;  // the user's own temp directory
         r.denial_signatures = {"access is denied", "eacces", "eperm"};
         r.failure_rule.allowed_exit_codes = {125};

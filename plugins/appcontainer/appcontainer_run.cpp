@@ -1,10 +1,12 @@
 // appcontainer-run: starts a command in a Windows AppContainer.
 //
-//   appcontainer-run [--ro PATH]... [--rw PATH]... [--] COMMAND [ARG...]
+//   appcontainer-run [--ro PATH]... [--rw PATH]... [--deny-read PATH]... [--deny-write PATH]...
+//                    [--deny-remove PATH]... [--] COMMAND [ARG...]
 //   appcontainer-run --probe
 //
-// Creates (or finds again) the AppContainer profile named after the grants, gives the
-// container's SID the asked access to each path, starts the command suspended with
+// Creates (or finds again) the AppContainer profile named after the grants and denials,
+// gives the container's SID the asked access to each path, denies it what the denials
+// say (plan.hpp), starts the command suspended with
 // PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES and no capabilities (no network), in a
 // job that kills it with the launcher, waits, takes back the access it gave, and exits
 // with the command's status. Any failure of its own: one `appcontainer-run: ` line on
@@ -96,27 +98,24 @@ public:
     ~GrantedAccess() { revoke(); }
 
     std::string grant(const ac::Grant& g, PSID sid) {
-        path_ = widen(g.path);
-        PACL old = nullptr;
-        DWORD rc = ::GetNamedSecurityInfoW(path_.c_str(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr, &old, nullptr, &descriptor_);
-        if (rc != ERROR_SUCCESS) return "cannot read the access list of " + g.path + " (error " + std::to_string(rc) + ")";
-        old_ = old;
-        EXPLICIT_ACCESS_W ea{};
-        ea.grfAccessPermissions = g.access == ac::Access::read_write ? (FILE_GENERIC_READ | FILE_GENERIC_WRITE | FILE_GENERIC_EXECUTE | DELETE)
-                                                                     : (FILE_GENERIC_READ | FILE_GENERIC_EXECUTE);
-        ea.grfAccessMode = GRANT_ACCESS;
-        ea.grfInheritance = SUB_CONTAINERS_AND_OBJECTS_INHERIT;
-        ea.Trustee.TrusteeForm = TRUSTEE_IS_SID;
-        ea.Trustee.TrusteeType = TRUSTEE_IS_WELL_KNOWN_GROUP;
-        ea.Trustee.ptstrName = static_cast<LPWSTR>(sid);
-        PACL updated = nullptr;
-        rc = ::SetEntriesInAclW(1, &ea, old, &updated);
-        if (rc != ERROR_SUCCESS) return "cannot extend the access list of " + g.path + " (error " + std::to_string(rc) + ")";
-        rc = ::SetNamedSecurityInfoW(path_.data(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr, updated, nullptr);
-        ::LocalFree(updated);
-        if (rc != ERROR_SUCCESS) return "cannot grant the container access to " + g.path + " (error " + std::to_string(rc) + ")";
-        granted_ = true;
-        return {};
+        const DWORD rights = g.access == ac::Access::read_write ? (FILE_GENERIC_READ | FILE_GENERIC_WRITE | FILE_GENERIC_EXECUTE | DELETE)
+                                                                : (FILE_GENERIC_READ | FILE_GENERIC_EXECUTE);
+        return add(g.path, sid, GRANT_ACCESS, rights, SUB_CONTAINERS_AND_OBJECTS_INHERIT, "grant the container access to");
+    }
+
+    // An access-denied entry for the container (plan.hpp, Denial): explicit, so that it
+    // comes before, and wins over, the grant the path inherits.
+    std::string deny(const ac::Deny& d, PSID sid) {
+        constexpr DWORD read = FILE_READ_DATA | FILE_READ_EA | FILE_EXECUTE;  // FILE_LIST_DIRECTORY, FILE_TRAVERSE
+        constexpr DWORD write = FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_WRITE_EA | FILE_WRITE_ATTRIBUTES | FILE_DELETE_CHILD | DELETE | WRITE_DAC |
+                                WRITE_OWNER;  // FILE_ADD_FILE, FILE_ADD_SUBDIRECTORY
+        constexpr DWORD remove = DELETE | WRITE_DAC | WRITE_OWNER;
+        switch (d.denial) {
+        case ac::Denial::read: return add(d.path, sid, DENY_ACCESS, read, SUB_CONTAINERS_AND_OBJECTS_INHERIT, "deny the container reading");
+        case ac::Denial::write: return add(d.path, sid, DENY_ACCESS, write, SUB_CONTAINERS_AND_OBJECTS_INHERIT, "deny the container writing");
+        case ac::Denial::remove: return add(d.path, sid, DENY_ACCESS, remove, NO_INHERITANCE, "deny the container removing");
+        }
+        return "unknown denial for " + d.path;
     }
 
     void revoke() {
@@ -127,6 +126,29 @@ public:
     }
 
 private:
+    std::string add(const std::string& path, PSID sid, ACCESS_MODE mode, DWORD rights, DWORD inheritance, const char* what) {
+        path_ = widen(path);
+        PACL old = nullptr;
+        DWORD rc = ::GetNamedSecurityInfoW(path_.c_str(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr, &old, nullptr, &descriptor_);
+        if (rc != ERROR_SUCCESS) return "cannot read the access list of " + path + " (error " + std::to_string(rc) + ")";
+        old_ = old;
+        EXPLICIT_ACCESS_W ea{};
+        ea.grfAccessPermissions = rights;
+        ea.grfAccessMode = mode;
+        ea.grfInheritance = inheritance;
+        ea.Trustee.TrusteeForm = TRUSTEE_IS_SID;
+        ea.Trustee.TrusteeType = TRUSTEE_IS_WELL_KNOWN_GROUP;
+        ea.Trustee.ptstrName = static_cast<LPWSTR>(sid);
+        PACL updated = nullptr;
+        rc = ::SetEntriesInAclW(1, &ea, old, &updated);
+        if (rc != ERROR_SUCCESS) return "cannot extend the access list of " + path + " (error " + std::to_string(rc) + ")";
+        rc = ::SetNamedSecurityInfoW(path_.data(), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr, updated, nullptr);
+        ::LocalFree(updated);
+        if (rc != ERROR_SUCCESS) return std::string("cannot ") + what + " " + path + " (error " + std::to_string(rc) + ")";
+        granted_ = true;
+        return {};
+    }
+
     std::wstring path_;
     PSECURITY_DESCRIPTOR descriptor_ = nullptr;
     PACL old_ = nullptr;
@@ -227,17 +249,29 @@ int wmain(int argc, wchar_t** argv) {
     ::SetConsoleCtrlHandler(&keep_running, TRUE);
 
     PSID sid = nullptr;
-    const std::string name = request->probe ? std::string("confine.probe") : ac::profile_name(request->grants);
+    const std::string name = request->probe ? std::string("confine.probe") : ac::profile_name(request->grants, request->denials);
     if (auto why = container_sid(api, name, sid); !why.empty()) return fail(why);
     int status = exit_failure;
     std::string error;
     {
-        std::vector<GrantedAccess> access(request->grants.size());
-        for (std::size_t i = 0; i < request->grants.size(); ++i)
-            if (auto why = access[i].grant(request->grants[i], sid); !why.empty()) {
-                ::FreeSid(sid);
-                return fail(why);  // what was granted so far is taken back on the way out
+        // Grants first, then denials, each taken back in the reverse order: every access
+        // list is restored to what it was when its own entry was added.
+        const std::size_t n = request->grants.size() + request->denials.size();
+        std::vector<GrantedAccess> access(n);
+        struct Reversed {
+            std::vector<GrantedAccess>& access;
+            ~Reversed() {
+                for (auto it = access.rbegin(); it != access.rend(); ++it) it->revoke();
             }
+        } reversed{access};
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t g = request->grants.size();
+            auto why = i < g ? access[i].grant(request->grants[i], sid) : access[i].deny(request->denials[i - g], sid);
+            if (!why.empty()) {
+                ::FreeSid(sid);
+                return fail(why);  // what was granted or denied so far is taken back on the way out
+            }
+        }
         if (request->probe) {
             // Functional: a process must start in the container and end well.
             wchar_t system[MAX_PATH];

@@ -54,23 +54,101 @@ inline std::expected<std::string, std::string> string_literal(std::string_view p
     return out;
 }
 
+// Whether `path` is `root` or lies beneath it (both canonical, no trailing '/').
+inline bool within(std::string_view path, std::string_view root) {
+    if (root == "/") return path.starts_with('/');
+    return path == root || (path.size() > root.size() && path.starts_with(root) && path[root.size()] == '/');
+}
+
+// The directories above `path` that lie strictly inside a writable root: the ones a
+// command could rename or remove to put a fresh directory in `path`'s place. The roots
+// themselves are not among them, unless one lies inside another (the workspace in /tmp).
+inline std::vector<std::string> movable_ancestors(std::string_view path, const std::vector<std::string>& roots) {
+    std::vector<std::string> out;
+    std::string_view a = path;
+    for (;;) {
+        const auto slash = a.find_last_of('/');
+        if (slash == std::string_view::npos || slash == 0) break;
+        a = a.substr(0, slash);
+        if (std::any_of(roots.begin(), roots.end(), [&](const std::string& r) { return a != r && within(a, r); })) out.emplace_back(a);
+    }
+    return out;
+}
+
+// What a profile is made of. All paths absolute and canonical (Seatbelt matches
+// resolved paths: one that is not would silently match nothing).
+struct Request {
+    std::vector<std::string> roots;      // writable, beneath and including each
+    bool network_none = true;            // deny every network operation
+    std::vector<std::string> deny_read;  // neither read nor listed, nor linked, cloned or connected to
+    std::vector<std::string> protect;    // not written, beneath and including each
+};
+
 // The profile: allow by default; with the network confined, deny every network
 // operation (outbound, inbound and bind, unix-domain sockets of host services included;
 // a socketpair is not one); deny every file write, then allow writes to /dev/null (the
-// file alone) and beneath each writable root. `roots` must already be canonical; they are
-// de-duplicated and sorted, so equal policies give equal profiles.
-inline std::expected<std::string, std::string> profile(std::vector<std::string> roots, bool network_none = true) {
-    std::sort(roots.begin(), roots.end());
-    roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+// file alone) and beneath each writable root. Then, after every allow so that they win
+// (in SBPL the last rule that matches an operation decides it):
+// - each deny_read path: no read of it or beneath it (data, metadata, extended
+//   attributes, a directory's listing), no hard link or clone of what is there (a new
+//   name elsewhere would be read by that name), no connection to a socket there;
+// - each protect path: no write of any kind beneath it or to it (data, creation,
+//   removal, rename, mode, owner, flags, extended attributes, ACLs), no hard link of
+//   what is there;
+// - against a rename that would put another directory in their place: no removal or
+//   rename (file-write-unlink) of a deny_read path that lies in a writable root, nor of
+//   any directory above a deny_read or protect path that lies strictly inside one.
+// Each list is sorted and de-duplicated, so equal policies give equal profiles.
+inline std::expected<std::string, std::string> profile(Request r) {
+    auto tidy = [](std::vector<std::string>& v) {
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+    };
+    tidy(r.roots);
+    tidy(r.deny_read);
+    tidy(r.protect);
+    auto quoted = [](std::string_view what, const std::string& path) -> std::expected<std::string, std::string> {
+        if (path.empty() || path.front() != '/') return std::unexpected(std::string(what) + " " + path + " is not an absolute path");
+        auto literal = string_literal(path);
+        if (!literal) return std::unexpected(std::string(what) + " " + path + " " + literal.error());
+        return literal;
+    };
     std::string p = "(version 1)\n(allow default)\n";
-    if (network_none) p += "(deny network*)\n";
+    if (r.network_none) p += "(deny network*)\n";
     p += "(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n";
-    for (const auto& root : roots) {
+    for (const auto& root : r.roots) {
         auto literal = string_literal(root);
         if (!literal) return std::unexpected("writable root " + root + " " + literal.error());
         p += "(allow file-write* (subpath " + *literal + "))\n";
     }
+    std::vector<std::string> unlinkable;  // deny_read paths in a writable root
+    std::vector<std::string> ancestors;
+    for (const auto& d : r.deny_read) {
+        auto literal = quoted("deny_read path", d);
+        if (!literal) return std::unexpected(literal.error());
+        p += "(deny file-read* file-link file-clone network-outbound (subpath " + *literal + "))\n";
+        if (std::any_of(r.roots.begin(), r.roots.end(), [&](const std::string& root) { return within(d, root); })) unlinkable.push_back(*literal);
+        for (auto& a : movable_ancestors(d, r.roots)) ancestors.push_back(std::move(a));
+    }
+    for (const auto& k : r.protect) {
+        auto literal = quoted("protect path", k);
+        if (!literal) return std::unexpected(literal.error());
+        p += "(deny file-write* file-link (subpath " + *literal + "))\n";
+        for (auto& a : movable_ancestors(k, r.roots)) ancestors.push_back(std::move(a));
+    }
+    for (const auto& literal : unlinkable) p += "(deny file-write-unlink (subpath " + literal + "))\n";
+    tidy(ancestors);
+    for (const auto& a : ancestors) {
+        auto literal = string_literal(a);  // a prefix of a path already accepted
+        if (!literal) return std::unexpected("directory " + a + " " + literal.error());
+        p += "(deny file-write-unlink (literal " + *literal + "))\n";
+    }
     return p;
+}
+
+// The profile for writable roots alone (see above).
+inline std::expected<std::string, std::string> profile(std::vector<std::string> roots, bool network_none = true) {
+    return profile(Request{std::move(roots), network_none, {}, {}});
 }
 
 }  // namespace confine::seatbelt

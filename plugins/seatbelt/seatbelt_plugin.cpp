@@ -60,7 +60,7 @@ public:
         std::error_code ec;
         if (!std::filesystem::is_regular_file(program_, ec))
             return sdk::Verdict::unusable(program_ + " cannot be executed: " + (ec ? ec.message() : std::string("not a regular file")));
-        auto p = confine::seatbelt::profile({});
+        auto p = confine::seatbelt::profile(std::vector<std::string>{});
         if (!p) return sdk::Verdict::unusable(p.error());
         return sdk::verdict_of(host_.run_probe(std::vector<std::string>{program_, "-p", *p, "--", "/usr/bin/true"}, timeout_ms),
                                "sandbox-exec");
@@ -80,7 +80,12 @@ public:
                 roots.push_back(*real);
             }
         }
-        auto p = confine::seatbelt::profile(std::move(roots), policy.network == sdk::Network::none);
+        // deny_read and protect come canonical and existing (ABI 1.7): as Seatbelt
+        // matches them.
+        confine::seatbelt::Request request{std::move(roots), policy.network == sdk::Network::none, {}, {}};
+        for (const auto& d : policy.deny_read) request.deny_read.push_back(d.generic_string());
+        for (const auto& k : policy.protect) request.protect.push_back(k.generic_string());
+        auto p = confine::seatbelt::profile(std::move(request));
         if (!p) return std::unexpected(sdk::invalid_argument(p.error()));
         sdk::WrapResult r;
         r.argv = {program_, "-p", *p, "--"};
@@ -90,10 +95,13 @@ public:
         r.failure_rule.fatal_signatures = {"sandbox-exec: "};
         // The profile allows everything but writes (and the network, when confined): a
         // command can still signal the user's other processes and ask host services to
-        // act for it (mach-lookup, AppleEvents). Unverified here: there is no Mac.
+        // act for it (mach-lookup, AppleEvents). Every deny_read and protect path is in
+        // the profile or the wrap fails, so both are full. Unverified here: there is no Mac.
         r.dimensions.write = sdk::Level::full;
         r.dimensions.network = policy.network == sdk::Network::none ? sdk::Level::full : sdk::Level::none;
         r.dimensions.processes = sdk::Level::none;
+        r.dimensions.read = sdk::Level::full;
+        r.dimensions.protect = sdk::Level::full;
         r.dimensions.open = "processes: the profile allows signals to the user's other processes and mach-lookup of host services";
         r.tmp = sdk::Tmp::host;  // the host's /private/tmp and per-user temp directory
         return r;
