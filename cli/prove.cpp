@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <string>
 
 namespace confinectl {
@@ -77,6 +78,13 @@ bool trace_step(const std::string& arg) {
     errno = ENOSYS;
     return false;
 #endif
+}
+
+// The canary of the environment: what it sees of the variable `name`, its value included,
+// so that the host can tell whether the value reached it.
+std::string environment_step(const std::string& name) {
+    const char* value = std::getenv(name.c_str());
+    return value ? std::string("ok: ") + name + " is " + value : "refused: " + name + " is not set";
 }
 
 bool canary_step(const std::string& what, const std::string& arg, const std::string& arg2) {
@@ -208,11 +216,14 @@ public:
     Prover(const confine::Provider& provider, std::string self, fs::path dir)
         : provider_(provider), self_(std::move(self)), dir_(std::move(dir)) {}
 
-    // Runs one canary confined; what it printed (its own view), or why it could not run.
-    std::string canary(const confine::Policy& policy, const std::string& what, const std::string& arg, const std::string& arg2 = "") const {
+    // Runs one canary confined, from `environment` (nullopt: this process's); what it
+    // printed (its own view), or why it could not run.
+    std::string canary(const confine::Policy& policy, const std::string& what, const std::string& arg, const std::string& arg2 = "",
+                       std::optional<std::vector<std::string>> environment = std::nullopt) const {
         std::vector<std::string> argv{self_, "__canary", what, arg};
         if (!arg2.empty()) argv.push_back(arg2);
         confine::RunOptions options;
+        options.environment = std::move(environment);
         options.timeout = std::chrono::seconds(30);
         auto process = confine::spawn(provider_, policy, argv, options);
         if (!process) return process.error().message;
@@ -236,6 +247,25 @@ private:
 void add(Proof& proof, std::string check, std::string dimension, bool expect_allowed, bool observed_allowed) {
     proof.checks.push_back({std::move(check), std::move(dimension), expect_allowed ? "allowed" : "refused",
                             observed_allowed ? "allowed" : "refused"});
+}
+
+// A variable with a secret-looking name, set by the host for the canary's run only, with a
+// value of its own: held when the value never reaches the canary's output, where the
+// configuration's [policy.env] removes such a name (else the canary is expected to see it).
+void prove_environment(const confine::Provider& provider, const Prover& p, const confine::Policy& policy, Proof& proof) {
+    const std::string name = "CONFINE_PROVE_TOKEN";
+    std::random_device random;
+    char value[40];
+    std::snprintf(value, sizeof value, "canary-%08x%08x", random(), random());
+    std::vector<std::string> environment = confine::current_environment();
+    environment.push_back(name + "=" + value);
+    const std::string entry[] = {name + "=" + value};
+    const auto filtered = confine::filter_environment(provider.config().environment, entry);
+    const bool expect_seen = filtered && filtered->removed.empty();
+    const std::string said = p.canary(policy, "env", name, "", std::move(environment));
+    // Seen if its value is anywhere in what the canary printed, or the canary did not say.
+    const bool seen = said.find(value) != std::string::npos || !said.starts_with("refused");
+    add(proof, "a variable with a secret-looking name (" + name + ")", "env", expect_seen, seen);
 }
 
 void prove_in(const confine::Provider& provider, const std::string& self, const fs::path& dir, Proof& proof) {
@@ -264,6 +294,7 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     { std::ofstream(victim) << "the host's"; }
     p.canary(policy, "rename", victim.string(), (ws / "taken").string());
     add(proof, "a rename of a file from outside into the workspace", "write", false, !fs::exists(victim) || fs::exists(ws / "taken"));
+    prove_environment(provider, p, policy, proof);
 
     Listeners host(dir / "host.sock");
     if (!host.ready()) {
@@ -331,7 +362,8 @@ int canary(int argc, char** argv) {
         std::fprintf(stderr, "confinectl: __canary WHAT ARG [ARG]\n");
         return 2;
     }
-    std::printf("%s\n", outcome(canary_step(argv[0], argv[1], argc == 3 ? argv[2] : "")).c_str());
+    if (std::strcmp(argv[0], "env") == 0) std::printf("%s\n", environment_step(argv[1]).c_str());
+    else std::printf("%s\n", outcome(canary_step(argv[0], argv[1], argc == 3 ? argv[2] : "")).c_str());
     return 0;
 }
 

@@ -425,10 +425,11 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                 CHECK(j["schema_version"] == 1);
                 CHECK(j["runner"] == runner);
                 CHECK(j["network"] == network);
-                REQUIRE(j["checks"].size() == 11);
+                REQUIRE(j["checks"].size() == 12);
                 for (const auto& c : j["checks"]) {
                     CHECK(c["held"] == true);
                     if (c["dimension"] == "network") CHECK(c["expected"] == (network == "none" ? "refused" : "allowed"));
+                    if (c["dimension"] == "env") CHECK(c["expected"] == "refused");
                 }
             }
         }
