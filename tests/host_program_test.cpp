@@ -116,8 +116,8 @@ TEST_CASE("a Python host runs and classifies through wrap --json on bubblewrap a
         INFO(env.err);
         CHECK(env.exit_code == 0);
         CHECK_THAT(env.out, !Catch::Contains("value-of-my-api-key"));
-        CHECK_THAT(env.out, Catch::Contains("\nADDED=added-value\n"));
-        CHECK_THAT(env.out, Catch::Contains("\nPLAIN_SETTING=plain-value\n"));
+        CHECK_THAT("\n" + env.out, Catch::Contains("\nADDED=added-value\n"));
+        CHECK_THAT("\n" + env.out, Catch::Contains("\nPLAIN_SETTING=plain-value\n"));
 
         // A command that does not exist is the caller's error, said before anything runs.
         auto missing = host.run({"no-such-command-anywhere"});

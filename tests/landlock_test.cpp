@@ -366,7 +366,7 @@ TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and pro
             INFO(proof.out << proof.err);
             CHECK(proof.exit_code == (cap < 6 ? 1 : 0));
             const auto checks = json::parse(proof.out)["checks"];
-            REQUIRE(checks.size() == 11);
+            REQUIRE(checks.size() == 12);
             for (const auto& c : checks) {
                 INFO(c.dump());
                 CHECK(c["held"] == (cap < 6 && c["check"] == "a signal to a process of the host" ? false : true));
