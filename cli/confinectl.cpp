@@ -246,8 +246,10 @@ struct PolicyFlags {
     std::optional<std::string> tmp;
     std::vector<std::string> deny_read;
     std::vector<std::string> protect;
+    std::vector<std::string> env;  // --env NAME or NAME=VALUE, in order
 
     void read(const confine::cli::Parsed& p) {
+        env = p.all("--env");
         deny_read = p.all("--deny-read");
         protect = p.all("--protect");
         mode = p.value("--mode").value_or(mode);
@@ -255,6 +257,14 @@ struct PolicyFlags {
         writable = p.all("--writable");
         network = p.value("--network");
         tmp = p.value("--tmp");
+    }
+
+    // Why an --env cannot be used, or nullopt.
+    std::optional<std::string> env_problem() const {
+        for (const auto& e : env)
+            if (auto why = confine::invalid_environment_name(e.substr(0, e.find('='))))
+                return "--env '" + e.substr(0, e.find('\0')) + "': " + *why;
+        return std::nullopt;
     }
 
     // The policy, or a one-line reason why the flags make none. What the flags leave
@@ -353,9 +363,11 @@ std::atomic<int> g_child_pid{0};
 // turns confinectl into the command itself, and no denial hint is looked for, so that an
 // attesting runner's command writes to stderr directly.
 std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::Policy& policy,
-                                                                        const std::vector<std::string>& command, bool reporting) {
+                                                                        const std::vector<std::string>& command, bool reporting,
+                                                                        const std::vector<std::string>& env) {
     confinectl::forward_signals(g_child_pid);
     confine::RunOptions options;
+    options.environment_overrides = env;
     options.on_started = [](int pid) { g_child_pid = pid; };
     options.exec_in_place = !reporting;
     options.denial_hint = reporting;
@@ -395,12 +407,13 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
     if (!provider) return exit_failure;
     auto policy = flags.policy(provider->config());
     if (!policy) return fail(policy.error());
+    if (auto bad = flags.env_problem()) return fail(*bad);
     auto report = Report::prepare(report_request);
     if (!report) return fail(report.error());
     // Probing happens here, before any signal is forwarded: a signal now ends confinectl
     // by its default action, and the command never starts.
     provider->selection();
-    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted());
+    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env);
     if (!outcome) return fail_to_start(outcome.error());
     report->write(*outcome);
     end_as(*outcome);
@@ -426,14 +439,21 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
     if (!provider) return failed(provider.error().code, provider.error().message);
     auto policy = flags.policy((*provider)->config());
     if (!policy) return failed(confine::ErrorCode::usage, policy.error());
+    if (auto bad = flags.env_problem()) return failed(confine::ErrorCode::usage, *bad);
+    // The environment run would give the runner: the host gives it exactly that.
+    confine::RunOptions options;
+    options.environment_overrides = flags.env;
+    auto env = confine::run_environment(**provider, options);
+    if (!env) return failed(env.error().code, env.error().message);
+    options.environment = env->variables;
     // Looked up as run does it: a typo is the caller's error, never a sandbox failure.
-    if (auto bad = confine::check_command(command)) return failed(bad->code, bad->message);
+    if (auto bad = confine::check_command(command, options)) return failed(bad->code, bad->message);
     auto wrapped = runner ? (*provider)->wrap_with(*runner, *policy, command) : (*provider)->wrap(*policy, command);
     if (!wrapped) {
         const auto& e = wrapped.error();
         return failed(e.code, e.code == confine::ErrorCode::sandbox_unavailable ? "sandbox unavailable: " + e.message : e.message);
     }
-    const auto text = confinectl::wrap_json(*wrapped);
+    const auto text = confinectl::wrap_json(*wrapped, *env);
     if (!text) return failed(confine::ErrorCode::invalid_policy, text.error());
     out << *text;
     return 0;
@@ -447,6 +467,7 @@ const std::vector<confine::cli::OptionSpec> policy_options{
     {"--tmp", "TMP", false, "private (the run's own /tmp) or host (the host's); a runner that cannot give it fails closed (default: [policy] tmp, else either)"},
     {"--deny-read", "PATH", true, "A path the command may neither read nor list, besides [policy] deny_read"},
     {"--protect", "PATH", true, "A path inside a writable root that stays read-only, besides [policy] protect"},
+    {"--env", "NAME[=VALUE]", true, "Pass the variable NAME through whatever [policy.env] says, or set it to VALUE"},
 };
 
 std::vector<confine::cli::CommandSpec> command_specs() {

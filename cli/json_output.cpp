@@ -148,7 +148,33 @@ std::string plugins_json(std::span<const std::filesystem::path> dirs, std::span<
     return text_of(json{{"schema_version", schema_version}, {"plugin_dirs", dir_list}, {"plugins", plugin_list}}, 2);
 }
 
-std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w) {
+namespace {
+
+// {"variables": {NAME: VALUE, ...}, "removed": [NAME, ...], "set": [NAME, ...]}: what the
+// host gives the runner, exactly, and what the filter did. A name's first entry is the
+// one the command's getenv() would see. Never a removed variable's value.
+std::expected<json, std::string> environment_json(const confine::FilteredEnvironment& env) {
+    json variables = json::object();
+    for (const auto& entry : env.variables) {
+        const std::size_t eq = entry.find('=', 1);
+        const std::string name = entry.substr(0, eq), value = eq == std::string::npos ? std::string() : entry.substr(eq + 1);
+        try {
+            (void)json(name).dump();
+            (void)json(value).dump();
+        } catch (const json::type_error&) {
+            return std::unexpected("wrap --json: the environment variable " + json(name).dump(-1, ' ', false, json::error_handler_t::replace) +
+                                   " is not UTF-8, which JSON cannot carry (unset it, or leave it out with [policy.env] exclude)");
+        }
+        if (!variables.contains(name)) variables[name] = value;
+    }
+    return json{{"variables", variables}, {"removed", env.removed}, {"set", env.set}};
+}
+
+}  // namespace
+
+std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, const confine::FilteredEnvironment& environment) {
+    auto env = environment_json(environment);
+    if (!env) return std::unexpected(env.error());
     json j{{"schema_version", schema_version},
            {"runner", w.runner},
            {"argv", w.argv},
@@ -161,7 +187,8 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w) 
            {"attestation", attestation_json(w.attestation)},
            {"dimensions", dimensions_json(w.dimensions, {w.network_asked, w.read_asked, w.protect_asked})},
            {"tmp", tmp_json(w.tmp)},
-           {"placeholders", placeholders_json(w)}};
+           {"placeholders", placeholders_json(w)},
+           {"environment", std::move(*env)}};
     // An argv is run as it is: one that JSON cannot carry exactly is refused, never altered.
     for (std::size_t i = 0; i < w.argv.size(); ++i) {
         try {
@@ -192,7 +219,8 @@ std::string run_report_json(const confine::Outcome& o) {
            {"evidence", evidence},
            {"denial_hint", or_null(o.denial_hint)},
            {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked}) : json(nullptr)},
-           {"tmp", tmp_json(o.tmp)}};
+           {"tmp", tmp_json(o.tmp)},
+           {"environment", {{"removed", o.environment_removed}}}};
     return text_of(j, -1);
 }
 

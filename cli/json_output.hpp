@@ -29,9 +29,11 @@ std::string plugins_json(std::span<const std::filesystem::path> dirs,
                          std::span<const confine::PluginSearch::Entry> entries);
 
 // `wrap --json`: what a host that spawns the command itself needs — the argv, the
-// enforcement, the denial signatures, the failure rule and how to attest. Indented. An
-// argv that is not UTF-8 is an error: it cannot be carried exactly.
-std::expected<std::string, std::string> wrap_json(const confine::WrapResult& wrapped);
+// enforcement, the denial signatures, the failure rule, how to attest, and the
+// environment to give the runner (`environment`: its variables, the names removed and
+// the names set). Indented. An argv or a variable that is not UTF-8 is an error: it
+// cannot be carried exactly.
+std::expected<std::string, std::string> wrap_json(const confine::WrapResult& wrapped, const confine::FilteredEnvironment& environment);
 
 struct Proof;
 // `probe --prove --json`: the runner, the policy's network, and each check with its

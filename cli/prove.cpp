@@ -27,6 +27,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <random>
 #include <string>
 
 namespace confinectl {
@@ -82,6 +83,12 @@ bool trace_step(const std::string& arg) {
 
 // What a read or a listing found, printed after "ok " for the host to look at.
 std::string found;
+// The canary of the environment: what it sees of the variable `name`, its value included,
+// so that the host can tell whether the value reached it.
+std::string environment_step(const std::string& name) {
+    const char* value = std::getenv(name.c_str());
+    return value ? std::string("ok: ") + name + " is " + value : "refused: " + name + " is not set";
+}
 
 bool canary_step(const std::string& what, const std::string& arg, const std::string& arg2) {
     if (what == "rename") return ::rename(arg.c_str(), arg2.c_str()) == 0;
@@ -230,11 +237,14 @@ public:
     Prover(const confine::Provider& provider, std::string self, fs::path dir)
         : provider_(provider), self_(std::move(self)), dir_(std::move(dir)) {}
 
-    // Runs one canary confined; what it printed (its own view), or why it could not run.
-    std::string canary(const confine::Policy& policy, const std::string& what, const std::string& arg, const std::string& arg2 = "") const {
+    // Runs one canary confined, from `environment` (nullopt: this process's); what it
+    // printed (its own view), or why it could not run.
+    std::string canary(const confine::Policy& policy, const std::string& what, const std::string& arg, const std::string& arg2 = "",
+                       std::optional<std::vector<std::string>> environment = std::nullopt) const {
         std::vector<std::string> argv{self_, "__canary", what, arg};
         if (!arg2.empty()) argv.push_back(arg2);
         confine::RunOptions options;
+        options.environment = std::move(environment);
         options.timeout = std::chrono::seconds(30);
         auto process = confine::spawn(provider_, policy, argv, options);
         if (!process) return process.error().message;
@@ -270,6 +280,25 @@ void add(Proof& proof, std::string check, std::string dimension, bool expect_all
                             observed_allowed ? "allowed" : "refused", std::move(reported)});
 }
 
+// A variable with a secret-looking name, set by the host for the canary's run only, with a
+// value of its own: held when the value never reaches the canary's output, where the
+// configuration's [policy.env] removes such a name (else the canary is expected to see it).
+void prove_environment(const confine::Provider& provider, const Prover& p, const confine::Policy& policy, Proof& proof) {
+    const std::string name = "CONFINE_PROVE_TOKEN";
+    std::random_device random;
+    char value[40];
+    std::snprintf(value, sizeof value, "canary-%08x%08x", random(), random());
+    std::vector<std::string> environment = confine::current_environment();
+    environment.push_back(name + "=" + value);
+    const std::string entry[] = {name + "=" + value};
+    const auto filtered = confine::filter_environment(provider.config().environment, entry);
+    const bool expect_seen = filtered && filtered->removed.empty();
+    const std::string said = p.canary(policy, "env", name, "", std::move(environment));
+    // Seen if its value is anywhere in what the canary printed, or the canary did not say.
+    const bool seen = said.find(value) != std::string::npos || !said.starts_with("refused");
+    add(proof, "a variable with a secret-looking name (" + name + ")", "env", expect_seen, seen);
+}
+
 void prove_in(const confine::Provider& provider, const std::string& self, const fs::path& dir, Proof& proof) {
     const fs::path ws = dir / "ws", outside = dir / "outside";
     fs::create_directories(ws);
@@ -296,6 +325,7 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     { std::ofstream(victim) << "the host's"; }
     p.canary(policy, "rename", victim.string(), (ws / "taken").string());
     add(proof, "a rename of a file from outside into the workspace", "write", false, !fs::exists(victim) || fs::exists(ws / "taken"));
+    prove_environment(provider, p, policy, proof);
 
     // A secret under a denied directory: judged by the bytes (and the name) that came out.
     const fs::path secrets = dir / "secrets";
@@ -387,6 +417,10 @@ int canary(int argc, char** argv) {
     if (argc != 2 && argc != 3) {
         std::fprintf(stderr, "confinectl: __canary WHAT ARG [ARG]\n");
         return 2;
+    }
+    if (std::strcmp(argv[0], "env") == 0) {
+        std::printf("%s\n", environment_step(argv[1]).c_str());
+        return 0;
     }
     const bool ok = canary_step(argv[0], argv[1], argc == 3 ? argv[2] : "");
     std::printf("%s%s%s\n", outcome(ok).c_str(), found.empty() ? "" : " ", found.c_str());

@@ -426,7 +426,7 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                 CHECK(j["schema_version"] == 1);
                 CHECK(j["runner"] == runner);
                 CHECK(j["network"] == network);
-                REQUIRE(j["checks"].size() == 15);
+                REQUIRE(j["checks"].size() == 16);
                 for (const auto& c : j["checks"]) {
                     INFO(c.dump());
                     // Landlock cannot protect a path inside a writable root, and reports it:
@@ -436,6 +436,7 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                     CHECK(c["open"] == open);
                     if (c["dimension"] == "protect" || c["dimension"] == "read") CHECK(c["reported"] == (open ? "none" : "full"));
                     if (c["dimension"] == "network") CHECK(c["expected"] == (network == "none" ? "refused" : "allowed"));
+                    if (c["dimension"] == "env") CHECK(c["expected"] == "refused");
                 }
             }
         }

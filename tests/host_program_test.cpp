@@ -109,6 +109,16 @@ TEST_CASE("a Python host runs and classifies through wrap --json on bubblewrap a
         CHECK_THAT(v["evidence"].get<std::string>(), Catch::StartsWith(c.runner == "bwrap" ? "bwrap: " : "landlock-run: "));
         CHECK_FALSE(fs::exists(inside.string() + "-real"));
 
+        // The host runs the wrap with the environment it gives: a secret-looking variable of
+        // its own never reaches the command, and one it passes with --env does.
+        auto env = host.run({"/usr/bin/env"}, {"/usr/bin/env", "MY_API_KEY=value-of-my-api-key", "PLAIN_SETTING=plain-value"},
+                            {"--env", "ADDED=added-value"});
+        INFO(env.err);
+        CHECK(env.exit_code == 0);
+        CHECK_THAT(env.out, !Catch::Contains("value-of-my-api-key"));
+        CHECK_THAT("\n" + env.out, Catch::Contains("\nADDED=added-value\n"));
+        CHECK_THAT("\n" + env.out, Catch::Contains("\nPLAIN_SETTING=plain-value\n"));
+
         // A command that does not exist is the caller's error, said before anything runs.
         auto missing = host.run({"no-such-command-anywhere"});
         CHECK(missing.exit_code == 127);

@@ -118,6 +118,10 @@ private:
                 if (auto err = read_minimums(*value_ptr, cfg)) return err;
                 continue;
             }
+            if (k == "env") {
+                if (auto err = read_environment(*value_ptr, cfg.environment)) return err;
+                continue;
+            }
             if (k == "tmp") {
                 const auto text = value_ptr->value<std::string>();
                 if (!text || (*text != "private" && *text != "host"))
@@ -132,7 +136,7 @@ private:
                 continue;
             }
             if (k != "network")
-                return fail(key_ptr->source(), "unknown key '" + k + "' in [policy] (known: network, tmp, deny_read, protect, enforcement)");
+                return fail(key_ptr->source(), "unknown key '" + k + "' in [policy] (known: network, tmp, deny_read, protect, env, enforcement)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "none" && *text != "allow"))
                 return fail(value_ptr->source(), "policy.network must be \"none\" or \"allow\"");
@@ -159,6 +163,58 @@ private:
                         return std::unexpected(fail(arr[i].source(), what + " entry '" + p + "' must not climb out of its root with '..'"));
         }
         return paths;
+    }
+
+    // [policy.env]: each key the file gives replaces the default's (exclude above all:
+    // the file's list is the list, so that an operator can shorten it).
+    std::optional<Error> read_environment(const toml::node& node, EnvironmentPolicy& env) const {
+        const toml::table* table = node.as_table();
+        if (!table) return fail(node.source(), "policy.env must be a table, not " + type_name(node));
+        for (auto [key_ptr, value_ptr] : in_file_order(*table)) {
+            const std::string k(key_ptr->str());
+            const toml::node& value = *value_ptr;
+            if (k == "inherit") {
+                const auto text = value.value<std::string>();
+                if (!text || (*text != "all" && *text != "core" && *text != "none"))
+                    return fail(value.source(), "policy.env.inherit must be \"all\", \"core\" or \"none\"");
+                env.inherit = *text == "all" ? EnvInherit::all : *text == "core" ? EnvInherit::core : EnvInherit::none;
+            } else if (k == "exclude" || k == "include") {
+                auto patterns = string_array(value, "policy.env." + k);
+                if (!patterns) return patterns.error();
+                const auto& arr = *value.as_array();
+                for (std::size_t i = 0; i < patterns->size(); ++i)
+                    if (auto why = invalid_environment_pattern((*patterns)[i]))
+                        return fail(arr[i].source(), "policy.env." + k + " entry '" + (*patterns)[i] + "': " + *why);
+                (k == "exclude" ? env.exclude : env.include) = std::move(*patterns);
+            } else if (k == "set") {
+                auto set = environment_set(value);
+                if (!set) return set.error();
+                env.set = std::move(*set);
+            } else {
+                return fail(key_ptr->source(), "unknown key '" + k + "' in [policy.env] (known: inherit, exclude, include, set)");
+            }
+        }
+        return std::nullopt;
+    }
+
+    // [policy.env] set: a table of names and string values, in the file's order.
+    std::expected<std::vector<std::pair<std::string, std::string>>, Error> environment_set(const toml::node& node) const {
+        const toml::table* table = node.as_table();
+        if (!table) return std::unexpected(fail(node.source(), "policy.env.set must be a table of names and strings, not " + type_name(node)));
+        if (table->size() > max_list_entries)
+            return std::unexpected(fail(node.source(), "policy.env.set has " + std::to_string(table->size()) + " entries; at most " +
+                                                           std::to_string(max_list_entries) + " are accepted"));
+        std::vector<std::pair<std::string, std::string>> out;
+        for (auto [key_ptr, value_ptr] : in_file_order(*table)) {
+            const std::string name(key_ptr->str());
+            if (auto why = invalid_environment_name(name)) return std::unexpected(fail(key_ptr->source(), "policy.env.set '" + name + "': " + *why));
+            const auto* text = value_ptr->as_string();
+            if (!text) return std::unexpected(fail(value_ptr->source(), "policy.env.set." + name + " must be a string, not " + type_name(*value_ptr)));
+            if (text->get().find('\0') != std::string::npos)
+                return std::unexpected(fail(value_ptr->source(), "policy.env.set." + name + " must not contain NUL"));
+            out.emplace_back(name, text->get());
+        }
+        return out;
     }
 
     // [policy.enforcement]: per dimension, the least level a run accepts.

@@ -177,8 +177,42 @@ std::optional<Error> check_command(std::span<const std::string> argv, const RunO
 }
 
 
+std::expected<FilteredEnvironment, Error> run_environment(const Provider& provider, const RunOptions& options) {
+    if (options.environment) return filter_environment(provider.config().environment, *options.environment, options.environment_overrides);
+    return filter_environment(provider.config().environment, current_environment(), options.environment_overrides);
+}
+
+namespace {
+
+// `options` with the environment the runner is to get in place of the one given, and the
+// names that left it; the names are logged, never a value.
+std::expected<RunOptions, Error> with_run_environment(const Provider& provider, const RunOptions& options, std::vector<std::string>& removed) {
+    auto env = run_environment(provider, options);
+    if (!env) return std::unexpected(env.error());
+    if (detail::log_enabled(spdlog::level::debug))
+        detail::log_debug("environment: inherit {}; removed {}; set {}", to_string(provider.config().environment.inherit),
+                          env->removed.empty() ? std::string("(none)") : detail::shell_words(env->removed) + " (their values are not passed on)",
+                          env->set.empty() ? std::string("(none)") : detail::shell_words(env->set));
+    RunOptions filtered = options;
+    filtered.environment = std::move(env->variables);
+    filtered.environment_overrides.clear();
+    removed = std::move(env->removed);
+    return filtered;
+}
+
+}  // namespace
+
 std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
-                                  const RunOptions& options) {
+                                  const RunOptions& given) {
+    // The command is looked up, and its runner started, with the environment it gets.
+    std::vector<std::string> removed;
+    auto filtered = with_run_environment(provider, given, removed);
+    if (!filtered) return std::unexpected(filtered.error());
+    const RunOptions& options = *filtered;
+    auto finish = [&removed](Outcome outcome) {
+        outcome.environment_removed = std::move(removed);
+        return outcome;
+    };
     if (auto bad = check_command(argv, options)) return std::unexpected(*bad);
     // A foreground run gets this process's standard descriptors: its terminal, if any.
     Policy foreground = policy;
@@ -186,11 +220,11 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
     auto wrapped = provider.wrap(foreground, argv);
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
-        return unavailable(provider, wrapped.error());
+        return finish(unavailable(provider, wrapped.error()));
     }
     if (options.exec_in_place && wrapped->in_process) {
         detail::ExecSpec spec = spec_for(*wrapped, options, false);
-        return classify(*wrapped, detail::exec_in_place(spec));  // only if it failed
+        return finish(classify(*wrapped, detail::exec_in_place(spec)));  // only if it failed
     }
     detail::RunControl control;
     detail::Executed executed = detail::execute(spec_for(*wrapped, options, false), control);
@@ -199,7 +233,7 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
     // before the command, that is its own, and the outcome's evidence carries it.
     const bool runner_stopped = outcome.kind == OutcomeKind::sandbox_unavailable && outcome.basis == Basis::attestation;
     if (!runner_stopped) detail::copy_to_stderr(executed.held_stderr);
-    return outcome;
+    return finish(std::move(outcome));
 }
 
 struct Process::Impl {
@@ -239,7 +273,11 @@ bool Process::finished() const {
 }
 
 std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
-                                    const RunOptions& options) {
+                                    const RunOptions& given) {
+    std::vector<std::string> removed;
+    auto filtered = with_run_environment(provider, given, removed);
+    if (!filtered) return std::unexpected(filtered.error());
+    const RunOptions& options = *filtered;
     if (auto bad = check_command(argv, options)) return std::unexpected(*bad);
     // A background run has no terminal (a session of its own, stdin on /dev/null).
     Policy background = policy;
@@ -249,13 +287,15 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
         impl->result.outcome = unavailable(provider, wrapped.error());
+        impl->result.outcome.environment_removed = std::move(removed);
         impl->joined = true;
         return Process(std::move(impl));
     }
-    impl->thread = std::thread([impl_ptr = impl.get(), wrap = std::move(*wrapped), options] {
+    impl->thread = std::thread([impl_ptr = impl.get(), wrap = std::move(*wrapped), options, removed = std::move(removed)]() mutable {
         detail::Executed executed = detail::execute(spec_for(wrap, options, true), impl_ptr->control);
         impl_ptr->control.settle();
         impl_ptr->result.outcome = classify(wrap, executed.observed);
+        impl_ptr->result.outcome.environment_removed = std::move(removed);
         impl_ptr->result.stdout_text = std::move(executed.stdout_text);
         impl_ptr->result.stderr_text = std::move(executed.stderr_text);
         impl_ptr->result.stdout_dropped = executed.stdout_dropped;

@@ -4,10 +4,13 @@ and tells, with evidence, whether a failure came from the command or from the sa
 Standard library only; Linux (it opens directories with O_PATH and makes a memfd).
 
     confine_host.py [--confinectl PATH] [--config FILE] [--workspace DIR]
-                    [--network none|allow] [--wrap-json FILE] -- command [args...]
+                    [--network none|allow] [--env NAME[=VALUE]]... [--wrap-json FILE]
+                    -- command [args...]
 
 It asks confinectl for the wrap (or reads one saved by `confinectl wrap --json`, with
---wrap-json), fills in the placeholders the wrap lists, runs the argv itself, and judges
+--wrap-json), fills in the placeholders the wrap lists, runs the argv itself with the
+environment the wrap gives (its variables and no others: confine's [policy.env] filter
+has taken out what looks like a secret), and judges
 the run as confinectl would: by the runner's attestation where it has one it can read (a
 status descriptor), else by the runner's failure rule. The command's stdout and stderr
 pass through; the verdict is one JSON line on stderr, last:
@@ -41,6 +44,8 @@ def wrap_of(args):
         cmd += ["--workspace", args.workspace]
     if args.network:
         cmd += ["--network", args.network]
+    for e in args.env:
+        cmd += ["--env", e]
     cmd += ["--"] + args.command
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
@@ -97,6 +102,15 @@ def fill_placeholders(wrap):
         else:
             raise OSError(f"unknown placeholder kind {kind!r}: this host is too old for the wrap")
     return argv, inherited, status_read
+
+
+def environment_of(wrap):
+    """The environment to give the runner: exactly the wrap's variables. A wrap without
+    them (a confinectl older than the environment filter) leaves this host's own."""
+    env = wrap.get("environment")
+    if env is None:
+        return None
+    return {name: value for name, value in env["variables"].items()}
 
 
 def copy_stderr(stream, lines):
@@ -162,6 +176,8 @@ def main():
     parser.add_argument("--config")
     parser.add_argument("--workspace")
     parser.add_argument("--network", choices=["none", "allow"])
+    parser.add_argument("--env", action="append", default=[], metavar="NAME[=VALUE]",
+                        help="pass NAME through confine's environment filter, or set it")
     parser.add_argument("--wrap-json", help="run this saved wrap result instead of asking confinectl")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
@@ -179,7 +195,7 @@ def main():
     for fd in inherited:
         os.set_inheritable(fd, True)
     # Signals sent to this host go on to the runner, which passes them to the command.
-    proc = subprocess.Popen(argv, pass_fds=inherited, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, pass_fds=inherited, stderr=subprocess.PIPE, env=environment_of(wrap))
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda n, _f: proc.send_signal(n))
     for fd in inherited:

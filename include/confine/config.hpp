@@ -8,6 +8,7 @@
 // config/confine.toml. Never a file from the current directory or the workspace.
 #pragma once
 
+#include <confine/environment.hpp>
 #include <confine/error.hpp>
 #include <confine/sdk/vocabulary.hpp>
 
@@ -85,6 +86,9 @@ struct Config {
     // [policy] protect: what stays read-only inside the writable roots, as written: a path
     // relative to each writable root (".git/hooks"), absolute, or "~/...".
     std::vector<std::string> protect;
+    // [policy.env]: what of the caller's environment the command gets (environment.hpp).
+    // run() and spawn() apply it to every run, on every runner and path.
+    EnvironmentPolicy environment;
     // [policy.enforcement]: what each dimension must be enforced at, at least.
     Minimums minimums;
     std::vector<std::filesystem::path> plugin_dirs;

@@ -13,6 +13,7 @@
 //   // (the last MiB of each stream by default; done.stdout_dropped says what was not kept)
 #pragma once
 
+#include <confine/environment.hpp>
 #include <confine/error.hpp>
 #include <confine/wrap_result.hpp>
 
@@ -61,6 +62,9 @@ struct Outcome {
     bool read_asked = false;     // the policy had paths to deny reading
     bool protect_asked = false;  // the policy had paths to protect
     Tmp tmp = Tmp::unsaid;  // which /tmp the command got, once a wrap said (unsaid: it did not)
+    // The names of the variables the environment filter left out of the command's
+    // environment (run_environment()), sorted; never their values.
+    std::vector<std::string> environment_removed;
     Basis basis = Basis::selection;
     // For sandbox_unavailable: the matched fatal stderr line, or what the attestation,
     // spawn error or selection said. Empty otherwise.
@@ -124,7 +128,13 @@ struct RunOptions {
     // its own process group, out of reach of a terminal's job control.
     std::optional<std::chrono::milliseconds> timeout;
     std::filesystem::path working_directory;           // empty: the current one
-    std::optional<std::vector<std::string>> environment;  // "K=V" entries; nullopt: inherited
+    // The environment the run starts from, "K=V" entries; nullopt: this process's. Either
+    // way the configuration's [policy.env] filter applies to it (run_environment()): the
+    // operator decides what a confined command may see, whoever calls.
+    std::optional<std::vector<std::string>> environment;
+    // On top of the filter, as `confinectl run --env` gives them: "NAME" passes the
+    // starting environment's NAME through whatever the filter says; "NAME=VALUE" sets it.
+    std::vector<std::string> environment_overrides;
     // Called with the runner's process id as soon as it exists (e.g. to forward signals),
     // and again with the command's own when the runner reports it (a status-descriptor
     // runner such as bubblewrap), so that a forwarded signal reaches the command itself.
@@ -147,6 +157,13 @@ struct RunOptions {
     // left. run() then returns only if that failed, with an Outcome saying why.
     bool exec_in_place = false;
 };
+
+// The environment run() and spawn() give the runner, and through it the command, on
+// every runner and path: `options.environment` (or this process's), filtered by the
+// provider's configuration ([policy.env]) with `options.environment_overrides` on top.
+// INVALID_POLICY for a bad override. A host that runs a wrap itself gives the runner
+// exactly `variables`, and no other variable.
+std::expected<FilteredEnvironment, Error> run_environment(const Provider& provider, const RunOptions& options = {});
 
 // run() and spawn() look the command up first, as a shell would (PATH from the
 // environment it will get, relative paths from its working directory), so that a
@@ -194,7 +211,8 @@ private:
     std::shared_ptr<Impl> impl_;
 };
 
-// Looks the command up as run() and spawn() do, with `options`' environment and working
+// Looks the command up as run() and spawn() do, with `options`' environment as it is
+// (give it run_environment()'s variables to look up as a run would) and working
 // directory: command_not_found (a name not on PATH, a path that is not there, "", a
 // script whose interpreter is missing) or command_not_executable; nullopt when it can
 // be executed. A host that runs a wrap by itself calls it first, so that a typo is said

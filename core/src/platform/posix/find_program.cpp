@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -26,11 +27,22 @@ std::optional<std::string> find_program(const std::string& name, const std::opti
     error = ENOENT;
     if (name.empty()) return std::nullopt;
     if (name.find('/') != std::string::npos) return usable(name) ? std::optional<std::string>(name) : std::nullopt;
-    const char* own = std::getenv("PATH");
-    std::string dirs = own ? own : "/usr/local/bin:/usr/bin:/bin";
-    if (environment)
-        for (const auto& e : *environment)
-            if (e.starts_with("PATH=")) dirs = e.substr(5);
+    std::string dirs;
+    if (environment) {
+        // As execvp does in the process that gets it: its first PATH, else the system's
+        // default path (an environment filtered to nothing has none).
+        const auto it = std::find_if(environment->begin(), environment->end(), [](const std::string& e) { return e.starts_with("PATH="); });
+        if (it != environment->end()) {
+            dirs = it->substr(5);
+        } else {
+            dirs.resize(::confstr(_CS_PATH, nullptr, 0));
+            if (!dirs.empty() && ::confstr(_CS_PATH, dirs.data(), dirs.size()) > 0) dirs.pop_back();  // its NUL
+            else dirs = "/bin:/usr/bin";
+        }
+    } else {
+        const char* own = std::getenv("PATH");
+        dirs = own ? own : "/usr/local/bin:/usr/bin:/bin";
+    }
     for (std::size_t start = 0;;) {
         std::size_t end = dirs.find(':', start);
         std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);

@@ -62,10 +62,14 @@ std::optional<std::string> find_program(const std::string& name, const std::opti
     };
     if (name.find_first_of("/\\:") != std::string::npos) return with_extensions(fs::path(name));
     const char* own = std::getenv("PATH");
-    std::string dirs = own ? own : "";
+    std::string dirs = own && !environment ? own : "";
+    // The environment the process will get: its PATH, whatever its name's case.
     if (environment)
         for (const auto& e : *environment)
-            if (e.size() > 5 && (e.compare(0, 5, "PATH=") == 0 || e.compare(0, 5, "Path=") == 0)) dirs = e.substr(5);
+            if (e.size() >= 5 && ::_strnicmp(e.c_str(), "PATH=", 5) == 0) {
+                dirs = e.substr(5);
+                break;
+            }
     for (std::size_t start = 0;;) {
         const std::size_t end = dirs.find(';', start);
         const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);

@@ -5,6 +5,7 @@
 
 #include <windows.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -92,11 +93,18 @@ inline bool make_pipe(Handle& read_end, Handle& write_end, bool child_writes) {
     return true;
 }
 
-// The environment block for CreateProcessW from "K=V" entries.
+// The environment block for CreateProcessW from "K=V" entries, sorted by name without
+// regard to case, as Windows keeps a block (entries set by the host come last in them).
 inline std::wstring environment_block(const std::vector<std::string>& entries) {
+    std::vector<std::wstring> wide;
+    for (const auto& e : entries) wide.push_back(widen(e));
+    auto name = [](const std::wstring& e) { return e.substr(0, e.find(L'=', 1)); };
+    std::stable_sort(wide.begin(), wide.end(), [&name](const std::wstring& a, const std::wstring& b) {
+        return ::CompareStringOrdinal(name(a).c_str(), -1, name(b).c_str(), -1, TRUE) == CSTR_LESS_THAN;
+    });
     std::wstring block;
-    for (const auto& e : entries) {
-        block += widen(e);
+    for (const auto& e : wide) {
+        block += e;
         block.push_back(L'\0');
     }
     block.push_back(L'\0');

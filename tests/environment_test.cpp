@@ -1,0 +1,174 @@
+// The environment filter (include/confine/environment.hpp) and its configuration,
+// [policy.env]: what of the caller's environment a confined command gets.
+#include <confine/config.hpp>
+#include <confine/environment.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Strings = std::vector<std::string>;
+
+confine::Config config_of(const std::string& text) {
+    auto cfg = confine::parse_config(text, "env.toml");
+    if (!cfg) FAIL(cfg.error().message);
+    return *cfg;
+}
+
+std::string error_of(const std::string& text) {
+    auto cfg = confine::parse_config(text, "env.toml");
+    if (cfg) FAIL("configuration was accepted:\n" << text);
+    CHECK(cfg.error().code == confine::ErrorCode::config_invalid);
+    return cfg.error().message;
+}
+
+confine::FilteredEnvironment filtered(const confine::EnvironmentPolicy& policy, const Strings& environment, const Strings& overrides = {}) {
+    auto env = confine::filter_environment(policy, environment, overrides);
+    if (!env) FAIL(env.error().message);
+    return *env;
+}
+
+bool has(const Strings& list, const std::string& item) { return std::find(list.begin(), list.end(), item) != list.end(); }
+
+// The embedded default's policy, as every run gets it unless a file says otherwise.
+confine::EnvironmentPolicy default_policy() { return config_of("").environment; }
+
+}  // namespace
+
+TEST_CASE("a name pattern is a glob compared without regard to case", "[environment]") {
+    using confine::environment_pattern_matches;
+    CHECK(environment_pattern_matches("GITHUB_TOKEN", "GITHUB_TOKEN"));
+    CHECK(environment_pattern_matches("GITHUB_TOKEN", "github_token"));
+    CHECK(environment_pattern_matches("*_token", "NPM_TOKEN"));
+    CHECK_FALSE(environment_pattern_matches("*_TOKEN", "TOKEN"));
+    CHECK_FALSE(environment_pattern_matches("*_TOKEN", "NPM_TOKENS"));
+    CHECK(environment_pattern_matches("*_SECRET*", "CLIENT_SECRET"));
+    CHECK(environment_pattern_matches("*_SECRET*", "app_secret_value"));
+    CHECK_FALSE(environment_pattern_matches("*_SECRET*", "SECRETARY"));
+    CHECK(environment_pattern_matches("A*B*C", "AxxBxxC"));
+    CHECK(environment_pattern_matches("A*B*C", "ABC"));
+    CHECK(environment_pattern_matches("A*B*C", "ABBBCBC"));
+    CHECK_FALSE(environment_pattern_matches("A*B*C", "ACB"));
+    CHECK(environment_pattern_matches("**", "ANYTHING"));
+    CHECK(environment_pattern_matches("*", ""));
+    CHECK_FALSE(environment_pattern_matches("PATH", "PATH2"));
+    CHECK_FALSE(environment_pattern_matches("PATH", "XPATH"));
+}
+
+TEST_CASE("the default removes the names that look like secrets and keeps the rest", "[environment][config]") {
+    const auto policy = default_policy();
+    CHECK(policy.inherit == confine::EnvInherit::all);
+    const Strings environment{"PATH=/usr/bin",  "HOME=/home/me",      "MY_API_KEY=k1",     "GITHUB_TOKEN=k2",     "aws_secret_access_key=k3",
+                              "AWS_REGION=k4",  "DB_PASSWORD_FILE=k5", "SSH_AUTH_SOCK=k6", "SIGNING_KEY=k7",      "npm_token=k8",
+                              "KEYBOARD=us",    "MONKEY=banana",       "SECRETARY=ok",     "TERM=xterm"};
+    const auto env = filtered(policy, environment);
+    CHECK(env.variables == Strings{"PATH=/usr/bin", "HOME=/home/me", "KEYBOARD=us", "MONKEY=banana", "SECRETARY=ok", "TERM=xterm"});
+    CHECK(env.removed == Strings{"AWS_REGION", "DB_PASSWORD_FILE", "GITHUB_TOKEN", "MY_API_KEY", "SIGNING_KEY", "SSH_AUTH_SOCK",
+                                 "aws_secret_access_key", "npm_token"});
+    CHECK(env.set.empty());
+    // Names only, never a value.
+    for (const auto& name : env.removed) CHECK(name.find('=') == std::string::npos);
+}
+
+TEST_CASE("inherit core keeps only the documented core set, and none keeps nothing", "[environment]") {
+    confine::EnvironmentPolicy policy;
+    policy.inherit = confine::EnvInherit::core;
+    const Strings environment{"PATH=/bin", "HOME=/h", "LC_ALL=C.UTF-8", "LANG=C", "EDITOR=vi", "TERM=dumb", "PYTHONPATH=/x"};
+    auto core = filtered(policy, environment);
+    CHECK(core.variables == Strings{"PATH=/bin", "HOME=/h", "LC_ALL=C.UTF-8", "LANG=C", "TERM=dumb"});
+    CHECK(core.removed == Strings{"EDITOR", "PYTHONPATH"});
+    for (const char* name : {"HOME", "LOGNAME", "USER", "PATH", "SHELL", "TERM", "LANG", "LC_*", "TZ", "TMPDIR"})
+        CHECK(has(Strings(confine::core_environment_patterns().begin(), confine::core_environment_patterns().end()), name));
+
+    policy.inherit = confine::EnvInherit::none;
+    auto none = filtered(policy, environment);
+    CHECK(none.variables.empty());
+    CHECK(none.removed.size() == environment.size());
+}
+
+TEST_CASE("include passes a name through exclude and the core set, and set gives a value whatever the rest says", "[environment]") {
+    confine::EnvironmentPolicy policy;
+    policy.inherit = confine::EnvInherit::core;
+    policy.exclude = {"*_TOKEN", "PATH"};
+    policy.include = {"npm_*", "EDITOR"};
+    policy.set = {{"CI", "1"}, {"DEPLOY_TOKEN", "operator's"}};
+    const Strings environment{"PATH=/bin", "NPM_TOKEN=secret", "EDITOR=vi", "PAGER=less", "DEPLOY_TOKEN=caller's", "CI=0"};
+    auto env = filtered(policy, environment);
+    // PATH is excluded though core; NPM_TOKEN is included though excluded; EDITOR is
+    // included though not core; the set values replace the caller's.
+    CHECK(env.variables == Strings{"NPM_TOKEN=secret", "EDITOR=vi", "CI=1", "DEPLOY_TOKEN=operator's"});
+    CHECK(env.removed == Strings{"PAGER", "PATH"});
+    CHECK(env.set == Strings{"CI", "DEPLOY_TOKEN"});
+}
+
+TEST_CASE("an override NAME passes the caller's value through and NAME=VALUE sets it, over the policy", "[environment]") {
+    auto policy = default_policy();
+    policy.set = {{"MODE", "from the configuration"}};
+    const Strings environment{"MY_API_KEY=k1", "GITHUB_TOKEN=k2", "PATH=/bin"};
+    auto env = filtered(policy, environment, {"MY_API_KEY", "EXTRA=1", "MODE=from the command line", "ABSENT"});
+    CHECK(env.variables == Strings{"MY_API_KEY=k1", "PATH=/bin", "MODE=from the command line", "EXTRA=1"});
+    CHECK(env.removed == Strings{"GITHUB_TOKEN"});
+    CHECK(env.set == Strings{"EXTRA", "MODE"});
+    // An empty value is a value.
+    CHECK(has(filtered(policy, environment, {"EMPTY="}).variables, "EMPTY="));
+}
+
+TEST_CASE("a bad override, pattern or name is refused, naming it", "[environment]") {
+    const confine::EnvironmentPolicy policy;
+    for (const std::string bad : {"", "=VALUE"}) {
+        auto env = confine::filter_environment(policy, {}, Strings{bad});
+        REQUIRE_FALSE(env);
+        CHECK(env.error().code == confine::ErrorCode::invalid_policy);
+        CHECK_THAT(env.error().message, Catch::Contains("an empty variable name"));
+    }
+    auto nul = confine::filter_environment(policy, {}, Strings{std::string("A\0B", 3)});
+    REQUIRE_FALSE(nul);
+    CHECK_THAT(nul.error().message, Catch::Contains("must not contain NUL"));
+
+    confine::EnvironmentPolicy bad_pattern;
+    bad_pattern.exclude = {"A=B"};
+    auto refused = confine::filter_environment(bad_pattern, {});
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message == "[policy.env] exclude entry 'A=B': a name pattern must not contain '='");
+    confine::EnvironmentPolicy bad_name;
+    bad_name.set = {{"", "x"}};
+    CHECK_FALSE(confine::filter_environment(bad_name, {}));
+
+    CHECK(confine::invalid_environment_name("GOOD_NAME") == std::nullopt);
+    CHECK(confine::invalid_environment_pattern("*_GOOD*") == std::nullopt);
+}
+
+TEST_CASE("[policy.env] is read, and each key a file gives replaces the default's", "[environment][config]") {
+    const auto cfg = config_of("[policy.env]\ninherit = \"core\"\nexclude = [\"CORP_*\"]\ninclude = [\"EDITOR\", \"LC_*\"]\n"
+                               "set = { CI = \"1\", HTTP_PROXY = \"\" }\n");
+    CHECK(cfg.environment.inherit == confine::EnvInherit::core);
+    CHECK(cfg.environment.exclude == Strings{"CORP_*"});
+    CHECK(cfg.environment.include == Strings{"EDITOR", "LC_*"});
+    CHECK(cfg.environment.set == std::vector<std::pair<std::string, std::string>>{{"CI", "1"}, {"HTTP_PROXY", ""}});
+    // A file that says only `inherit` keeps the default's exclude list.
+    const auto only_inherit = config_of("[policy.env]\ninherit = \"none\"\n");
+    CHECK(only_inherit.environment.inherit == confine::EnvInherit::none);
+    CHECK(only_inherit.environment.exclude == default_policy().exclude);
+    CHECK(has(default_policy().exclude, "*_API_KEY*"));
+    CHECK(default_policy().exclude.size() == 8);
+    // An explicit empty list is the list: nothing excluded.
+    CHECK(config_of("[policy.env]\nexclude = []\n").environment.exclude.empty());
+}
+
+TEST_CASE("[policy.env] errors name file, line and column", "[environment][config]") {
+    CHECK(error_of("[policy.env]\ninherit = \"some\"\n") == "env.toml:2:11: policy.env.inherit must be \"all\", \"core\" or \"none\"");
+    CHECK(error_of("[policy.env]\ninherit = 1\n") == "env.toml:2:11: policy.env.inherit must be \"all\", \"core\" or \"none\"");
+    CHECK(error_of("[policy.env]\nexclude = [\"A_*\", 3]\n") == "env.toml:2:19: every entry of policy.env.exclude must be a string, not integer");
+    CHECK(error_of("[policy.env]\ninclude = \"A_*\"\n") == "env.toml:2:11: policy.env.include must be an array of strings, not string");
+    CHECK(error_of("[policy.env]\nexclude = [\"A=B\"]\n") == "env.toml:2:12: policy.env.exclude entry 'A=B': a name pattern must not contain '='");
+    CHECK(error_of("[policy.env]\nset = { \"A=B\" = \"x\" }\n") == "env.toml:2:9: policy.env.set 'A=B': a variable name must not contain '='");
+    CHECK(error_of("[policy.env]\nset = { \"\" = \"x\" }\n") == "env.toml:2:9: policy.env.set '': an empty variable name");
+    CHECK(error_of("[policy.env]\nset = { CI = 1 }\n") == "env.toml:2:14: policy.env.set.CI must be a string, not integer");
+    CHECK(error_of("[policy.env]\nset = [\"CI=1\"]\n") == "env.toml:2:7: policy.env.set must be a table of names and strings, not array");
+    CHECK(error_of("[policy.env]\npass = [\"X\"]\n") == "env.toml:2:1: unknown key 'pass' in [policy.env] (known: inherit, exclude, include, set)");
+    CHECK(error_of("[policy]\nenv = \"all\"\n") == "env.toml:2:7: policy.env must be a table, not string");
+}
