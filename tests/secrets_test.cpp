@@ -183,26 +183,26 @@ void attempt_agent(Way way, bool unprivileged) {
 
 }  // namespace
 
-#define SECRET_CASES(WAY, TAG)                                                                                                            \
-    TEST_CASE("denied paths cannot be read or listed through " TAG ", as root", "[secrets][e2e]") { attempt_reads(WAY, false); }          \
-    TEST_CASE("denied paths cannot be read or listed through " TAG ", as an unprivileged user", "[secrets][e2e]") {                       \
+#define SECRET_CASES(WAY, TAG, TAGS)                                                                                                            \
+    TEST_CASE("denied paths cannot be read or listed through " TAG ", as root", "[secrets][e2e]" TAGS) { attempt_reads(WAY, false); }          \
+    TEST_CASE("denied paths cannot be read or listed through " TAG ", as an unprivileged user", "[secrets][e2e]" TAGS) {                       \
         attempt_reads(WAY, true);                                                                                                         \
     }                                                                                                                                     \
-    TEST_CASE("protected git files stay as they were, or the report says they cannot, through " TAG, "[secrets][e2e]") {                  \
+    TEST_CASE("protected git files stay as they were, or the report says they cannot, through " TAG, "[secrets][e2e]" TAGS) {                  \
         attempt_protected(WAY, false);                                                                                                    \
         attempt_protected(WAY, true);                                                                                                     \
     }                                                                                                                                     \
-    TEST_CASE("git init, add, commit and checkout -b work under the default protection through " TAG, "[secrets][e2e]") {                \
+    TEST_CASE("git init, add, commit and checkout -b work under the default protection through " TAG, "[secrets][e2e]" TAGS) {                \
         attempt_git(WAY, false);                                                                                                          \
         attempt_git(WAY, true);                                                                                                           \
     }                                                                                                                                     \
-    TEST_CASE("the caller's agent socket is out of reach, or the report says it is not, through " TAG, "[secrets][e2e]") {               \
+    TEST_CASE("the caller's agent socket is out of reach, or the report says it is not, through " TAG, "[secrets][e2e]" TAGS) {               \
         attempt_agent(WAY, false);                                                                                                        \
         attempt_agent(WAY, true);                                                                                                         \
     }
 
-SECRET_CASES(Way::bwrap, "the bwrap plugin")
-SECRET_CASES(Way::runner_command, "an asserted runner_command")
-SECRET_CASES(Way::landlock_launcher, "landlock-run")
-SECRET_CASES(Way::landlock_forked, "landlock in a forked child")
-SECRET_CASES(Way::landlock_in_place, "landlock in place")
+SECRET_CASES(Way::bwrap, "the bwrap plugin", "")
+SECRET_CASES(Way::runner_command, "an asserted runner_command", "")
+SECRET_CASES(Way::landlock_launcher, "landlock-run", "[linux-only]")
+SECRET_CASES(Way::landlock_forked, "landlock in a forked child", "[linux-only]")
+SECRET_CASES(Way::landlock_in_place, "landlock in place", "[linux-only]")
