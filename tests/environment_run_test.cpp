@@ -4,6 +4,7 @@
 // like a secret never reaches the command, one passed with --env or set by the
 // configuration does, and the report and -v name what was removed, never a value.
 #include "support.hpp"
+#include "ways.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -14,23 +15,10 @@
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using test::name_of;
+using test::Way;
 
 namespace {
-
-enum class Way { bwrap, runner_command, landlock_launcher, landlock_forked, landlock_in_place };
-
-std::string name_of(Way w) {
-    switch (w) {
-    case Way::bwrap: return "the bwrap plugin";
-    case Way::runner_command: return "an asserted runner_command of bubblewrap";
-    case Way::landlock_launcher: return "landlock through landlock-run";
-    case Way::landlock_forked: return "landlock applied in a forked child";
-    case Way::landlock_in_place: return "landlock applied in place";
-    }
-    return "?";
-}
-
-bool is_landlock(Way w) { return w != Way::bwrap && w != Way::runner_command; }
 
 // The secrets, in confinectl's own environment, and what the command must see instead.
 const std::vector<std::string> caller_environment{"MY_API_KEY=value-of-my-api-key", "GITHUB_TOKEN=value-of-github-token",
@@ -44,18 +32,8 @@ struct EnvironmentRun {
     Way way;
 
     explicit EnvironmentRun(Way w) : way(w) {
-        if (is_landlock(w)) test::require_landlock();
-        else test::require_bwrap();
-        std::string text;
-        switch (w) {
-        case Way::bwrap: text = "[platform.linux]\nchain = [\"bwrap\"]\n"; break;
-        case Way::runner_command:
-            text = "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n";
-            break;
-        case Way::landlock_launcher: text = "[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nin_process = false\n"; break;
-        case Way::landlock_forked:
-        case Way::landlock_in_place: text = "[platform.linux]\nchain = [\"landlock\"]\n"; break;
-        }
+        test::require_way(w);
+        const std::string text = test::way_config(w);
         // The environment alone (no path denied to read, a dimension of its own); the
         // default exclude list stands, and the configuration sets one variable.
         test::write_file(config, text + "[policy]\ndeny_read = []\n[policy.env]\nset = { CONFIGURED = \"from-the-configuration\" }\n");

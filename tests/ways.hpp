@@ -26,6 +26,25 @@ inline std::string name_of(Way w) {
 
 inline bool is_landlock(Way w) { return w != Way::bwrap && w != Way::runner_command; }
 
+// Skips (see skip_test) unless `w` can confine here.
+inline void require_way(Way w) {
+    if (is_landlock(w)) test::require_landlock();
+    else test::require_bwrap();
+}
+
+// The configuration that selects way `w` (the forked and the in-place Landlock ways differ
+// by how confinectl is run, not by it).
+inline std::string way_config(Way w) {
+    switch (w) {
+    case Way::bwrap: return "[platform.linux]\nchain = [\"bwrap\"]\n";
+    case Way::runner_command: return "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n";
+    case Way::landlock_launcher: return "[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nin_process = false\n";
+    case Way::landlock_forked:
+    case Way::landlock_in_place: return "[platform.linux]\nchain = [\"landlock\"]\n";
+    }
+    return {};
+}
+
 // confinectl configured for one way, in a private installed tree.
 struct Sandbox {
     test::Installed confine;
@@ -33,19 +52,8 @@ struct Sandbox {
     Way way;
 
     explicit Sandbox(Way w) : way(w) {
-        if (is_landlock(w)) test::require_landlock();
-        else test::require_bwrap();
-        std::string text;
-        switch (w) {
-        case Way::bwrap: text = "[platform.linux]\nchain = [\"bwrap\"]\n"; break;
-        case Way::runner_command:
-            text = "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n";
-            break;
-        case Way::landlock_launcher: text = "[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nin_process = false\n"; break;
-        case Way::landlock_forked:
-        case Way::landlock_in_place: text = "[platform.linux]\nchain = [\"landlock\"]\n"; break;
-        }
-        test::write_file(config, text);
+        require_way(w);
+        test::write_file(config, way_config(w));
     }
 
     // confinectl's argv for running `command` in `tree`'s workspace (or read-only).
