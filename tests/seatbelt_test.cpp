@@ -8,6 +8,7 @@
 #include "support.hpp"
 
 #include <confine/config.hpp>
+#include <confine/execute.hpp>
 #include <confine/provider.hpp>
 
 #include <catch2/catch.hpp>
@@ -82,6 +83,7 @@ struct Seatbelt {
         CHECK(j["runner"] == "seatbelt");
         CHECK(j["denial_signatures"] == json::array({"operation not permitted", "eperm", "eacces"}));
         CHECK(j["failure_rule"]["fatal_signatures"] == json::array({"sandbox-exec: "}));
+        CHECK(j["failure_rule"]["allowed_exit_codes"] == json::array({65, 71}));
         // The profile allows signals to the user's other processes: processes is none, so
         // the enforcement is partial, and a run needs [policy.enforcement] processes = "best-effort".
         CHECK(j["enforcement"] == "partial");
@@ -645,6 +647,102 @@ TEST_CASE("confinectl wrap --runner wraps with any runner for review, and names 
     CHECK_THAT(r.err, Catch::Contains("no command given"));
 }
 
+namespace {
+
+// An observation with its whole stderr, judged as the executor would after reading it.
+struct Seen : confine::Observation {
+    std::string stderr_text;
+};
+
+Seen exited(int code, std::string stderr_text) {
+    Seen o;
+    o.exit_code = code;
+    o.stderr_seen = true;
+    o.stderr_text = std::move(stderr_text);
+    return o;
+}
+
+confine::Outcome judged(const confine::WrapResult& w, Seen seen) {
+    seen.stderr_findings = confine::scan_stderr(w, seen.stderr_text);
+    return confine::classify(w, seen);
+}
+
+// The seatbelt runner's wrap result, as the plugin makes it.
+confine::WrapResult seatbelt_wrap(const Seatbelt& s, const fs::path& ws) {
+    auto config = confine::parse_config("[platform.linux]\nchain = [\"landlock\"]\n", "test.toml");
+    REQUIRE(config);
+    confine::ProviderOptions options;
+    options.builtin_plugin_dirs = {s.confine.plugin_dir()};
+    auto provider = confine::Provider::create(std::move(*config), options);
+    REQUIRE(provider);
+    const std::vector<std::string> argv{"true"};
+    auto w = (*provider)->wrap_with("seatbelt", {confine::Mode::workspace_write, ws, {}}, argv);
+    REQUIRE(w);
+    return *w;
+}
+
+}  // namespace
+
+TEST_CASE("sandbox-exec's own failures at 65 and 71 are the runner's, as its line says", "[seatbelt][classify]") {
+    Seatbelt s;
+    test::TempDir ws("/var/tmp");
+    const auto w = seatbelt_wrap(s, ws.path());
+    CHECK(w.failure_rule.allowed_exit_codes == std::vector<std::int32_t>{65, 71});
+    CHECK(w.failure_rule.fatal_signatures == std::vector<std::string>{"sandbox-exec: "});
+    CHECK(w.failure_rule.informational_lines.empty());
+    for (const auto& [code, line] : std::vector<std::pair<int, std::string>>{
+             {65, "sandbox-exec: unbound variable: file-unmount at <input string>, line 4"},
+             {65, "sandbox-exec: no version specified"},
+             {71, "sandbox-exec: sandbox_apply: Operation not permitted"},
+             {71, "sandbox-exec: execvp() of 'npm' failed: No such file or directory"}}) {
+        INFO(code << " " << line);
+        auto out = judged(w, exited(code, "noise before\n" + line + "\n"));
+        CHECK(out.kind == confine::OutcomeKind::sandbox_unavailable);
+        CHECK(out.basis == confine::Basis::rule);
+        CHECK(out.evidence == line);
+        CHECK(out.matched_rule == "sandbox-exec: ");
+        CHECK(out.runner == "seatbelt");
+    }
+}
+
+TEST_CASE("a sandbox-exec line the command prints is its own at any status sandbox-exec does not fail with", "[seatbelt][classify]") {
+    Seatbelt s;
+    test::TempDir ws("/var/tmp");
+    const auto w = seatbelt_wrap(s, ws.path());
+    // A nested sandbox-exec inside the command failed, and the command went on to fail
+    // in its own way (or to succeed).
+    const std::string nested = "sandbox-exec: sandbox_apply: Operation not permitted\n";
+    for (int code : {1, 2, 64, 66, 70, 72, 125, 126, 127, 128 + 9}) {
+        INFO(code);
+        auto out = judged(w, exited(code, nested));
+        CHECK(out.kind == confine::OutcomeKind::task_failed);
+        CHECK(out.basis == confine::Basis::rule);
+        CHECK(out.evidence.empty());
+        CHECK(out.exit_code == code);
+    }
+    CHECK(judged(w, exited(0, nested)).kind == confine::OutcomeKind::completed);
+    // At 65 or 71 without sandbox-exec's line, the status is the command's own (EX_DATAERR
+    // and EX_OSERR are common exit statuses).
+    for (int code : {65, 71}) {
+        auto out = judged(w, exited(code, "mytool: bad input on line 3\nsandbox-exec is not here\n"));
+        CHECK(out.kind == confine::OutcomeKind::task_failed);
+        CHECK(out.evidence.empty());
+    }
+    // Killed by a signal: never the runner's failure by rule.
+    Seen killed;
+    killed.signal = 9;
+    killed.stderr_seen = true;
+    killed.stderr_text = nested;
+    CHECK(judged(w, killed).kind == confine::OutcomeKind::task_failed);
+    // A denial in Seatbelt's dialect is a hint on the command's failure.
+    auto denied = judged(w, exited(1, "touch: /Users/me/x: Operation not permitted\n"));
+    CHECK(denied.kind == confine::OutcomeKind::task_failed);
+    CHECK(denied.denial_hint == "touch: /Users/me/x: Operation not permitted");
+    // What the rule cannot tell without attestation: a command that prints such a line
+    // and itself exits 65 or 71 is taken for sandbox-exec.
+    CHECK(judged(w, exited(71, nested)).kind == confine::OutcomeKind::sandbox_unavailable);
+}
+
 // --- macOS only: the real sandbox-exec.
 
 namespace {
@@ -659,6 +757,7 @@ const test::RunnerExpectations seatbelt{.name = "seatbelt",
                                         .require = nullptr,
                                         .denial = "Operation not permitted",
                                         .fatal_signature = "sandbox-exec: ",
+                                        .fatal_statuses = {65, 71},
                                         .basis = test::Basis::rule,
                                         .tmp = test::Tmp::the_hosts,
                                         .dev = test::Dev::the_hosts,
