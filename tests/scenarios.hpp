@@ -22,6 +22,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 namespace test {
 
@@ -62,6 +63,9 @@ struct RunnerExpectations {
     void (*require)() = nullptr;    // skips (test::skip_test) where this machine lacks the mechanism
     std::string denial;             // a denied write in the command's stderr: "Read-only file system"
     std::string fatal_signature;    // the runner's own failure lines start with it: "bwrap: "
+    // Under Basis::rule, the exit statuses at which such a line is taken for the
+    // runner's failure (the rule's allowed_exit_codes; empty: any).
+    std::vector<int> fatal_statuses{};
     Basis basis = Basis::attestation;
     Tmp tmp = Tmp::the_hosts;
     Dev dev = Dev::the_hosts;

@@ -8,6 +8,7 @@
 #include "support.hpp"
 
 #include <confine/config.hpp>
+#include <confine/execute.hpp>
 #include <confine/provider.hpp>
 
 #include <catch2/catch.hpp>
@@ -26,7 +27,23 @@ namespace sb = confine::seatbelt;
 
 namespace {
 
-const std::string header = "(version 1)\n(allow default)\n(deny network*)\n(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n";
+// What every profile carries, written out here rather than taken from sbpl.hpp: the
+// operations through which a host service would write for the command, and the devices
+// whose data may be written.
+const std::string services = "(deny file-mount file-unmount)\n(deny user-preference-write)\n(deny job-creation lsopen appleevent-send)\n";
+const std::string devices =
+    "(allow file-write-data (literal \"/dev/null\") (literal \"/dev/ptmx\") (literal \"/dev/stderr\") (literal \"/dev/stdout\") (literal \"/dev/tty\"))\n"
+    "(allow file-write-data (regex #\"^/dev/fd/[0-9]+$\") (regex #\"^/dev/ttys[0-9]+$\"))\n";
+const std::string header = "(version 1)\n(allow default)\n(deny network*)\n" + services + "(deny file-write*)\n" + devices;
+
+// The write and hard-link grants for `roots`, in the order given.
+std::string grants(const std::vector<std::string>& roots) {
+    std::string out;
+    for (const auto& r : roots) out += "(allow file-write* (subpath \"" + r + "\"))\n";
+    out += "(deny file-link)\n";
+    for (const auto& r : roots) out += "(allow file-link (subpath \"" + r + "\"))\n";
+    return out;
+}
 
 std::string hex(std::string_view s) {
     std::string out;
@@ -66,6 +83,7 @@ struct Seatbelt {
         CHECK(j["runner"] == "seatbelt");
         CHECK(j["denial_signatures"] == json::array({"operation not permitted", "eperm", "eacces"}));
         CHECK(j["failure_rule"]["fatal_signatures"] == json::array({"sandbox-exec: "}));
+        CHECK(j["failure_rule"]["allowed_exit_codes"] == json::array({65, 71}));
         // The profile allows signals to the user's other processes: processes is none, so
         // the enforcement is partial, and a run needs [policy.enforcement] processes = "best-effort".
         CHECK(j["enforcement"] == "partial");
@@ -127,9 +145,20 @@ void check_decisions(const std::string& profile, const std::vector<std::tuple<st
 }
 
 std::vector<std::string> expected_reading(const std::vector<std::string>& roots) {
-    std::vector<std::string> out{"(version 1)", "(allow default)", "(deny network*)", "(deny file-write*)",
-                                 "(allow file-write* (literal \"" + hex("/dev/null") + "\"))"};
+    auto literal = [](const char* path) { return "(literal \"" + hex(path) + "\")"; };
+    std::vector<std::string> out{"(version 1)",
+                                 "(allow default)",
+                                 "(deny network*)",
+                                 "(deny file-mount file-unmount)",
+                                 "(deny user-preference-write)",
+                                 "(deny job-creation lsopen appleevent-send)",
+                                 "(deny file-write*)",
+                                 "(allow file-write-data " + literal("/dev/null") + " " + literal("/dev/ptmx") + " " + literal("/dev/stderr") + " " +
+                                     literal("/dev/stdout") + " " + literal("/dev/tty") + ")",
+                                 "(allow file-write-data (regex #\"" + hex("^/dev/fd/[0-9]+$") + "\") (regex #\"" + hex("^/dev/ttys[0-9]+$") + "\"))"};
     for (const auto& r : roots) out.push_back("(allow file-write* (subpath \"" + hex(r) + "\"))");
+    out.push_back("(deny file-link)");
+    for (const auto& r : roots) out.push_back("(allow file-link (subpath \"" + hex(r) + "\"))");
     return out;
 }
 
@@ -164,15 +193,14 @@ TEST_CASE("seatbelt profiles per mode and policy match their golden files", "[se
     CHECK(s.profile({"--workspace", "/var/backups"}) == golden("workspace-write.sb"));
     CHECK(s.profile({"--workspace", "/var/backups", "--writable", "/var/opt", "--writable", "/var/local"}) == golden("workspace-write-extra.sb"));
     // The same root twice, or a root given twice, appears once.
-    CHECK(s.profile({"--workspace", "/tmp", "--writable", "/tmp/"}) ==
-          header + "(allow file-write* (subpath \"/tmp\"))\n(allow file-write* (subpath \"/var/cache\"))\n");
+    CHECK(s.profile({"--workspace", "/tmp", "--writable", "/tmp/"}) == header + grants({"/tmp", "/var/cache"}));
     // Without a per-user temp dir (Linux has none), only the workspace and /tmp.
     Seatbelt plain;
-    CHECK(plain.profile({"--workspace", "/var/backups"}) == header + "(allow file-write* (subpath \"/tmp\"))\n(allow file-write* (subpath \"/var/backups\"))\n");
-    CHECK(plain.profile({"--mode", "read-only"}) == header);
+    CHECK(plain.profile({"--workspace", "/var/backups"}) == header + grants({"/tmp", "/var/backups"}));
+    CHECK(plain.profile({"--mode", "read-only"}) == header + "(deny file-link)\n");
     // With the network allowed, no network rule at all.
     CHECK(plain.profile({"--mode", "read-only", "--network", "allow"}) ==
-          "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n");
+          "(version 1)\n(allow default)\n" + services + "(deny file-write*)\n" + devices + "(deny file-link)\n");
 }
 
 TEST_CASE("hostile paths stay one string each: an independent reader sees exactly the intended rules", "[seatbelt][guile]") {
@@ -217,8 +245,7 @@ TEST_CASE("seatbelt refuses a root it cannot put in a profile, and names it", "[
 
 TEST_CASE("seatbelt deny_read and protect rules come after the allows, each list sorted", "[seatbelt]") {
     sb::Request r{{"/w", "/tmp", "/tmp/ws"}, false, {"/home/u/.ssh", "/w/.env", "/home/u/.aws", "/w/.env"}, {"/tmp/ws/.git/hooks", "/w/.git/config"}};
-    CHECK(sb::profile(r) == "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n"
-                            "(allow file-write* (subpath \"/tmp\"))\n(allow file-write* (subpath \"/tmp/ws\"))\n(allow file-write* (subpath \"/w\"))\n"
+    CHECK(sb::profile(r) == "(version 1)\n(allow default)\n" + services + "(deny file-write*)\n" + devices + grants({"/tmp", "/tmp/ws", "/w"}) +
                             "(deny file-read* file-link file-clone network-outbound (subpath \"/home/u/.aws\"))\n"
                             "(deny file-read* file-link file-clone network-outbound (subpath \"/home/u/.ssh\"))\n"
                             "(deny file-read* file-link file-clone network-outbound (subpath \"/w/.env\"))\n"
@@ -354,6 +381,134 @@ TEST_CASE("the independent reader proves what deny_read and protect deny, and wh
     check_decisions(p, {{"network-outbound", h + "/.sshx/agent.sock", "deny"}});
 }
 
+TEST_CASE("hard links are made only between writable roots, so nothing outside is written through one", "[seatbelt][guile]") {
+    // The Mac-shaped golden profile: workspace, /private/tmp and the per-user temp dir
+    // writable, the default secrets denied and git's files protected. Seatbelt checks
+    // link(2) as file-link against the existing name and against the new one: a link is
+    // made only if both are allowed.
+    const std::string p = test::read_file(fs::path(GOLDEN_DIR) / "seatbelt" / "deny-read-protect.sb");
+    const std::string w = "/Users/me/src/project", t = "/private/var/folders/xy/abc123/T";
+    check_decisions(p, {// ln ~/.zshrc ws/x: the new name is in the workspace, the file is not.
+                        {"file-link", "/Users/me/.zshrc", "deny"},
+                        {"file-link", w + "/x", "allow"},
+                        {"file-link", "/private/etc/hosts", "deny"},
+                        // Within the workspace, and between writable roots (a package
+                        // manager's store in the temp dir linked into the workspace).
+                        {"file-link", w + "/node_modules/.store/a", "allow"},
+                        {"file-link", "/private/tmp/build/a.o", "allow"},
+                        {"file-link", t + "/cache/wheel", "allow"},
+                        // Out of the workspace: the new name is outside, and so is its creation.
+                        {"file-link", "/Users/me/Desktop/x", "deny"},
+                        {"file-write-create", "/Users/me/Desktop/x", "deny"},
+                        // Neither a secret nor a protected file gets a second name, even
+                        // within the workspace.
+                        {"file-link", "/Users/me/.ssh/id_ed25519", "deny"},
+                        {"file-link", w + "/.env", "deny"},
+                        {"file-link", w + "/.git/hooks/pre-commit", "deny"},
+                        {"file-link", w + "/.git/config", "deny"},
+                        // A name that merely begins like a root is outside it.
+                        {"file-link", w + "-old/x", "deny"}});
+    // Read-only: no hard link anywhere.
+    Seatbelt s;
+    check_decisions(s.profile({"--mode", "read-only"}), {{"file-link", "/tmp/a", "deny"}, {"file-link", "/var/tmp/b", "deny"}});
+}
+
+TEST_CASE("mounts, preference writes, launchd jobs, LaunchServices and Apple Events are denied in every profile", "[seatbelt][guile]") {
+    Seatbelt s;
+    test::TempDir ws("/var/tmp");
+    const std::string w = fs::canonical(ws.path()).string();
+    for (const auto& flags : std::vector<std::vector<std::string>>{{"--mode", "read-only"},
+                                                                   {"--workspace", w},
+                                                                   {"--workspace", w, "--network", "allow"}}) {
+        const std::string p = s.profile(flags);
+        check_decisions(p, {// mount(2) over the workspace or anywhere else, and unmount.
+                            {"file-mount", w, "deny"},
+                            {"file-mount", "/Volumes/stick", "deny"},
+                            {"file-unmount", "/Volumes/stick", "deny"},
+                            // cfprefsd writes no domain for the command (`defaults write`);
+                            // reading preferences stays allowed.
+                            {"user-preference-write", "com.apple.dock", "deny"},
+                            {"user-preference-write", "org.example.app", "deny"},
+                            {"user-preference-read", "com.apple.dock", "allow"},
+                            // Nothing outside the sandbox starts or acts for it.
+                            {"job-creation", "org.example.job", "deny"},
+                            {"lsopen", "/Users/me/x.command", "deny"},
+                            {"appleevent-send", "com.apple.Terminal", "deny"},
+                            // What stays allowed is not touched by these rules.
+                            {"process-exec", "/bin/sh", "allow"},
+                            {"file-read-data", "/etc/hosts", "allow"}});
+    }
+}
+
+TEST_CASE("the terminal, standard output and error and pseudo-terminals are writable, the rest of /dev is not", "[seatbelt][guile]") {
+    Seatbelt s;
+    test::TempDir ws("/var/tmp");
+    for (const auto& flags : std::vector<std::vector<std::string>>{{"--mode", "read-only"}, {"--workspace", ws.path().string()}}) {
+        const std::string p = s.profile(flags);
+        check_decisions(p, {{"file-write-data", "/dev/null", "allow"},
+                            {"file-write-data", "/dev/stdout", "allow"},
+                            {"file-write-data", "/dev/stderr", "allow"},
+                            {"file-write-data", "/dev/fd/1", "allow"},
+                            {"file-write-data", "/dev/fd/2", "allow"},
+                            {"file-write-data", "/dev/fd/17", "allow"},
+                            {"file-write-data", "/dev/tty", "allow"},
+                            {"file-write-data", "/dev/ptmx", "allow"},
+                            {"file-write-data", "/dev/ttys000", "allow"},
+                            {"file-write-data", "/dev/ttys003", "allow"},
+                            // Disks, memory, other devices, BSD-style ptys: not writable.
+                            {"file-write-data", "/dev/disk0", "deny"},
+                            {"file-write-data", "/dev/rdisk0s1", "deny"},
+                            {"file-write-data", "/dev/mem", "deny"},
+                            {"file-write-data", "/dev/ttyp0", "deny"},
+                            {"file-write-data", "/dev/ptyp0", "deny"},
+                            {"file-write-data", "/dev/tty.Bluetooth-Incoming-Port", "deny"},
+                            {"file-write-data", "/dev/cu.usbserial", "deny"},
+                            // Only the exact names the patterns mean.
+                            {"file-write-data", "/dev/ttys", "deny"},
+                            {"file-write-data", "/dev/ttys003x", "deny"},
+                            {"file-write-data", "/dev/ttys003/x", "deny"},
+                            {"file-write-data", "/dev/fd", "deny"},
+                            {"file-write-data", "/dev/fd/1/x", "deny"},
+                            {"file-write-data", "/dev/fd/x", "deny"},
+                            {"file-write-data", "/dev/nullx", "deny"},
+                            {"file-write-data", "/dev/tty/x", "deny"},
+                            // Data only: no device node is created, removed, renamed or changed.
+                            {"file-write-create", "/dev/null", "deny"},
+                            {"file-write-unlink", "/dev/null", "deny"},
+                            {"file-write-create", "/dev/evil", "deny"},
+                            {"file-write-mode", "/dev/tty", "deny"},
+                            {"file-write-owner", "/dev/ttys003", "deny"},
+                            {"file-write-unlink", "/dev/stdout", "deny"},
+                            {"file-write-times", "/dev/fd/1", "deny"},
+                            {"file-link", "/dev/null", "deny"}});
+    }
+}
+
+TEST_CASE("the profile reader refuses what it cannot judge", "[seatbelt][guile]") {
+    if (!fs::exists("/usr/bin/guile")) test::skip_test("needs guile (Debian package guile-3.0) as the independent profile reader");
+    test::TempDir dir;
+    auto judged = [&](const std::string& profile) {
+        const fs::path file = dir / "profile.sb";
+        test::write_file(file, profile);
+        return test::run({"/usr/bin/guile", "--no-auto-compile", "-s", SBPL_READER, file.string(), "--decide", "file-write-data", "/w/x"});
+    };
+    const std::string base = "(version 1)\n(allow default)\n";
+    CHECK(judged(base + "(deny file-write*)\n(allow file-write* (subpath \"/w\"))\n").out == "allow\n");
+    // An allow with a filter, then a deny without one: Homebrew's order. Whether the
+    // later deny or the narrower allow wins is what Seatbelt's ranking decides, so the
+    // reader gives no answer.
+    auto ranked = judged(base + "(allow file-write* (subpath \"/w\"))\n(deny file-write*)\n");
+    CHECK(ranked.exit_code != 0);
+    CHECK_THAT(ranked.err, Catch::Contains("depends on how Seatbelt ranks rules"));
+    // A filter it does not know, a regex spelt as a plain string, a form it does not know.
+    CHECK(judged(base + "(deny file-write* (vnode-type REGULAR-FILE))\n").exit_code != 0);
+    CHECK(judged(base + "(deny file-write* (regex \"^/w\"))\n").exit_code != 0);
+    CHECK(judged(base + "(import \"system.sb\")\n").exit_code != 0);
+    // A regex is a whole-path POSIX extended expression.
+    CHECK(judged(base + "(deny file-write* (regex #\"^/w/[a-z]$\"))\n").out == "deny\n");
+    CHECK(judged(base + "(deny file-write* (regex #\"^/w/[0-9]$\"))\n").out == "allow\n");
+}
+
 TEST_CASE("a workspace inside /tmp cannot be renamed away from its protected paths", "[seatbelt][guile]") {
     test::TempDir base("/tmp");
     const fs::path ws = base / "ws";
@@ -462,7 +617,7 @@ TEST_CASE("seatbelt's probe confines true with the read-only profile, in a longe
     CHECK(j["runners"][0]["probed"] == true);
     CHECK(j["runners"][0]["verdict"] == "full");
     CHECK(j["selected"] == "seatbelt");
-    CHECK(test::read_file(log) == "-p\n---\n" + header + "\n---\n--\n---\n/usr/bin/true\n---\n");
+    CHECK(test::read_file(log) == "-p\n---\n" + header + "(deny file-link)\n\n---\n--\n---\n/usr/bin/true\n---\n");
 
     // What sandbox-exec says when it cannot apply a profile is the reason.
     test::write_file(fake, "#!/bin/sh\necho 'sandbox-exec: sandbox_apply: Operation not permitted' >&2\nexit 71\n", fs::perms(0755));
@@ -492,6 +647,102 @@ TEST_CASE("confinectl wrap --runner wraps with any runner for review, and names 
     CHECK_THAT(r.err, Catch::Contains("no command given"));
 }
 
+namespace {
+
+// An observation with its whole stderr, judged as the executor would after reading it.
+struct Seen : confine::Observation {
+    std::string stderr_text;
+};
+
+Seen exited(int code, std::string stderr_text) {
+    Seen o;
+    o.exit_code = code;
+    o.stderr_seen = true;
+    o.stderr_text = std::move(stderr_text);
+    return o;
+}
+
+confine::Outcome judged(const confine::WrapResult& w, Seen seen) {
+    seen.stderr_findings = confine::scan_stderr(w, seen.stderr_text);
+    return confine::classify(w, seen);
+}
+
+// The seatbelt runner's wrap result, as the plugin makes it.
+confine::WrapResult seatbelt_wrap(const Seatbelt& s, const fs::path& ws) {
+    auto config = confine::parse_config("[platform.linux]\nchain = [\"landlock\"]\n", "test.toml");
+    REQUIRE(config);
+    confine::ProviderOptions options;
+    options.builtin_plugin_dirs = {s.confine.plugin_dir()};
+    auto provider = confine::Provider::create(std::move(*config), options);
+    REQUIRE(provider);
+    const std::vector<std::string> argv{"true"};
+    auto w = (*provider)->wrap_with("seatbelt", {confine::Mode::workspace_write, ws, {}}, argv);
+    REQUIRE(w);
+    return *w;
+}
+
+}  // namespace
+
+TEST_CASE("sandbox-exec's own failures at 65 and 71 are the runner's, as its line says", "[seatbelt][classify]") {
+    Seatbelt s;
+    test::TempDir ws("/var/tmp");
+    const auto w = seatbelt_wrap(s, ws.path());
+    CHECK(w.failure_rule.allowed_exit_codes == std::vector<std::int32_t>{65, 71});
+    CHECK(w.failure_rule.fatal_signatures == std::vector<std::string>{"sandbox-exec: "});
+    CHECK(w.failure_rule.informational_lines.empty());
+    for (const auto& [code, line] : std::vector<std::pair<int, std::string>>{
+             {65, "sandbox-exec: unbound variable: file-unmount at <input string>, line 4"},
+             {65, "sandbox-exec: no version specified"},
+             {71, "sandbox-exec: sandbox_apply: Operation not permitted"},
+             {71, "sandbox-exec: execvp() of 'npm' failed: No such file or directory"}}) {
+        INFO(code << " " << line);
+        auto out = judged(w, exited(code, "noise before\n" + line + "\n"));
+        CHECK(out.kind == confine::OutcomeKind::sandbox_unavailable);
+        CHECK(out.basis == confine::Basis::rule);
+        CHECK(out.evidence == line);
+        CHECK(out.matched_rule == "sandbox-exec: ");
+        CHECK(out.runner == "seatbelt");
+    }
+}
+
+TEST_CASE("a sandbox-exec line the command prints is its own at any status sandbox-exec does not fail with", "[seatbelt][classify]") {
+    Seatbelt s;
+    test::TempDir ws("/var/tmp");
+    const auto w = seatbelt_wrap(s, ws.path());
+    // A nested sandbox-exec inside the command failed, and the command went on to fail
+    // in its own way (or to succeed).
+    const std::string nested = "sandbox-exec: sandbox_apply: Operation not permitted\n";
+    for (int code : {1, 2, 64, 66, 70, 72, 125, 126, 127, 128 + 9}) {
+        INFO(code);
+        auto out = judged(w, exited(code, nested));
+        CHECK(out.kind == confine::OutcomeKind::task_failed);
+        CHECK(out.basis == confine::Basis::rule);
+        CHECK(out.evidence.empty());
+        CHECK(out.exit_code == code);
+    }
+    CHECK(judged(w, exited(0, nested)).kind == confine::OutcomeKind::completed);
+    // At 65 or 71 without sandbox-exec's line, the status is the command's own (EX_DATAERR
+    // and EX_OSERR are common exit statuses).
+    for (int code : {65, 71}) {
+        auto out = judged(w, exited(code, "mytool: bad input on line 3\nsandbox-exec is not here\n"));
+        CHECK(out.kind == confine::OutcomeKind::task_failed);
+        CHECK(out.evidence.empty());
+    }
+    // Killed by a signal: never the runner's failure by rule.
+    Seen killed;
+    killed.signal = 9;
+    killed.stderr_seen = true;
+    killed.stderr_text = nested;
+    CHECK(judged(w, killed).kind == confine::OutcomeKind::task_failed);
+    // A denial in Seatbelt's dialect is a hint on the command's failure.
+    auto denied = judged(w, exited(1, "touch: /Users/me/x: Operation not permitted\n"));
+    CHECK(denied.kind == confine::OutcomeKind::task_failed);
+    CHECK(denied.denial_hint == "touch: /Users/me/x: Operation not permitted");
+    // What the rule cannot tell without attestation: a command that prints such a line
+    // and itself exits 65 or 71 is taken for sandbox-exec.
+    CHECK(judged(w, exited(71, nested)).kind == confine::OutcomeKind::sandbox_unavailable);
+}
+
 // --- macOS only: the real sandbox-exec.
 
 namespace {
@@ -506,6 +757,7 @@ const test::RunnerExpectations seatbelt{.name = "seatbelt",
                                         .require = nullptr,
                                         .denial = "Operation not permitted",
                                         .fatal_signature = "sandbox-exec: ",
+                                        .fatal_statuses = {65, 71},
                                         .basis = test::Basis::rule,
                                         .tmp = test::Tmp::the_hosts,
                                         .dev = test::Dev::the_hosts,

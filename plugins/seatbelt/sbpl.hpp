@@ -84,11 +84,50 @@ struct Request {
     std::vector<std::string> protect;    // not written, beneath and including each
 };
 
+// Rules every profile carries, whatever the policy (constants: no path of the policy
+// is ever part of them, and no regex is ever built from one).
+//
+// Operations that have a host service or the kernel act for the command outside every
+// path rule, each a way to write where the profile forbids it:
+// - file-mount, file-unmount: mount(2)/unmount(2) by the command itself (a file system
+//   mounted over a path changes what the path rules mean);
+// - user-preference-write: cfprefsd writes a preference domain's plist for the command
+//   (`defaults write`), wherever that plist lives;
+// - job-creation: launchd starts a job for it (`launchctl submit`), unconfined;
+// - lsopen: LaunchServices opens a document or an application for it (`open x.command`
+//   has Terminal run the script), unconfined;
+// - appleevent-send: another application acts on its Apple Events (`osascript -e 'tell
+//   application "Terminal" to do script …'`).
+inline constexpr std::string_view denied_services =
+    "(deny file-mount file-unmount)\n"
+    "(deny user-preference-write)\n"
+    "(deny job-creation lsopen appleevent-send)\n";
+
+// The devices a command writes to as a matter of course: the data of /dev/null, of its
+// standard output and error (/dev/stdout and /dev/stderr lead to /dev/fd/N, which
+// duplicates a descriptor it already holds, with no more access than that one has), of
+// its terminal (/dev/tty) and of pseudo-terminals (/dev/ptmx to make one, /dev/ttysNNN).
+// Only file-write-data: no device node is created, removed, renamed or changed in mode,
+// owner, times or attributes (with file-write*, a command run as root could replace
+// /dev/null). The rest of /dev (disks such as /dev/disk0, /dev/mem, BSD-style ptys
+// /dev/ptyXX and /dev/ttyXX) stays unwritable.
+inline constexpr std::string_view writable_devices =
+    "(allow file-write-data (literal \"/dev/null\") (literal \"/dev/ptmx\") (literal \"/dev/stderr\") (literal \"/dev/stdout\") (literal \"/dev/tty\"))\n"
+    "(allow file-write-data (regex #\"^/dev/fd/[0-9]+$\") (regex #\"^/dev/ttys[0-9]+$\"))\n";
+
 // The profile: allow by default; with the network confined, deny every network
 // operation (outbound, inbound and bind, unix-domain sockets of host services included;
-// a socketpair is not one); deny every file write, then allow writes to /dev/null (the
-// file alone) and beneath each writable root. Then, after every allow so that they win
-// (in SBPL the last rule that matches an operation decides it):
+// a socketpair is not one); deny the operations that have a host service write for the
+// command (`denied_services`); deny every file write, then allow writing data to the
+// usual devices (`writable_devices`) and every write beneath each writable root.
+// Hard links: `file-link` is denied, then allowed beneath each writable root. Seatbelt
+// checks link(2) as file-link against both names, the existing file's and the new one,
+// so a link is made only when both lie in writable roots: a file from outside cannot
+// be given a name in the workspace to be written through it, and nothing can be linked
+// out. (A link that exists before the run is a path like any other: what it names is
+// written through it. Seatbelt matches paths, not files.)
+// Then, after every allow so that they win (in SBPL the last rule that matches an
+// operation decides it):
 // - each deny_read path: no read of it or beneath it (data, metadata, extended
 //   attributes, a directory's listing), no hard link or clone of what is there (a new
 //   name elsewhere would be read by that name), no connection to a socket there;
@@ -98,6 +137,9 @@ struct Request {
 // - against a rename that would put another directory in their place: no removal or
 //   rename (file-write-unlink) of a deny_read path that lies in a writable root, nor of
 //   any directory above a deny_read or protect path that lies strictly inside one.
+// No rule without a filter follows one with a filter for the same operation, so the
+// profile means the same whether Seatbelt lets the last matching rule decide or lets
+// any filtered rule outrank an unfiltered one (the independent reader checks both).
 // Each list is sorted and de-duplicated, so equal policies give equal profiles.
 inline std::expected<std::string, std::string> profile(Request r) {
     auto tidy = [](std::vector<std::string>& v) {
@@ -113,14 +155,20 @@ inline std::expected<std::string, std::string> profile(Request r) {
         if (!literal) return std::unexpected(std::string(what) + " " + path + " " + literal.error());
         return literal;
     };
-    std::string p = "(version 1)\n(allow default)\n";
-    if (r.network_none) p += "(deny network*)\n";
-    p += "(deny file-write*)\n(allow file-write* (literal \"/dev/null\"))\n";
+    std::vector<std::string> roots;  // as string literals
     for (const auto& root : r.roots) {
         auto literal = string_literal(root);
         if (!literal) return std::unexpected("writable root " + root + " " + literal.error());
-        p += "(allow file-write* (subpath " + *literal + "))\n";
+        roots.push_back(std::move(*literal));
     }
+    std::string p = "(version 1)\n(allow default)\n";
+    if (r.network_none) p += "(deny network*)\n";
+    p += denied_services;
+    p += "(deny file-write*)\n";
+    p += writable_devices;
+    for (const auto& root : roots) p += "(allow file-write* (subpath " + root + "))\n";
+    p += "(deny file-link)\n";
+    for (const auto& root : roots) p += "(allow file-link (subpath " + root + "))\n";
     std::vector<std::string> unlinkable;  // deny_read paths in a writable root
     std::vector<std::string> ancestors;
     for (const auto& d : r.deny_read) {

@@ -21,6 +21,11 @@ namespace {
 
 constexpr const char* default_program = "/usr/bin/sandbox-exec";
 
+// sandbox-exec's exit statuses when it fails (<sysexits.h>, which not every OS that
+// generates profiles has).
+constexpr std::int32_t sysexits_dataerr = 65;
+constexpr std::int32_t sysexits_oserr = 71;
+
 // The per-user temporary directory ($TMPDIR's usual home on macOS), if this OS has one.
 std::string system_user_temp_dir() {
 #if defined(__APPLE__)
@@ -92,6 +97,16 @@ public:
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = sdk::Enforcement::full;
         r.denial_signatures = {"operation not permitted", "eperm", "eacces"};
+        // sandbox-exec's own failures: a profile it does not accept (a syntax error, an
+        // operation this macOS does not know: "sandbox-exec: unbound variable: …") exits
+        // 65 (EX_DATAERR); a profile it cannot apply ("sandbox-exec: sandbox_apply: …")
+        // or a command it cannot execute ("sandbox-exec: execvp() of '…' failed: …")
+        // exits 71 (EX_OSERR). Both before the command runs. A `sandbox-exec: ` line at
+        // any other status is the command's own (a nested sandbox-exec that failed, with
+        // the command going on to exit 1): not evidence. With no attestation, a command
+        // that itself exits 65 or 71 after printing such a line is still taken for the
+        // runner's failure.
+        r.failure_rule.allowed_exit_codes = {sysexits_dataerr, sysexits_oserr};
         r.failure_rule.fatal_signatures = {"sandbox-exec: "};
         // The profile allows everything but writes (and the network, when confined): a
         // command can still signal the user's other processes and ask host services to
