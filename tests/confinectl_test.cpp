@@ -709,6 +709,24 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
     check_one_error_line(binary, "wrap --json: argument 3 of the wrapped command line is not UTF-8, which JSON cannot carry");
 }
 
+TEST_CASE("confinectl wrap --runner appcontainer in read-only mode plans reading where the command runs", "[cli][wrap][appcontainer]") {
+    // Issue 19: the core passed no workspace in read-only mode, and the wrap granted
+    // nothing. Now the policy names the working directory (ABI 1.8) and the plugin plans a
+    // read grant on it; on Linux that directory is no Windows path, and the wrap says so,
+    // naming it (under Wine the Windows build shows the --ro). The command is looked up
+    // first, here where it runs: `true`, not `cmd.exe`.
+    Installed confine;
+    test::TempDir cwd;
+    const std::vector<std::string> in_cwd{"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", cwd.path().string()};
+    auto r = confine.run({"wrap", "--json", "--runner", "appcontainer", "--mode", "read-only", "--", "true"}, {}, in_cwd);
+    CHECK(r.exit_code != 0);
+    CHECK(json::parse(r.out)["error"]["code"] == "SANDBOX_UNAVAILABLE");  // as every refused wrap
+    CHECK_THAT(r.err, Catch::Contains("not an absolute Windows path: " + fs::canonical(cwd.path()).string()));
+    // Workspace-write: the workspace, as before, and no working directory of its own.
+    auto rw = confine.run({"wrap", "--json", "--runner", "appcontainer", "--workspace", cwd.path().string(), "--", "true"}, {}, in_cwd);
+    CHECK_THAT(rw.err, Catch::Contains("not an absolute Windows path: " + fs::canonical(cwd.path()).string()));
+}
+
 TEST_CASE("a terminal stays a terminal where the runner attests", "[cli][run][linux-only]") {
     if (!fs::exists("/usr/bin/script")) test::skip_test("needs script(1) from util-linux to make a terminal");
     for (bool attest : {true, false}) {

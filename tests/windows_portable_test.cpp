@@ -19,6 +19,9 @@
 #include <shellapi.h>
 #endif
 
+#include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -132,26 +135,62 @@ TEST_CASE("CommandLineToArgvW itself splits the command lines back", "[windows][
 #endif
 
 TEST_CASE("appcontainer grants: per mode, each path once, read-write wins, stable order", "[windows][appcontainer]") {
-    auto rw = ac::plan_grants(true, "C:\\Work\\ws", "C:\\Users\\me\\AppData\\Local\\Temp\\", {"D:/cache", "c:\\work\\WS\\"});
+    auto rw = ac::plan_grants(true, "C:\\Work\\ws", "C:\\Elsewhere", {"D:/cache", "c:\\work\\WS\\", "C:\\Work\\ws\\sub\\..\\.\\"});
     REQUIRE(rw);
-    CHECK(*rw == std::vector<ac::Grant>{{"C:\\Users\\me\\AppData\\Local\\Temp", ac::Access::read_write},
-                                        {"C:\\Work\\ws", ac::Access::read_write},
-                                        {"D:\\cache", ac::Access::read_write}});
-    auto ro = ac::plan_grants(false, "C:\\Work\\ws", "C:\\Temp", {});
+    // The whole user %TEMP% is never planned: the launcher makes the run's own.
+    CHECK(*rw == std::vector<ac::Grant>{{"C:\\Work\\ws", ac::Access::read_write}, {"D:\\cache", ac::Access::read_write}});
+    auto ro = ac::plan_grants(false, "C:\\Work\\ws", "C:\\Elsewhere", {});
     REQUIRE(ro);
     CHECK(*ro == std::vector<ac::Grant>{{"C:\\Work\\ws", ac::Access::read_only}});
     CHECK(ac::plan_grants(false, "C:\\ws", "", {"C:\\x"}).error() == "read-only mode cannot have writable roots");
     CHECK(ac::plan_grants(true, "relative\\ws", "", {}).error() == "not an absolute Windows path: relative\\ws");
     CHECK(ac::plan_grants(true, "C:ws", "", {}).error() == "not an absolute Windows path: C:ws");
-    CHECK(ac::plan_grants(true, "\\\\server\\share\\ws", "", {}).has_value());
-    CHECK_FALSE(ac::plan_grants(true, "\\\\?\\C:\\ws", "", {}).has_value());
+    CHECK(ac::plan_grants(true, "\\\\?\\C:\\ws", "", {}).value() == std::vector<ac::Grant>{{"C:\\ws", ac::Access::read_write}});
 }
 
-TEST_CASE("appcontainer profile names follow the policy, within Windows' limit", "[windows][appcontainer]") {
-    auto a = ac::plan_grants(true, "C:\\Work\\ws", "C:\\Temp", {});
-    auto same = ac::plan_grants(true, "c:/work/ws/", "C:\\TEMP", {});
-    auto other = ac::plan_grants(true, "C:\\Work\\other", "C:\\Temp", {});
-    auto ro = ac::plan_grants(false, "C:\\Work\\ws", "C:\\Temp", {});
+TEST_CASE("appcontainer read-only mode grants reading where the command runs", "[windows][appcontainer]") {
+    CHECK(ac::plan_grants(false, "", "C:\\Work\\ws", {}).value() == std::vector<ac::Grant>{{"C:\\Work\\ws", ac::Access::read_only}});
+    CHECK(ac::plan_grants(false, "", "", {}).value().empty());
+    // Never where it would reach too far: a drive, the profile folder or above it.
+    CHECK(ac::plan_grants(false, "", "C:\\", {}).error() == "refusing to grant the container a whole drive: C:\\");
+    CHECK(ac::plan_grants(false, "", "C:\\Users\\Me", {}, "c:\\users\\me").error() ==
+          "refusing to grant the container C:\\Users\\Me: it is, or holds, the user's profile folder c:\\users\\me");
+    CHECK(ac::plan_grants(false, "", "C:\\Users", {}, "C:\\Users\\me").has_value() == false);
+    CHECK(ac::plan_grants(false, "", "C:\\Users\\me\\src", {}, "C:\\Users\\me").has_value());
+    CHECK(ac::plan_grants(true, "C:\\Users\\me", "", {}, "C:\\Users\\me\\").has_value() == false);
+}
+
+TEST_CASE("appcontainer refuses network shares and device paths, with one line naming them", "[windows][appcontainer]") {
+    CHECK(ac::path_refusal("\\\\server\\share\\ws") == "a network path (\\\\server\\share) is not supported: \\\\server\\share\\ws");
+    CHECK(ac::path_refusal("//server/share") == "a network path (\\\\server\\share) is not supported: //server/share");
+    CHECK(ac::path_refusal("\\\\?\\UNC\\server\\share") == "a network path (\\\\server\\share) is not supported: \\\\?\\UNC\\server\\share");
+    CHECK(ac::path_refusal("\\\\?\\unc\\server\\share").starts_with("a network path"));
+    for (const char* device : {"\\\\.\\pipe\\x", "\\\\?\\Volume{0b1c2d3e-0000-0000-0000-100000000000}\\ws", "\\\\?\\GLOBALROOT\\Device\\HarddiskVolume1",
+                               "\\\\.\\PhysicalDrive0", "\\??\\C:\\ws"})
+        CHECK(ac::path_refusal(device) == std::string("a device path (\\\\.\\ or \\\\?\\ other than a drive path) is not supported: ") + device);
+    CHECK(ac::path_refusal("C:\\ws:secret").starts_with("a path with a ':' after its drive"));
+    // A drive path behind either prefix is the drive path.
+    CHECK(ac::path_refusal("\\\\?\\C:\\ws").empty());
+    CHECK(ac::path_refusal("\\\\.\\D:\\ws").empty());
+    CHECK(ac::normalized("\\\\.\\D:\\ws\\") == "D:\\ws");
+    CHECK(ac::plan_denials({}, {"\\\\srv\\s\\.ssh"}, {}).error() == "deny_read: a network path (\\\\server\\share) is not supported: \\\\srv\\s\\.ssh");
+    CHECK(ac::parse_launcher_args({"--rw", "\\\\.\\pipe\\x", "--", "x"}).error() ==
+          "--rw: a device path (\\\\.\\ or \\\\?\\ other than a drive path) is not supported: \\\\.\\pipe\\x");
+}
+
+TEST_CASE("appcontainer paths: one spelling, dot and dot-dot taken lexically, never above the drive", "[windows][appcontainer]") {
+    CHECK(ac::normalized("C:/a//b/./c/../d/") == "C:\\a\\b\\d");
+    CHECK(ac::normalized("C:\\..\\..\\x") == "C:\\x");
+    CHECK(ac::normalized("c:\\") == "c:\\");
+    CHECK(ac::folded("C:\\Work\\WS\\.") == "c:\\work\\ws");
+    CHECK(ac::within("C:\\Work\\ws\\..\\ws\\a", "c:\\work\\WS"));
+}
+
+TEST_CASE("appcontainer profile names follow the policy and the run, within Windows' limit", "[windows][appcontainer]") {
+    auto a = ac::plan_grants(true, "C:\\Work\\ws", "", {});
+    auto same = ac::plan_grants(true, "c:/work/ws/", "", {});
+    auto other = ac::plan_grants(true, "C:\\Work\\other", "", {});
+    auto ro = ac::plan_grants(false, "C:\\Work\\ws", "", {});
     const std::string name = ac::profile_name(*a);
     CHECK(name.size() <= 64);
     CHECK(name.starts_with("confine."));
@@ -159,6 +198,29 @@ TEST_CASE("appcontainer profile names follow the policy, within Windows' limit",
     CHECK(ac::profile_name(*same) == name);
     CHECK(ac::profile_name(*other) != name);
     CHECK(ac::profile_name(*ro) != name);
+    // Each run a container of its own.
+    const std::string n1 = ac::run_nonce(4242, 1000), n2 = ac::run_nonce(4242, 1001), n3 = ac::run_nonce(4243, 1000);
+    CHECK(ac::is_nonce(n1));
+    CHECK(n1 != n2);
+    CHECK(n1 != n3);
+    CHECK(ac::run_nonce(4242, 1000) == n1);
+    CHECK(ac::profile_name(*a, {}, n1) != name);
+    CHECK(ac::profile_name(*a, {}, n1) != ac::profile_name(*a, {}, n2));
+    CHECK(ac::profile_name(*a, {}, n1).size() == 24);
+}
+
+TEST_CASE("appcontainer private temporary directories are named by the run", "[windows][appcontainer]") {
+    const std::string nonce = ac::run_nonce(7, 9);
+    CHECK(ac::private_temp_name(nonce) == "confine-" + nonce);
+    CHECK(ac::is_private_temp("C:\\Users\\me\\AppData\\Local\\Temp\\confine-" + nonce));
+    CHECK_FALSE(ac::is_private_temp("C:\\Users\\me\\AppData\\Local\\Temp"));
+    CHECK_FALSE(ac::is_private_temp("C:\\Users\\me"));
+    CHECK_FALSE(ac::is_private_temp("C:\\confine-" + nonce.substr(1)));
+    CHECK_FALSE(ac::is_private_temp("C:\\confine-0123456789ABCDEF"));
+    CHECK_FALSE(ac::is_private_temp("\\\\server\\share\\confine-" + nonce));
+    CHECK(ac::acl_lock_name("C:\\Work\\WS\\") == ac::acl_lock_name("c:\\work\\ws"));
+    CHECK(ac::acl_lock_name("C:\\Work\\ws") != ac::acl_lock_name("C:\\Work\\ws2"));
+    CHECK(ac::acl_lock_name("C:\\Work\\ws").starts_with("Local\\confine.acl."));
 }
 
 TEST_CASE("appcontainer-run's grammar, and the argv the plugin builds for it", "[windows][appcontainer]") {
@@ -170,20 +232,28 @@ TEST_CASE("appcontainer-run's grammar, and the argv the plugin builds for it", "
     CHECK(ac::parse_launcher_args({"tool.exe"})->command == std::vector<std::string>{"tool.exe"});
     CHECK(ac::parse_launcher_args({"--probe"})->probe);
     CHECK(ac::parse_launcher_args({"--rw"}).error() == "--rw requires a path");
-    CHECK(ac::parse_launcher_args({"--ro", "rel", "--", "x"}).error() == "--ro needs an absolute path, got rel");
+    CHECK(ac::parse_launcher_args({"--ro", "rel", "--", "x"}).error() == "--ro: not an absolute Windows path: rel");
     CHECK(ac::parse_launcher_args({"--bogus", "--", "x"}).error() == "unknown argument: --bogus");
     CHECK_FALSE(ac::parse_launcher_args({"--ro", "C:\\in", "--", "x"})->network);
     CHECK(ac::parse_launcher_args({"--network", "--ro", "C:\\in", "--", "x"})->network);
     CHECK(ac::launcher_argv("run.exe", {}, {"x"}, true) == std::vector<std::string>{"run.exe", "--network", "--", "x"});
     CHECK(ac::launcher_argv("run.exe", {}, {"x"}) == std::vector<std::string>{"run.exe", "--", "x"});
     CHECK(ac::parse_launcher_args({"--rw", "C:\\a", "--"}).error() == "no command given");
-    const auto grants = *ac::plan_grants(true, "C:\\ws", "C:\\Temp", {});
-    CHECK(ac::launcher_argv("C:\\confine\\appcontainer-run.exe", grants, {"cl.exe", "/c", "x.c"}) ==
-          std::vector<std::string>{"C:\\confine\\appcontainer-run.exe", "--rw", "C:\\Temp", "--rw", "C:\\ws", "--", "cl.exe", "/c", "x.c"});
+    const auto grants = *ac::plan_grants(true, "C:\\ws", "", {});
+    CHECK(ac::launcher_argv("C:\\confine\\appcontainer-run.exe", grants, {"cl.exe", "/c", "x.c"}, false, {}, {true, ""}) ==
+          std::vector<std::string>{"C:\\confine\\appcontainer-run.exe", "--rw", "C:\\ws", "--private-temp", "--", "cl.exe", "/c", "x.c"});
+    const auto with_parent = ac::launcher_argv("run.exe", grants, {"x"}, true, {}, {true, "D:\\tmp"});
+    CHECK(with_parent == std::vector<std::string>{"run.exe", "--rw", "C:\\ws", "--private-temp", "--temp-parent", "D:\\tmp", "--network", "--", "x"});
+    auto back = ac::parse_launcher_args(std::vector<std::string>(with_parent.begin() + 1, with_parent.end()));
+    REQUIRE(back);
+    CHECK(back->private_temp);
+    CHECK(back->temp_parent == "D:\\tmp");
+    CHECK(back->network);
+    CHECK(ac::parse_launcher_args({"--temp-parent", "D:\\tmp", "--", "x"}).error() == "--temp-parent needs --private-temp");
 }
 
 TEST_CASE("appcontainer denials: read on deny_read, write on protect, remove above it inside a writable root", "[windows][appcontainer]") {
-    const auto grants = *ac::plan_grants(true, "C:\\Work\\ws", "C:\\Users\\me\\AppData\\Local\\Temp", {});
+    const auto grants = *ac::plan_grants(true, "C:\\Work\\ws", "", {});
     auto d = ac::plan_denials(grants, {"C:\\Users\\me\\.ssh", "c:/work/ws/.env", "C:\\Work\\ws\\.ENV\\"},
                               {"C:\\Work\\ws\\.git\\hooks", "C:\\Work\\ws\\.git\\config", "C:\\Work\\ws\\sub\\deep\\.git\\hooks"});
     REQUIRE(d);
@@ -203,7 +273,7 @@ TEST_CASE("appcontainer denials: read on deny_read, write on protect, remove abo
         CHECK(ac::folded(x.path) != "c:\\work");
     }
     // ... unless the root lies in another: a workspace in the temporary directory.
-    const auto nested = *ac::plan_grants(true, "C:\\Temp\\ws", "C:\\Temp", {});
+    const auto nested = *ac::plan_grants(true, "C:\\Temp\\ws", "", {"C:\\Temp"});
     CHECK(*ac::plan_denials(nested, {}, {"C:\\Temp\\ws\\.git\\hooks"}) == std::vector<ac::Deny>{{"C:\\Temp\\ws", ac::Denial::remove},
                                                                                               {"C:\\Temp\\ws\\.git", ac::Denial::remove},
                                                                                               {"C:\\Temp\\ws\\.git\\hooks", ac::Denial::write}});
@@ -215,13 +285,13 @@ TEST_CASE("appcontainer denials: read on deny_read, write on protect, remove abo
     CHECK(ac::within("C:\\Work\\ws\\a", "c:\\work\\WS"));
     CHECK_FALSE(ac::within("C:\\Work\\wsx", "C:\\Work\\ws"));
     CHECK(ac::within("D:\\x", "D:\\"));
-    CHECK(ac::plan_denials(grants, {"relative\\.ssh"}, {}).error() == "deny_read path is not an absolute Windows path: relative\\.ssh");
-    CHECK(ac::plan_denials(grants, {}, {"/home/me/ws/.git/hooks"}).error() == "protect path is not an absolute Windows path: /home/me/ws/.git/hooks");
+    CHECK(ac::plan_denials(grants, {"relative\\.ssh"}, {}).error() == "deny_read: not an absolute Windows path: relative\\.ssh");
+    CHECK(ac::plan_denials(grants, {}, {"/home/me/ws/.git/hooks"}).error() == "protect: not an absolute Windows path: /home/me/ws/.git/hooks");
     CHECK(ac::plan_denials(grants, {}, {}).value().empty());
 }
 
 TEST_CASE("appcontainer denials reach the launcher and name a container of their own", "[windows][appcontainer]") {
-    const auto grants = *ac::plan_grants(true, "C:\\ws", "C:\\Temp", {});
+    const auto grants = *ac::plan_grants(true, "C:\\ws", "", {"C:\\Temp"});
     const auto denials = *ac::plan_denials(grants, {"C:\\ws\\.env"}, {"C:\\ws\\.git\\hooks"});
     const auto argv = ac::launcher_argv("run.exe", grants, {"git", "commit"}, false, denials);
     CHECK(argv == std::vector<std::string>{"run.exe", "--rw", "C:\\Temp", "--rw", "C:\\ws", "--deny-remove", "C:\\ws\\.git", "--deny-write",
@@ -232,13 +302,120 @@ TEST_CASE("appcontainer denials reach the launcher and name a container of their
     CHECK(r->denials == denials);
     CHECK(r->command == std::vector<std::string>{"git", "commit"});
     CHECK(ac::parse_launcher_args({"--deny-read"}).error() == "--deny-read requires a path");
-    CHECK(ac::parse_launcher_args({"--deny-write", "rel", "--", "x"}).error() == "--deny-write needs an absolute path, got rel");
+    CHECK(ac::parse_launcher_args({"--deny-write", "rel", "--", "x"}).error() == "--deny-write: not an absolute Windows path: rel");
     CHECK(ac::parse_launcher_args({"--deny-remove", "", "--", "x"}).error() == "--deny-remove requires a path");
     // Without denials the name is what it was; with them, another container.
     CHECK(ac::profile_name(grants, {}) == ac::profile_name(grants));
     CHECK(ac::profile_name(grants, denials) != ac::profile_name(grants));
     CHECK(ac::profile_name(grants, *ac::plan_denials(grants, {"C:\\ws\\.env"}, {})) != ac::profile_name(grants, denials));
     CHECK(ac::profile_name(grants, denials).size() <= 64);
+}
+
+TEST_CASE("appcontainer-run resolves every path to its final one, then grants each folder once", "[windows][appcontainer]") {
+    // A stand-in for GetFinalPathNameByHandleW: an 8.3 name, a case, a junction, a mapped
+    // drive that leads to a share.
+    auto final_path = [](const std::string& p) -> std::expected<std::string, std::string> {
+        const std::string f = ac::folded(p);
+        if (f == "c:\\work~1\\ws" || f == "c:\\work\\ws") return std::string("C:\\Work\\ws");
+        if (f == "c:\\link") return std::string("C:\\Work\\ws");
+        if (f == "c:\\work\\ws\\.git\\hooks" || f == "c:\\work~1\\ws\\.git\\hooks") return std::string("C:\\Work\\ws\\.git\\hooks");
+        if (f == "z:\\ws") return std::string("\\\\?\\UNC\\server\\share\\ws");
+        if (f == "c:\\gone") return std::unexpected(std::string("the system cannot find the file specified"));
+        return std::string(p);
+    };
+    auto r = ac::parse_launcher_args({"--ro", "C:\\WORK~1\\ws", "--rw", "c:\\link", "--ro", "C:\\Work\\sub\\..\\ws", "--deny-write",
+                                      "C:\\WORK~1\\ws\\.git\\hooks", "--deny-write", "c:\\work\\ws\\.git\\HOOKS", "--", "x"});
+    REQUIRE(r);
+    REQUIRE(ac::resolve_paths(*r, final_path));
+    CHECK(r->grants == std::vector<ac::Grant>{{"C:\\Work\\ws", ac::Access::read_write}});
+    CHECK(r->denials == std::vector<ac::Deny>{{"C:\\Work\\ws\\.git\\hooks", ac::Denial::write}});
+    auto share = ac::parse_launcher_args({"--rw", "Z:\\ws", "--", "x"});
+    CHECK(ac::resolve_paths(*share, final_path).error() ==
+          "Z:\\ws resolves to \\\\?\\UNC\\server\\share\\ws: a network path (\\\\server\\share) is not supported: \\\\?\\UNC\\server\\share\\ws");
+    auto gone = ac::parse_launcher_args({"--deny-read", "C:\\gone", "--", "x"});
+    CHECK(ac::resolve_paths(*gone, final_path).error() == "cannot resolve C:\\gone: the system cannot find the file specified");
+}
+
+namespace {
+
+// What one launcher writes before each step of a run, in order.
+std::string journal_of_a_run(const std::string& nonce) {
+    std::string j = std::string(ac::journal_header) + "\n";
+    j += ac::journal_line("profile", "confine.0123456789abcdef");
+    j += ac::journal_line("sid", "S-1-15-2-1-2-3-4-5-6-7");
+    j += ac::journal_line("temp", "C:\\Users\\me\\AppData\\Local\\Temp\\" + ac::private_temp_name(nonce));
+    j += ac::journal_line("acl", "C:\\Users\\me\\AppData\\Local\\Temp\\" + ac::private_temp_name(nonce));
+    j += ac::journal_line("acl", "C:\\Work\\ws");
+    j += ac::journal_line("acl", "C:\\Work\\ws\\.git\\hooks");
+    j += ac::journal_line("acl", "c:\\work\\WS");  // a grant and a denial on one folder
+    return j;
+}
+
+// A file system of access lists, enough to replay a journal against: each folder's
+// explicit entries, by SID.
+struct FakeAcls {
+    std::map<std::string, std::vector<std::string>> entries;
+    std::set<std::string> dirs, profiles;
+
+    void undo(const ac::Journal& j) {  // what the launcher's recovery does, step by step
+        for (auto it = j.acl.rbegin(); it != j.acl.rend(); ++it) std::erase(entries[ac::folded(*it)], j.sid);
+        if (!j.temp.empty()) dirs.erase(ac::folded(j.temp));
+        if (!j.profile.empty()) profiles.erase(j.profile);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("appcontainer journal: written before each step, read back, and a crashed run undone", "[windows][appcontainer][journal]") {
+    const std::string nonce = ac::run_nonce(1234, 5678);
+    const std::string text = journal_of_a_run(nonce);
+    auto j = ac::parse_journal(text);
+    REQUIRE(j);
+    CHECK(j->profile == "confine.0123456789abcdef");
+    CHECK(j->sid == "S-1-15-2-1-2-3-4-5-6-7");
+    CHECK(j->temp == "C:\\Users\\me\\AppData\\Local\\Temp\\confine-" + nonce);
+    CHECK(j->acl == std::vector<std::string>{"C:\\Users\\me\\AppData\\Local\\Temp\\confine-" + nonce, "C:\\Work\\ws", "C:\\Work\\ws\\.git\\hooks"});
+    CHECK(ac::journal_file_name(nonce) == nonce + ".journal");
+
+    // A crash at every point of the run: the journal as far as it was written (the last
+    // line perhaps torn), and the world as the launcher left it, which had made every
+    // change whose line was complete. The next start's recovery leaves nothing of the run,
+    // and nothing of another run or of the user's.
+    for (std::size_t cut = std::string(ac::journal_header).size() + 1; cut <= text.size(); ++cut) {
+        auto partial = ac::parse_journal(std::string_view(text).substr(0, cut));
+        REQUIRE(partial);
+        FakeAcls world;
+        world.entries["c:\\work\\ws"] = {"S-1-5-21-user", "S-1-15-2-9-9-9"};  // the user's, another run's
+        if (!partial->profile.empty()) world.profiles.insert(partial->profile);
+        if (!partial->temp.empty()) world.dirs.insert(ac::folded(partial->temp));
+        for (const auto& p : partial->acl) world.entries[ac::folded(p)].push_back(partial->sid);
+        world.undo(*partial);
+        world.undo(*partial);  // a crash while undoing: undone again, to the same end
+        CHECK(world.entries["c:\\work\\ws"] == std::vector<std::string>{"S-1-5-21-user", "S-1-15-2-9-9-9"});
+        for (const auto& [path, sids] : world.entries)
+            CHECK(std::find(sids.begin(), sids.end(), "S-1-15-2-1-2-3-4-5-6-7") == sids.end());
+        CHECK(world.dirs.empty());
+        CHECK(world.profiles.empty());
+    }
+}
+
+TEST_CASE("appcontainer journal: what it names is bounded, so a changed one cannot undo the user's own", "[windows][appcontainer][journal]") {
+    const std::string head = std::string(ac::journal_header) + "\n";
+    CHECK(ac::parse_journal("").error() == "an empty journal");
+    CHECK(ac::parse_journal("confine appcontainer journal 2\n").error() == "not a journal of this launcher");
+    CHECK(ac::parse_journal(head + "sid S-1-5-21-1-2-3-1001\n").error() == "not an AppContainer SID: S-1-5-21-1-2-3-1001");
+    CHECK(ac::parse_journal(head + "temp C:\\Users\\me\n").error() == "not a temporary directory of this launcher: C:\\Users\\me");
+    CHECK(ac::parse_journal(head + "profile Microsoft.Windows.Photos\n").error() == "not a profile of this launcher: Microsoft.Windows.Photos");
+    CHECK(ac::parse_journal(head + "acl \\\\srv\\share\n").error() == "not a drive path: \\\\srv\\share");
+    CHECK(ac::parse_journal(head + "acl C:\\ws\n").error() == "access-list entries without the SID they were for");
+    CHECK(ac::parse_journal(head + "rm C:\\ws\n").error() == "unknown journal line: rm C:\\ws");
+    CHECK(ac::parse_journal(head + "sid S-1-15-2-1\nacl C:\\ws").value().acl.empty());  // torn: never acted on
+    const auto grants = *ac::plan_grants(true, "C:\\Users\\me\\AppData", "", {});
+    CHECK(ac::journal_refusal("C:\\Users\\me\\AppData\\Local\\confine\\appcontainer", grants) ==
+          "the journal folder C:\\Users\\me\\AppData\\Local\\confine\\appcontainer lies inside the read-write root C:\\Users\\me\\AppData, where the "
+          "container could change it");
+    CHECK(ac::journal_refusal("C:\\Users\\me\\AppData\\Local\\confine\\appcontainer", *ac::plan_grants(false, "C:\\Users\\me\\AppData", "", {})).empty());
+    CHECK(ac::journal_refusal("C:\\Users\\me\\AppData\\Local\\confine\\appcontainer", *ac::plan_grants(true, "C:\\Work\\ws", "", {})).empty());
 }
 
 #if !defined(_WIN32)
@@ -261,7 +438,7 @@ TEST_CASE("the appcontainer plugin plans denials and reports read and protect as
     REQUIRE(wrapped);
     const std::string launcher = (dir / "appcontainer-run").string();
     CHECK(wrapped->argv == std::vector<std::string>{launcher, "--rw", "C:\\ws", "--deny-remove", "C:\\ws\\.git", "--deny-write", "C:\\ws\\.git\\hooks",
-                                                    "--deny-read", "C:\\Users\\me\\.ssh", "--deny-read", "C:\\ws\\.env", "--", "cmd.exe"});
+                                                    "--deny-read", "C:\\Users\\me\\.ssh", "--deny-read", "C:\\ws\\.env", "--private-temp", "--", "cmd.exe"});
     CHECK(wrapped->dimensions.read == confine::Level::partial);
     CHECK(wrapped->dimensions.protect == confine::Level::partial);
     const std::string open(ac::left_open);
@@ -272,6 +449,31 @@ TEST_CASE("the appcontainer plugin plans denials and reports read and protect as
     policy.protect = {"relative\\hooks"};
     auto refused = (*runner)->wrap(policy, argv);
     REQUIRE_FALSE(refused);
-    CHECK_THAT(refused.error().message, Catch::EndsWith("protect path is not an absolute Windows path: relative\\hooks"));
+    CHECK_THAT(refused.error().message, Catch::EndsWith("protect: not an absolute Windows path: relative\\hooks"));
+}
+
+TEST_CASE("the appcontainer plugin grants reading where a read-only command runs, and a private temp to a writing one", "[windows][appcontainer]") {
+    test::TempDir dir;
+    auto plugin = confine::load_plugin(test::install_builtin(dir.path(), "appcontainer"), "appcontainer");
+    REQUIRE(plugin);
+    auto runner = (*plugin)->create_runner(nullptr);
+    REQUIRE(runner);
+    const std::string launcher = (dir / "appcontainer-run").string();
+    confine::Policy ro{confine::Mode::read_only, {}, {}};
+    ro.working_directory = "C:\\Work\\ws";
+    auto wrapped = (*runner)->wrap(ro, std::vector<std::string>{"cmd.exe", "/c", "dir"});
+    REQUIRE(wrapped);
+    CHECK(wrapped->argv == std::vector<std::string>{launcher, "--ro", "C:\\Work\\ws", "--", "cmd.exe", "/c", "dir"});
+    CHECK(wrapped->tmp == confine::Tmp::host);
+    confine::Policy rw{confine::Mode::workspace_write, "C:\\Work\\ws", {}};
+    rw.working_directory = "C:\\Work\\ws\\sub";
+    wrapped = (*runner)->wrap(rw, std::vector<std::string>{"cmd.exe"});
+    REQUIRE(wrapped);
+    CHECK(wrapped->argv == std::vector<std::string>{launcher, "--rw", "C:\\Work\\ws", "--private-temp", "--", "cmd.exe"});
+    CHECK(wrapped->tmp == confine::Tmp::private_);
+    ro.working_directory = "\\\\server\\share\\ws";
+    auto refused = (*runner)->wrap(ro, std::vector<std::string>{"cmd.exe"});
+    REQUIRE_FALSE(refused);
+    CHECK_THAT(refused.error().message, Catch::EndsWith("a network path (\\\\server\\share) is not supported: \\\\server\\share\\ws"));
 }
 #endif

@@ -101,6 +101,19 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy) {
         if (*real != out.workspace && std::find(out.writable.begin(), out.writable.end(), *real) == out.writable.end())
             out.writable.push_back(*real);
     }
+    // Where the command runs: named, canonical, for a runner that must grant it (ABI 1.8).
+    // Not a root: nothing is written there in read-only mode, so the refusals above do
+    // not apply; a runner that grants it judges it.
+    {
+        std::error_code ec;
+        const fs::path given = policy.working_directory.empty() ? fs::current_path(ec) : policy.working_directory;
+        if (!ec && !given.empty()) {
+            if (!given.is_absolute()) return bad("the working directory must be an absolute path: " + given.string());
+            fs::path real = fs::canonical(given, ec);
+            if (ec || !fs::is_directory(real, ec)) return bad("the working directory is not an existing directory: " + given.string());
+            out.working_directory = real;
+        }
+    }
     if (auto err = resolve_denied(policy.deny_read, home, out)) return std::unexpected(*err);
     if (auto err = resolve_protected(policy.protect, home, out)) return std::unexpected(*err);
     return out;

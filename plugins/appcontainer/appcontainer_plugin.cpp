@@ -22,12 +22,10 @@ constexpr const char* launcher_file = "appcontainer-run.exe";
 constexpr const char* launcher_file = "appcontainer-run";
 #endif
 
-// The user's temporary directory, granted in workspace-write mode.
-std::string system_temp_dir() {
+// The user's profile folder: no grant may hold it (plan.hpp, grant_refusal).
+std::string user_profile_dir() {
 #if defined(_WIN32)
-    wchar_t buf[MAX_PATH + 1];
-    const DWORD n = ::GetTempPathW(MAX_PATH + 1, buf);
-    if (n > 0 && n <= MAX_PATH) return std::filesystem::path(std::wstring(buf, n)).string();
+    if (const wchar_t* home = ::_wgetenv(L"USERPROFILE"); home && *home) return std::filesystem::path(home).string();
 #endif
     return {};
 }
@@ -35,13 +33,14 @@ std::string system_temp_dir() {
 class AppContainerRunner final : public sdk::Runner {
 public:
     AppContainerRunner(sdk::Host host, std::string launcher, std::string temp_dir)
-        : host_(host), launcher_(std::move(launcher)), temp_dir_(std::move(temp_dir)) {}
+        : host_(host), launcher_(std::move(launcher)), temp_dir_(std::move(temp_dir)), home_(user_profile_dir()) {}
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
         if (auto bad = config.settings.reject_unknown({"launcher", "temp_dir"})) return std::unexpected(*bad);
         auto launcher = config.settings.absolute_path_or("launcher", (std::filesystem::path(config.plugin_dir) / launcher_file).string());
         if (!launcher) return std::unexpected(launcher.error());
-        auto temp = config.settings.string_or("temp_dir", system_temp_dir());
+        // Where the run's own temporary directory is made; empty: the launcher's %TEMP%.
+        auto temp = config.settings.string_or("temp_dir", "");
         if (!temp) return std::unexpected(temp.error());
         return std::make_unique<AppContainerRunner>(host, *launcher, *temp);
     }
@@ -62,7 +61,9 @@ public:
         const bool write = policy.mode == sdk::Mode::workspace_write;
         std::vector<std::string> writable;
         for (const auto& w : policy.writable) writable.push_back(w.string());
-        auto grants = ac::plan_grants(write, policy.workspace.string(), write ? temp_dir_ : std::string(), writable);
+        // Read-only mode names no workspace: the container is granted reading where the
+        // command runs (ABI 1.8), the one place the policy names, and nothing else.
+        auto grants = ac::plan_grants(write, policy.workspace.string(), policy.working_directory.string(), writable, home_);
         if (!grants) return std::unexpected(sdk::invalid_argument(grants.error()));
         std::vector<std::string> deny_read, protect;
         for (const auto& d : policy.deny_read) deny_read.push_back(d.string());
@@ -71,7 +72,11 @@ public:
         if (!denials) return std::unexpected(sdk::invalid_argument(denials.error()));
         sdk::WrapResult r;
         const bool network = policy.network == sdk::Network::allow;
-        r.argv = ac::launcher_argv(launcher_, *grants, std::vector<std::string>(argv.begin(), argv.end()), network, *denials);
+        // Workspace-write: a temporary directory of the run's own, not the user's %TEMP%.
+        const ac::PrivateTemp temp{write, temp_dir_};
+        if (!temp_dir_.empty())
+            if (auto why = ac::path_refusal(temp_dir_); !why.empty()) return std::unexpected(sdk::invalid_argument("temp_dir: " + why));
+        r.argv = ac::launcher_argv(launcher_, *grants, std::vector<std::string>(argv.begin(), argv.end()), network, *denials, temp);
         r.enforcement = sdk::Enforcement::full;
         // An AppContainer holds no capability but internetClient when the network is
         // allowed: without it no network at all; no access to processes outside its
@@ -83,7 +88,9 @@ public:
         r.dimensions.protect = protect.empty() ? sdk::Level::full : sdk::Level::partial;
         if (!deny_read.empty()) r.dimensions.open = "read: " + std::string(ac::left_open);
         if (!protect.empty()) r.dimensions.open += std::string(deny_read.empty() ? "" : "; ") + "protect: " + std::string(ac::left_open);
-        r.tmp = sdk::Tmp::host;  // the user's own temp directory
+        // Workspace-write: TEMP and TMP name the run's own directory, empty at its start and
+        // removed after it. Read-only: the user's, which the container cannot reach.
+        r.tmp = write ? sdk::Tmp::private_ : sdk::Tmp::host;
         r.denial_signatures = {"access is denied", "eacces", "eperm"};
         r.failure_rule.allowed_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"appcontainer-run: "};
@@ -94,6 +101,7 @@ private:
     sdk::Host host_;
     std::string launcher_;
     std::string temp_dir_;
+    std::string home_;
 };
 
 }  // namespace

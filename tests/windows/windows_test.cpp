@@ -162,3 +162,34 @@ TEST_CASE("confinectl run fails closed where AppContainer is missing, the comman
     CHECK_THAT(fd.err, Catch::StartsWith("confinectl: --report-fd is not available on Windows; use --report FILE"));
     CHECK(lines_starting(fd.err, "confinectl: ") == 1);
 }
+
+namespace {
+
+// A path as JSON spells it (backslashes doubled).
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) out += c == '\\' ? std::string("\\\\") : std::string(1, c);
+    return out + "\"";
+}
+
+}  // namespace
+
+TEST_CASE("confinectl wrap plans reading where a read-only command runs, and a private temp for a writing one", "[windows][confinectl][appcontainer]") {
+    // Issue 19: read-only mode granted nothing. The working directory (ABI 1.8) is read.
+    const std::string cwd = fs::canonical(fs::current_path()).string();
+    auto ro = run({confinectl, "wrap", "--json", "--runner", "appcontainer", "--mode", "read-only", "--", "cmd.exe", "/c", "dir"});
+    INFO(ro.out << ro.err);
+    CHECK(ro.exit_code == 0);
+    CHECK_THAT(ro.out, Catch::Contains("\"--ro\"") && Catch::Contains(json_string(cwd)));
+    CHECK_THAT(ro.out, !Catch::Contains("--rw") && !Catch::Contains("--private-temp"));
+    // Workspace-write: the workspace, and the run's own temporary directory, never %TEMP%.
+    auto rw = run({confinectl, "wrap", "--json", "--runner", "appcontainer", "--", "cmd.exe"});
+    INFO(rw.out << rw.err);
+    CHECK(rw.exit_code == 0);
+    CHECK_THAT(rw.out, Catch::Contains("\"--rw\"") && Catch::Contains(json_string(cwd)) && Catch::Contains("\"--private-temp\""));
+    wchar_t temp[MAX_PATH + 1];
+    const DWORD n = ::GetTempPathW(MAX_PATH + 1, temp);
+    const std::string user_temp = fs::path(std::wstring(temp, n)).string();
+    const std::string argv_part = rw.out.substr(0, rw.out.find("\"attestation\""));  // not the environment, which names TEMP
+    CHECK_THAT(argv_part, !Catch::Contains(json_string(user_temp.substr(0, user_temp.size() - 1))));
+}

@@ -21,6 +21,7 @@ constexpr std::size_t wrap_result_layouts[] = {
     CONFINE_WRAP_RESULT_SIZE_1_5,  // 1.5: + the level of each dimension (0: not said) and what is open
     CONFINE_WRAP_RESULT_SIZE_1_6,  // 1.6: + which /tmp the command gets (0: not said)
     sizeof(confine_wrap_result),   // 1.7: + the levels of read and protect (0: not said, none)
+    sizeof(confine_wrap_result),   // 1.8: unchanged (the policy grew: its working directory)
 };
 static_assert(std::size(wrap_result_layouts) == CONFINE_ABI_MINOR + 1);
 

@@ -231,6 +231,8 @@ std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<co
     p.terminal = policy.terminal ? 1 : 0;
     p.deny_read = {deny_read_ptrs.data(), deny_read_ptrs.size()};
     p.protect = {protect_ptrs.data(), protect_ptrs.size()};
+    const std::string working_directory = policy.working_directory.string();
+    p.working_directory = working_directory.empty() ? nullptr : working_directory.c_str();
 
     confine_wrap_result* r = nullptr;
     char* err = nullptr;

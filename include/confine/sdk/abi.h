@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 7
+#define CONFINE_ABI_MINOR 8
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -215,6 +215,12 @@ typedef struct confine_policy {
      * runner reports what it enforces of them as read_level and protect_level. */
     confine_string_list deny_read;
     confine_string_list protect;
+    /* ABI 1.8: the directory the command will run in, canonical and existing: the host's
+     * current directory unless its caller names another (NULL only when the host cannot
+     * tell). In read-only mode it is the one place the policy names, so a runner under
+     * which the command can read nothing it is not granted (AppContainer) grants read on
+     * it. Read it only when struct_size covers it. */
+    const char* working_directory;
 } confine_policy;
 
 typedef struct confine_verdict {

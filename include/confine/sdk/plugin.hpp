@@ -395,6 +395,9 @@ struct Entry {
                 for (std::size_t i = 0; i < policy->deny_read.count; ++i) p.deny_read.emplace_back(policy->deny_read.items[i]);
                 for (std::size_t i = 0; i < policy->protect.count; ++i) p.protect.emplace_back(policy->protect.items[i]);
             }
+            // A host older than ABI 1.8 does not say where the command runs.
+            if (policy->struct_size >= offsetof(confine_policy, working_directory) + sizeof(policy->working_directory) && policy->working_directory)
+                p.working_directory = policy->working_directory;
             std::vector<std::string> args;
             for (std::size_t i = 0; i < argc; ++i) args.emplace_back(argv[i]);
             auto result = static_cast<Runner*>(instance)->wrap(p, args);

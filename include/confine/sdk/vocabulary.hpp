@@ -66,6 +66,11 @@ struct Policy {
     // leave them empty: the provider adds the configuration's ([policy] deny_read, protect).
     std::vector<std::filesystem::path> deny_read;
     std::vector<std::filesystem::path> protect;
+    // Where the command will run (ABI 1.8): a host program leaves it empty for the current
+    // directory, which the provider then names, canonical; one that runs the command
+    // elsewhere (RunOptions::working_directory) names the same directory here. In
+    // read-only mode a runner that must grant reads (AppContainer) grants it.
+    std::filesystem::path working_directory;
 };
 
 // A probe's answer: whether the runner works on this machine, and how completely.

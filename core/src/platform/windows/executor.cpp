@@ -26,10 +26,14 @@ void RunControl::exited() {
     job_ = nullptr;
 }
 
-// Windows has no signals to pass on: any signal ends the whole job.
+// Windows has no signals to pass on: any signal ends the whole job, once the runner has
+// been asked to finish (win::ask_to_finish). The process ID cannot have been reused: the
+// run has not been seen exiting.
 void RunControl::signal(int sig) {
     std::lock_guard lock(mutex_);
     if (!job_ || done_) return;
+    if (win::Handle runner(::OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid_))); runner)
+        win::ask_to_finish(runner.get());
     ::TerminateJobObject(static_cast<HANDLE>(job_), static_cast<UINT>(128 + sig));
 }
 
@@ -182,6 +186,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     if (spec.timeout) limit = static_cast<DWORD>(std::clamp<long long>(spec.timeout->count(), 0, 0x7ffffffeLL));
     if (::WaitForSingleObject(process.get(), limit) == WAIT_TIMEOUT) {
         o.timed_out = true;
+        win::ask_to_finish(process.get());
         ::TerminateJobObject(job.get(), 1);
         ::WaitForSingleObject(process.get(), INFINITE);
     }

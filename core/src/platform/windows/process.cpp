@@ -86,6 +86,7 @@ BoundedRun run_bounded(const std::vector<std::string>& argv, std::chrono::millis
     const DWORD limit = static_cast<DWORD>(std::min<long long>(timeout.count(), 0x7fffffffLL));
     if (::WaitForSingleObject(process.get(), limit) == WAIT_TIMEOUT) {
         r.timed_out = true;
+        win::ask_to_finish(process.get());
         ::TerminateJobObject(job.get(), 1);
         ::WaitForSingleObject(process.get(), INFINITE);
     }

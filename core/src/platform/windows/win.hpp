@@ -2,6 +2,7 @@
 #pragma once
 
 #include <confine/sdk/windows_command_line.hpp>
+#include <confine/sdk/windows_finish.hpp>
 
 #include <windows.h>
 
@@ -109,6 +110,17 @@ inline std::wstring environment_block(const std::vector<std::string>& entries) {
     }
     block.push_back(L'\0');
     return block;
+}
+
+// Before the host ends a run's job: asks the runner to finish (sdk/windows_finish.hpp) and
+// gives it a bounded time to, so that a runner with something to undo (the AppContainer
+// launcher's access-list entries) undoes it rather than being killed with it. Nothing
+// when the runner made no such event.
+inline void ask_to_finish(HANDLE runner) {
+    const DWORD pid = ::GetProcessId(runner);
+    if (pid == 0) return;
+    Handle event(::OpenEventW(EVENT_MODIFY_STATE, FALSE, confine::windows::finish_event_name(pid).c_str()));
+    if (event && ::SetEvent(event.get())) ::WaitForSingleObject(runner, confine::windows::finish_wait_ms);
 }
 
 }  // namespace confine::detail::win
