@@ -1,5 +1,9 @@
-// Which file a Windows command starts (confine/sdk/windows_program.hpp): on any OS,
-// against a file system written here, so that each rule is seen to choose what it says.
+// Which file a Windows command starts (confine/sdk/windows_program.hpp), and how
+// appcontainer-run starts it (command.hpp): on any OS, against a file system written
+// here, so that each rule is seen to choose what it says.
+#include "command.hpp"
+#include "plan.hpp"
+
 #include <confine/sdk/windows_program.hpp>
 
 #include <catch2/catch.hpp>
@@ -8,6 +12,7 @@
 #include <string>
 #include <vector>
 
+namespace ac = confine::appcontainer;
 namespace win = confine::windows;
 using Reason = win::ProgramRefusal::Reason;
 
@@ -164,4 +169,34 @@ TEST_CASE("a directory on PATH by the name does not stop the lookup", "[windows]
     Files only_dir;
     only_dir.directory("C:\\tools\\tool.exe");
     CHECK(win::resolve_program("tool", path, pathext, workspace, only_dir.kind()).error().reason == Reason::not_executable);
+}
+
+TEST_CASE("appcontainer-run starts the resolved file it is given, and resolves a bare name by the same rule", "[windows][appcontainer][program]") {
+    Files fs;
+    fs.file("C:\\Program Files\\Git\\cmd\\git.exe").file("C:\\work\\ws\\git.exe").file("C:\\tools\\npm.cmd");
+    CHECK(ac::command_file("C:\\Program Files\\Git\\cmd\\git.exe", path, pathext, workspace, fs.kind()).value() ==
+          "C:\\Program Files\\Git\\cmd\\git.exe");
+    CHECK(ac::command_file("git", path, pathext, workspace, fs.kind()).value() == "C:\\Program Files\\Git\\cmd\\git.exe");
+    auto npm = ac::command_file("npm", path, pathext, workspace, fs.kind());
+    REQUIRE_FALSE(npm);
+    CHECK_THAT(npm.error(), Catch::Contains("CVE-2024-24576"));
+    // The launcher's grammar carries an absolute argv[0] with spaces, verbatim.
+    auto request = ac::parse_launcher_args({"--rw", "C:\\work\\ws", "--", "C:\\Program Files\\Git\\cmd\\git.exe", "status", "--short"});
+    REQUIRE(request);
+    CHECK(request->command == std::vector<std::string>{"C:\\Program Files\\Git\\cmd\\git.exe", "status", "--short"});
+    // A command that begins like an option is a command after "--".
+    auto dashed = ac::parse_launcher_args({"--", "--probe"});
+    REQUIRE(dashed);
+    CHECK_FALSE(dashed->probe);
+    CHECK(dashed->command == std::vector<std::string>{"--probe"});
+    CHECK_FALSE(ac::parse_launcher_args({"--rw", "C:\\work\\ws", "--"}));
+}
+
+TEST_CASE("appcontainer-run passes no console handle on and inherits each standard handle once", "[windows][appcontainer][handles]") {
+    CHECK(ac::passed_as(ac::GivenHandle::console) == ac::PassedHandle::pipe);
+    CHECK(ac::passed_as(ac::GivenHandle::none) == ac::PassedHandle::null_device);
+    CHECK(ac::passed_as(ac::GivenHandle::other) == ac::PassedHandle::same);
+    CHECK(ac::handle_list<int>({3, 5, 5}, 0) == std::vector<int>{3, 5});
+    CHECK(ac::handle_list<int>({0, 7, 0}, 0) == std::vector<int>{7});
+    CHECK(ac::handle_list<int>({4, 4, 4}, 0) == std::vector<int>{4});
 }
