@@ -32,6 +32,7 @@ std::string native(std::string p) {
 
 const std::string helper = native(WIN_HELPER);
 const std::string confinectl = native(CONFINECTL);
+const std::string timed_run = native(TIMED_RUN);
 
 std::size_t lines_starting(const std::string& text, const std::string& prefix) {
     std::size_t n = 0, at = 0;
@@ -225,4 +226,15 @@ TEST_CASE("confinectl wrap names the file it found for the launcher to start", "
     for (char c : expected) escaped += c == '\\' ? std::string("\\\\") : std::string(1, c);
     CHECK_THAT(r.out, Catch::Contains("\"--\"") && Catch::Contains(escaped));
     CHECK_THAT(r.out, !Catch::Contains("\"win-helper\""));
+}
+
+TEST_CASE("timed-run, the world proofs' host with a time limit, fails closed where AppContainer is missing", "[windows][confinectl]") {
+    const fs::path marker = scratch_file("confine-timed");
+    fs::remove(marker);
+    auto r = run({timed_run, "5000", fs::path(helper).parent_path().string(), helper, "touch", marker.string()});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith("outcome: sandbox_unavailable timed_out: 0"));
+    CHECK_FALSE(fs::exists(marker));
+    CHECK(run({timed_run, "5000"}).exit_code == 125);
 }
