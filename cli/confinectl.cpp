@@ -446,9 +446,11 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
     auto env = confine::run_environment(**provider, options);
     if (!env) return failed(env.error().code, env.error().message);
     options.environment = env->variables;
-    // Looked up as run does it: a typo is the caller's error, never a sandbox failure.
-    if (auto bad = confine::check_command(command, options)) return failed(bad->code, bad->message);
-    auto wrapped = runner ? (*provider)->wrap_with(*runner, *policy, command) : (*provider)->wrap(*policy, command);
+    // Looked up as run does it: a typo is the caller's error, never a sandbox failure;
+    // on Windows the wrap names the file found, as run's does.
+    auto resolved = confine::resolve_command(command, options);
+    if (!resolved) return failed(resolved.error().code, resolved.error().message);
+    auto wrapped = runner ? (*provider)->wrap_with(*runner, *policy, *resolved) : (*provider)->wrap(*policy, *resolved);
     if (!wrapped) {
         const auto& e = wrapped.error();
         return failed(e.code, e.code == confine::ErrorCode::sandbox_unavailable ? "sandbox unavailable: " + e.message : e.message);

@@ -159,21 +159,35 @@ bool has_terminal() {
 }
 }  // namespace
 
-std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options) {
-    if (argv.empty()) return std::nullopt;  // the policy check names it
+std::expected<std::vector<std::string>, Error> resolve_command(std::span<const std::string> argv, const RunOptions& options) {
+    std::vector<std::string> resolved(argv.begin(), argv.end());
+    if (argv.empty()) return resolved;  // the policy check names it
     const std::string& name = argv.front();
-    if (name.empty()) return Error{ErrorCode::command_not_found, "'': No such file or directory"};
+    if (name.empty()) return std::unexpected(Error{ErrorCode::command_not_found, "'': No such file or directory"});
+#if defined(_WIN32)
+    auto program = detail::resolve_windows_program(name, options.environment, options.working_directory);
+    if (!program) {
+        const bool missing = program.error().reason == windows::ProgramRefusal::Reason::not_found;
+        return std::unexpected(Error{missing ? ErrorCode::command_not_found : ErrorCode::command_not_executable, program.error().message});
+    }
+    resolved.front() = *program;
+    return resolved;
+#else
     int error = 0;
     if (auto program = detail::find_program(name, options.environment, options.working_directory, error)) {
-#if !defined(_WIN32)
-        return check_interpreter(name, *program, options);
-#else
-        return std::nullopt;
-#endif
+        if (auto bad = check_interpreter(name, *program, options)) return std::unexpected(*bad);
+        return resolved;
     }
-    if (error == EACCES) return Error{ErrorCode::command_not_executable, name + ": Permission denied"};
-    if (name.find('/') != std::string::npos) return Error{ErrorCode::command_not_found, name + ": No such file or directory"};
-    return Error{ErrorCode::command_not_found, name + ": command not found"};
+    if (error == EACCES) return std::unexpected(Error{ErrorCode::command_not_executable, name + ": Permission denied"});
+    if (name.find('/') != std::string::npos) return std::unexpected(Error{ErrorCode::command_not_found, name + ": No such file or directory"});
+    return std::unexpected(Error{ErrorCode::command_not_found, name + ": command not found"});
+#endif
+}
+
+std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options) {
+    auto resolved = resolve_command(argv, options);
+    if (!resolved) return resolved.error();
+    return std::nullopt;
 }
 
 
@@ -213,11 +227,12 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
         outcome.environment_removed = std::move(removed);
         return outcome;
     };
-    if (auto bad = check_command(argv, options)) return std::unexpected(*bad);
+    auto command = resolve_command(argv, options);
+    if (!command) return std::unexpected(command.error());
     // A foreground run gets this process's standard descriptors: its terminal, if any.
     Policy foreground = policy;
     foreground.terminal = has_terminal();
-    auto wrapped = provider.wrap(foreground, argv);
+    auto wrapped = provider.wrap(foreground, *command);
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
         return finish(unavailable(provider, wrapped.error()));
@@ -278,11 +293,12 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
     auto filtered = with_run_environment(provider, given, removed);
     if (!filtered) return std::unexpected(filtered.error());
     const RunOptions& options = *filtered;
-    if (auto bad = check_command(argv, options)) return std::unexpected(*bad);
+    auto command = resolve_command(argv, options);
+    if (!command) return std::unexpected(command.error());
     // A background run has no terminal (a session of its own, stdin on /dev/null).
     Policy background = policy;
     background.terminal = false;
-    auto wrapped = provider.wrap(background, argv);
+    auto wrapped = provider.wrap(background, *command);
     auto impl = std::make_shared<Process::Impl>();
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());

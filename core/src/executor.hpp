@@ -3,6 +3,9 @@
 #pragma once
 
 #include <confine/execute.hpp>
+#if defined(_WIN32)
+#include <confine/sdk/windows_program.hpp>
+#endif
 
 #include <atomic>
 #include <chrono>
@@ -105,6 +108,16 @@ struct Executed {
 // EACCES if something was there but cannot be executed.
 std::optional<std::string> find_program(const std::string& name, const std::optional<std::vector<std::string>>& environment,
                                         const std::filesystem::path& working_directory, int& error);
+
+#if defined(_WIN32)
+// The file a command name starts on Windows (confine/sdk/windows_program.hpp): PATH and
+// PATHEXT of `environment` (nullopt: this process's), never the working directory for a
+// bare name; a relative explicit path is made absolute from `working_directory` (empty:
+// the current one). A batch file, or anything but a .exe or .com, is refused.
+std::expected<std::string, windows::ProgramRefusal> resolve_windows_program(const std::string& name,
+                                                                           const std::optional<std::vector<std::string>>& environment,
+                                                                           const std::filesystem::path& working_directory);
+#endif
 
 // Runs spec's argv and says what it observed; judges nothing (classify() does).
 Executed execute(const ExecSpec& spec, RunControl& control);

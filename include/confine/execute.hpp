@@ -217,7 +217,16 @@ private:
 // script whose interpreter is missing) or command_not_executable; nullopt when it can
 // be executed. A host that runs a wrap by itself calls it first, so that a typo is said
 // as the caller's error (126, 127) and never taken for a sandbox failure.
+// On Windows it is looked up once, as confine/sdk/windows_program.hpp says (PATH and
+// PATHEXT, never the working directory for a bare name), and a batch file (.bat, .cmd)
+// is refused as command_not_executable, its line saying why and what to run instead.
 std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options = {});
+
+// The command as check_command found it, for the runner to start: on Windows argv[0]
+// replaced by the absolute path of the file found, so that the runner starts exactly
+// the file that was checked; elsewhere argv as it is (execvp finds it again in the
+// sandbox, by the same PATH). run(), spawn() and `confinectl wrap` wrap this argv.
+std::expected<std::vector<std::string>, Error> resolve_command(std::span<const std::string> argv, const RunOptions& options = {});
 
 std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy,
                                     std::span<const std::string> argv, const RunOptions& options = {});

@@ -8,15 +8,21 @@
 // First undoes what killed launchers left (their journals). Then resolves every path to
 // its final one, creates a profile of the run's own, records each change in the run's
 // journal before making it, gives the container's SID the asked access to each path and
-// denies it what the denials say (plan.hpp), makes the run's temporary directory, starts
-// the command suspended with PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES and no
-// capabilities (no network), in a job that kills it with the launcher, waits (for the
-// command, or for the host to ask it to finish), removes the container's entries, the
-// directory and the profile, and exits with the command's status. Any failure of its
-// own: one `appcontainer-run: ` line on stderr and exit status 125, the command not run.
-// The AppContainer functions are looked up at run time, so a Windows (or Wine) without
-// them is such a failure, never a crash.
+// denies it what the denials say (plan.hpp), makes the run's temporary directory, and
+// starts the command suspended with PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES and no
+// capabilities (no network), in a job that kills it with the launcher. The command is
+// exactly the file its argv[0] names (command.hpp: confinectl passes the absolute path it
+// resolved; batch files refused), started as lpApplicationName; it inherits the three
+// standard handles alone (PROC_THREAD_ATTRIBUTE_HANDLE_LIST), a pipe in place of each
+// console handle, in a console of its own (std_handles.hpp), and the launcher's
+// environment with TEMP and TMP naming the run's temporary directory. The launcher waits
+// (for the command, or for the host to ask it to finish), removes the container's
+// entries, the directory and the profile, and exits with the command's status. Any
+// failure of its own: one `appcontainer-run: ` line on stderr and exit status 125, the
+// command not run. The AppContainer functions are looked up at run time, so a Windows
+// (or Wine) without them is such a failure, never a crash.
 #include "plan.hpp"
+#include "std_handles.hpp"
 
 #include <confine/sdk/windows_command_line.hpp>
 #include <confine/sdk/windows_finish.hpp>
@@ -380,6 +386,30 @@ void wait_for(HANDLE process, HANDLE job) {
     }
 }
 
+// The file to start for the command's argv[0] (command.hpp): PATH and PATHEXT of this
+// process's environment, which is the command's; a relative path from the working
+// directory.
+std::wstring variable(const wchar_t* name) {
+    const DWORD n = ::GetEnvironmentVariableW(name, nullptr, 0);
+    if (n == 0) return {};
+    std::wstring value(n, L'\0');
+    const DWORD got = ::GetEnvironmentVariableW(name, value.data(), n);
+    value.resize(got < n ? got : 0);
+    return value;
+}
+
+std::expected<std::string, std::string> command_file_here(const std::string& argv0) {
+    auto kind = [](const std::string& candidate) {
+        const DWORD attributes = ::GetFileAttributesW(widen(candidate).c_str());
+        if (attributes == INVALID_FILE_ATTRIBUTES) return confine::windows::FileKind::missing;
+        return attributes & FILE_ATTRIBUTE_DIRECTORY ? confine::windows::FileKind::directory : confine::windows::FileKind::file;
+    };
+    wchar_t cwd[MAX_PATH + 1];
+    const DWORD n = ::GetCurrentDirectoryW(MAX_PATH + 1, cwd);
+    const std::string here = n > 0 && n <= MAX_PATH ? narrow(cwd) : std::string();
+    return ac::command_file(argv0, narrow(variable(L"PATH").c_str()), narrow(variable(L"PATHEXT").c_str()), here, kind);
+}
+
 // Runs `command` in the container; its exit status, or a failure of ours.
 int run_contained(PSID sid, const std::vector<std::string>& command, bool network, std::string& error) {
     auto line = confine::windows::command_line(command);
@@ -388,6 +418,12 @@ int run_contained(PSID sid, const std::vector<std::string>& command, bool networ
         return exit_failure;
     }
     std::wstring wline = widen(*line);
+    auto file = command_file_here(command.front());
+    if (!file) {
+        error = file.error();
+        return exit_failure;
+    }
+    const std::wstring application = widen(*file);
     SECURITY_CAPABILITIES capabilities{};
     capabilities.AppContainerSid = sid;  // no capability (no network, nothing else), or internetClient alone
     PSID internet_client = nullptr;
@@ -408,14 +444,32 @@ int run_contained(PSID sid, const std::vector<std::string>& command, bool networ
             if (sid) ::LocalFree(sid);
         }
     } freed{internet_client};
+    ac::StandardHandles handles;
+    if (auto why = handles.prepare(); !why.empty()) {
+        error = why;
+        return exit_failure;
+    }
+    // The container, and the three standard handles as the only ones inherited: nothing
+    // else the launcher holds, inheritable or not, reaches the command.
+    std::vector<HANDLE> inherited = handles.list();
     SIZE_T size = 0;
-    ::InitializeProcThreadAttributeList(nullptr, 1, 0, &size);
+    ::InitializeProcThreadAttributeList(nullptr, 2, 0, &size);
     std::vector<unsigned char> storage(size);
     auto* attributes = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(storage.data());
-    if (!::InitializeProcThreadAttributeList(attributes, 1, 0, &size) ||
-        !::UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES, &capabilities, sizeof capabilities, nullptr,
+    if (!::InitializeProcThreadAttributeList(attributes, 2, 0, &size)) {
+        error = "cannot make the process attribute list (error " + std::to_string(::GetLastError()) + ")";
+        return exit_failure;
+    }
+    if (!::UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES, &capabilities, sizeof capabilities, nullptr,
                                      nullptr)) {
         error = "AppContainer is not available: cannot set the security capabilities (error " + std::to_string(::GetLastError()) + ")";
+        ::DeleteProcThreadAttributeList(attributes);
+        return exit_failure;
+    }
+    if (!::UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited.data(), inherited.size() * sizeof(HANDLE),
+                                     nullptr, nullptr)) {
+        error = "cannot limit the handles the command inherits (error " + std::to_string(::GetLastError()) + ")";
+        ::DeleteProcThreadAttributeList(attributes);
         return exit_failure;
     }
     HANDLE job = ::CreateJobObjectW(nullptr, nullptr);
@@ -428,12 +482,19 @@ int run_contained(PSID sid, const std::vector<std::string>& command, bool networ
     }
     STARTUPINFOEXW si{};
     si.StartupInfo.cb = sizeof si;
+    si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+    si.StartupInfo.hStdInput = handles.input();
+    si.StartupInfo.hStdOutput = handles.output();
+    si.StartupInfo.hStdError = handles.error();
     si.lpAttributeList = attributes;
     PROCESS_INFORMATION pi{};
-    const BOOL started = ::CreateProcessW(nullptr, wline.data(), nullptr, nullptr, TRUE, EXTENDED_STARTUPINFO_PRESENT | CREATE_SUSPENDED, nullptr,
-                                          nullptr, &si.StartupInfo, &pi);
+    // Exactly the file resolved (never searched for again), in a console of its own
+    // (command.hpp, passed_as: it gets no handle to the caller's console).
+    const DWORD flags = EXTENDED_STARTUPINFO_PRESENT | CREATE_SUSPENDED | CREATE_NO_WINDOW;
+    const BOOL started = ::CreateProcessW(application.c_str(), wline.data(), nullptr, nullptr, TRUE, flags, nullptr, nullptr, &si.StartupInfo, &pi);
     const DWORD start_error = ::GetLastError();
     ::DeleteProcThreadAttributeList(attributes);
+    handles.started();
     if (!started) {
         ::CloseHandle(job);
         error = "cannot start " + command.front() + " in the container (error " + std::to_string(start_error) + ")";
@@ -454,11 +515,13 @@ int run_contained(PSID sid, const std::vector<std::string>& command, bool networ
     ::GetExitCodeProcess(pi.hProcess, &code);
     ::CloseHandle(pi.hProcess);
     ::CloseHandle(job);  // whatever the command left running goes with it
+    handles.finish();    // and with it the last writer of its output pipes
     return static_cast<int>(code);
 }
 
-// Ctrl+C reaches the command through the console; the launcher stays to take back
-// the access it gave.
+// A console control event (Ctrl+C, Ctrl+Break) does not end the launcher before it
+// takes back the access it gave. The command has a console of its own, so such an
+// event sent to the launcher's does not reach it.
 BOOL WINAPI keep_running(DWORD) { return TRUE; }
 
 // This run's nonce (plan.hpp, run_nonce).

@@ -12,6 +12,7 @@
 #include <windows.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ std::string native(std::string p) {
 
 const std::string helper = native(WIN_HELPER);
 const std::string confinectl = native(CONFINECTL);
+const std::string timed_run = native(TIMED_RUN);
 
 std::size_t lines_starting(const std::string& text, const std::string& prefix) {
     std::size_t n = 0, at = 0;
@@ -192,4 +194,76 @@ TEST_CASE("confinectl wrap plans reading where a read-only command runs, and a p
     const std::string user_temp = fs::path(std::wstring(temp, n)).string();
     const std::string argv_part = rw.out.substr(0, rw.out.find("\"attestation\""));  // not the environment, which names TEMP
     CHECK_THAT(argv_part, !Catch::Contains(json_string(user_temp.substr(0, user_temp.size() - 1))));
+}
+
+TEST_CASE("the Windows lookup follows PATH and PATHEXT, never the working directory, and refuses batch files", "[windows][program]") {
+    const fs::path root = scratch_file("confine-lookup");
+    fs::remove_all(root);
+    fs::create_directories(root / "bin");
+    fs::create_directories(root / "ws");
+    fs::copy_file(helper, root / "bin" / "tool.exe");
+    fs::copy_file(helper, root / "ws" / "tool.exe");
+    fs::copy_file(helper, root / "ws" / "only-here.exe");
+    { std::FILE* f = std::fopen((root / "bin" / "npm.cmd").string().c_str(), "w"); REQUIRE(f); std::fputs("@echo off\r\n", f); std::fclose(f); }
+    confine::RunOptions options;
+    options.environment = std::vector<std::string>{"Path=" + (root / "bin").string(), "PATHEXT=.COM;.EXE;.BAT;.CMD"};
+    options.working_directory = root / "ws";
+
+    // A bare name: the PATH's, not the working directory's, and the runner gets its path.
+    auto tool = confine::resolve_command(std::vector<std::string>{"tool", "arg"}, options);
+    REQUIRE(tool);
+    CHECK(fs::equivalent(tool->front(), root / "bin" / "tool.exe"));
+    CHECK(fs::path(tool->front()).is_absolute());
+    CHECK(tool->at(1) == "arg");
+    auto shadowed = confine::check_command(std::vector<std::string>{"only-here"}, options);
+    REQUIRE(shadowed);
+    CHECK(shadowed->code == confine::ErrorCode::command_not_found);
+    CHECK(shadowed->message == "only-here: command not found");
+    // Named with its directory, it is the user's choice, made absolute.
+    auto here = confine::resolve_command(std::vector<std::string>{".\\only-here.exe"}, options);
+    REQUIRE(here);
+    CHECK(fs::equivalent(here->front(), root / "ws" / "only-here.exe"));
+    CHECK(fs::path(here->front()).is_absolute());
+
+    auto npm = confine::check_command(std::vector<std::string>{"npm", "install"}, options);
+    REQUIRE(npm);
+    CHECK(npm->code == confine::ErrorCode::command_not_executable);
+    CHECK_THAT(npm->message, Catch::StartsWith("npm resolves to ") && Catch::Contains("npm.cmd, which is a batch file and is not run") &&
+                                 Catch::Contains("CVE-2024-24576") && Catch::Contains("cmd.exe /c"));
+
+    // confinectl says it in one line, 126, before any runner is chosen.
+    auto r = run({confinectl, "run", "--", (root / "bin" / "npm.cmd").string(), "install"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 126);
+    CHECK(lines_starting(r.err, "confinectl: ") == 1);
+    CHECK_THAT(r.err, Catch::Contains("is a batch file and is not run") && Catch::Contains("CVE-2024-24576"));
+    CHECK_THAT(r.err, !Catch::Contains("sandbox unavailable"));
+    fs::remove_all(root);
+}
+
+TEST_CASE("confinectl wrap names the file it found for the launcher to start", "[windows][program][confinectl]") {
+    const fs::path dir = fs::path(helper).parent_path();
+    wchar_t old[32767];
+    const DWORD n = ::GetEnvironmentVariableW(L"PATH", old, 32767);
+    const std::wstring path = dir.wstring() + L";" + std::wstring(old, n < 32767 ? n : 0);
+    REQUIRE(::SetEnvironmentVariableW(L"PATH", path.c_str()));
+    auto r = run({confinectl, "wrap", "--json", "--runner", "appcontainer", "--", "win-helper", "exit", "0"});
+    ::SetEnvironmentVariableW(L"PATH", std::wstring(old, n < 32767 ? n : 0).c_str());
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    // After "--", the absolute path of the helper (JSON doubles each backslash), not its bare name.
+    const std::string expected = json_string((dir / "win-helper").string());
+    CHECK_THAT(r.out, Catch::Contains("\"--\"") && Catch::Contains(expected.substr(0, expected.size() - 1)));
+    CHECK_THAT(r.out, !Catch::Contains("\"win-helper\""));
+}
+
+TEST_CASE("timed-run, the world proofs' host with a time limit, fails closed where AppContainer is missing", "[windows][confinectl]") {
+    const fs::path marker = scratch_file("confine-timed");
+    fs::remove(marker);
+    auto r = run({timed_run, "5000", fs::path(helper).parent_path().string(), helper, "touch", marker.string()});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith("outcome: sandbox_unavailable timed_out: 0"));
+    CHECK_FALSE(fs::exists(marker));
+    CHECK(run({timed_run, "5000"}).exit_code == 125);
 }

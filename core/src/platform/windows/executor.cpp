@@ -37,51 +37,51 @@ void RunControl::signal(int sig) {
     ::TerminateJobObject(static_cast<HANDLE>(job_), static_cast<UINT>(128 + sig));
 }
 
+namespace {
+
+// The value of `name` in `environment` (names compared without regard to case, as
+// Windows does), or in this process's own when there is none given.
+std::string variable(const std::optional<std::vector<std::string>>& environment, std::string_view name) {
+    if (!environment) {
+        const std::wstring wname = win::widen(std::string(name));
+        const DWORD n = ::GetEnvironmentVariableW(wname.c_str(), nullptr, 0);
+        if (n == 0) return {};
+        std::wstring value(n, L'\0');
+        const DWORD got = ::GetEnvironmentVariableW(wname.c_str(), value.data(), n);
+        value.resize(got < n ? got : 0);
+        return win::narrow(value);
+    }
+    for (const auto& e : *environment)
+        if (e.size() > name.size() && e[name.size()] == '=' && ::_strnicmp(e.c_str(), std::string(name).c_str(), name.size()) == 0)
+            return e.substr(name.size() + 1);
+    return {};
+}
+
+}  // namespace
+
+std::expected<std::string, windows::ProgramRefusal> resolve_windows_program(const std::string& name,
+                                                                           const std::optional<std::vector<std::string>>& environment,
+                                                                           const std::filesystem::path& working_directory) {
+    namespace fs = std::filesystem;
+    auto kind = [](const std::string& candidate) {
+        std::error_code ec;
+        const auto status = fs::status(win::widen(candidate), ec);
+        if (ec || !fs::exists(status)) return windows::FileKind::missing;
+        return fs::is_directory(status) ? windows::FileKind::directory : windows::FileKind::file;
+    };
+    std::string cwd = working_directory.empty() ? std::string() : win::narrow(working_directory.wstring());
+    if (cwd.empty() && name.find_first_of("\\/:") != std::string::npos) {
+        std::error_code ec;
+        cwd = win::narrow(fs::current_path(ec).wstring());
+    }
+    return windows::resolve_program(name, variable(environment, "PATH"), variable(environment, "PATHEXT"), cwd, kind);
+}
+
 std::optional<std::string> find_program(const std::string& name, const std::optional<std::vector<std::string>>& environment,
                                         const std::filesystem::path& working_directory, int& error) {
-    namespace fs = std::filesystem;
-    error = ENOENT;
-    if (name.empty()) return std::nullopt;
-    auto usable = [&](const fs::path& candidate) {
-        fs::path p = candidate;
-        if (p.is_relative() && !working_directory.empty()) p = working_directory / p;
-        std::error_code ec;
-        if (!fs::exists(p, ec)) return false;
-        if (fs::is_directory(p, ec)) {
-            error = EACCES;
-            return false;
-        }
-        return true;
-    };
-    // As CreateProcess would: the name as given, then with the executable extensions.
-    std::vector<std::string> extensions{""};
-    if (fs::path(name).extension().empty()) extensions = {".exe", ".com", ".bat", ".cmd", ""};
-    auto with_extensions = [&](const fs::path& base) -> std::optional<std::string> {
-        for (const auto& ext : extensions) {
-            fs::path p = base;
-            p += ext;
-            if (usable(p)) return p.string();
-        }
-        return std::nullopt;
-    };
-    if (name.find_first_of("/\\:") != std::string::npos) return with_extensions(fs::path(name));
-    const char* own = std::getenv("PATH");
-    std::string dirs = own && !environment ? own : "";
-    // The environment the process will get: its PATH, whatever its name's case.
-    if (environment)
-        for (const auto& e : *environment)
-            if (e.size() >= 5 && ::_strnicmp(e.c_str(), "PATH=", 5) == 0) {
-                dirs = e.substr(5);
-                break;
-            }
-    for (std::size_t start = 0;;) {
-        const std::size_t end = dirs.find(';', start);
-        const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        if (!dir.empty())
-            if (auto found = with_extensions(fs::path(dir) / name)) return found;
-        if (end == std::string::npos) break;
-        start = end + 1;
-    }
+    auto found = resolve_windows_program(name, environment, working_directory);
+    if (found) return *found;
+    error = found.error().reason == windows::ProgramRefusal::Reason::not_found ? ENOENT : EACCES;
     return std::nullopt;
 }
 
