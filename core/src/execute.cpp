@@ -232,6 +232,8 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
     // A foreground run gets this process's standard descriptors: its terminal, if any.
     Policy foreground = policy;
     foreground.terminal = has_terminal();
+    // Where the command runs is what a runner grants in read-only mode (ABI 1.8).
+    if (foreground.working_directory.empty()) foreground.working_directory = options.working_directory;
     auto wrapped = provider.wrap(foreground, *command);
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
@@ -298,6 +300,7 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
     // A background run has no terminal (a session of its own, stdin on /dev/null).
     Policy background = policy;
     background.terminal = false;
+    if (background.working_directory.empty()) background.working_directory = options.working_directory;
     auto wrapped = provider.wrap(background, *command);
     auto impl = std::make_shared<Process::Impl>();
     if (!wrapped) {
