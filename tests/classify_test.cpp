@@ -1,5 +1,7 @@
 #include <confine/execute.hpp>
 
+#include "observed.hpp"
+
 #include <catch2/catch.hpp>
 
 using confine::Observation;
@@ -20,24 +22,10 @@ confine::WrapResult landlock_shaped() {
     return w;
 }
 
-// An observation with the whole stderr text, classified as the executor would after
-// reading the stream: what the scanner finds in it is what the classifier judges.
-struct Seen : Observation {
-    std::string stderr_text;
-};
+using test::exited;
+using test::Seen;
 
-Seen exited(int code, std::string stderr_text) {
-    Seen o;
-    o.exit_code = code;
-    o.stderr_seen = true;
-    o.stderr_text = std::move(stderr_text);
-    return o;
-}
-
-confine::Outcome classify(const confine::WrapResult& w, Seen seen) {
-    seen.stderr_findings = confine::scan_stderr(w, seen.stderr_text);
-    return confine::classify(w, seen);
-}
+confine::Outcome classify(const confine::WrapResult& w, Seen seen) { return test::classified(w, std::move(seen)); }
 
 }  // namespace
 

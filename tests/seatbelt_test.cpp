@@ -5,6 +5,7 @@
 // OS. The end-to-end tests with the real sandbox-exec run on macOS only.
 #include "sbpl.hpp"
 #include "scenarios.hpp"
+#include "observed.hpp"
 #include "support.hpp"
 
 #include <confine/config.hpp>
@@ -649,23 +650,10 @@ TEST_CASE("confinectl wrap --runner wraps with any runner for review, and names 
 
 namespace {
 
-// An observation with its whole stderr, judged as the executor would after reading it.
-struct Seen : confine::Observation {
-    std::string stderr_text;
-};
+using test::exited;
+using test::Seen;
 
-Seen exited(int code, std::string stderr_text) {
-    Seen o;
-    o.exit_code = code;
-    o.stderr_seen = true;
-    o.stderr_text = std::move(stderr_text);
-    return o;
-}
-
-confine::Outcome judged(const confine::WrapResult& w, Seen seen) {
-    seen.stderr_findings = confine::scan_stderr(w, seen.stderr_text);
-    return confine::classify(w, seen);
-}
+confine::Outcome judged(const confine::WrapResult& w, Seen seen) { return test::classified(w, std::move(seen)); }
 
 // The seatbelt runner's wrap result, as the plugin makes it.
 confine::WrapResult seatbelt_wrap(const Seatbelt& s, const fs::path& ws) {
