@@ -217,11 +217,7 @@ private:
                                    bool network_none) {
         auto writable_holding = [&](const std::filesystem::path& p) -> std::string {
             for (const auto& [grant, path] : grants)
-                if (grant == ll::Grant::read_write) {
-                    const std::string s = p.string();
-                    if (s == path || (s.size() > path.size() && s.compare(0, path.size(), path) == 0 && (path == "/" || s[path.size()] == '/')))
-                        return path;
-                }
+                if (grant == ll::Grant::read_write && (p == path || ll::detail::is_prefix_dir(path.c_str(), path.size(), p.c_str()))) return path;
             return {};
         };
         std::string read_open, protect_open;
