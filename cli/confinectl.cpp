@@ -390,6 +390,8 @@ int fail_to_start(const confine::Error& error) {
     int status = exit_failure;
     if (outcome.kind == confine::OutcomeKind::sandbox_unavailable)
         status = fail("sandbox unavailable: " + outcome.evidence);
+    else if (const auto interrupted = confinectl::interrupted_by())
+        confinectl::die_by(*interrupted);  // does not return
     else if (outcome.signal)
         confinectl::die_by(*outcome.signal);  // does not return
     else

@@ -16,8 +16,21 @@ namespace confinectl {
 void make_undumpable();
 
 // Signals sent to confinectl by another process reach the process `child` names (when
-// non-zero). Where the OS has no such signals, nothing.
+// non-zero). On Windows, a console event asks that runner to finish instead
+// (finish_child_on_console_event).
 void forward_signals(std::atomic<int>& child);
+
+// The signal that interrupted the run without reaching the command as a signal (a
+// Windows console event), if any: confinectl then ends with 128 + it. Never on POSIX,
+// where the command itself gets the signal and its end is confinectl's.
+std::optional<int> interrupted_by();
+
+#ifdef _WIN32
+// What confinectl does on a console event while a run is under way: asks the runner
+// `child` names to finish and waits (sdk/windows_finish.hpp); false — the event's
+// default, the end of confinectl — when there is no runner or it has no such event.
+bool finish_child_on_console_event(unsigned long event);
+#endif
 
 // The path of this program, as the kernel knows it (for `probe --prove`'s canaries).
 std::string own_program();

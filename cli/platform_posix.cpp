@@ -97,6 +97,8 @@ void forward_signals(std::atomic<int>& child) {
     for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) ::sigaction(sig, &sa, nullptr);
 }
 
+std::optional<int> interrupted_by() { return std::nullopt; }
+
 void die_by(int sig) {
     struct rlimit no_core {0, 0};
     ::setrlimit(RLIMIT_CORE, &no_core);  // the command's core, if any, is its own; not ours

@@ -1,7 +1,10 @@
 #include "platform.hpp"
 
+#include <confine/sdk/windows_finish.hpp>
+
 #include <windows.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <random>
 
@@ -23,8 +26,48 @@ std::string last_error_text() {
 // change here.
 void make_undumpable() {}
 
-// Windows has no signals to pass on; a console's Ctrl+C reaches the whole console group.
-void forward_signals(std::atomic<int>&) {}
+namespace {
+
+std::atomic<int>* g_child = nullptr;
+std::atomic<int> g_interrupted{0};
+
+BOOL WINAPI on_console_event(DWORD event) { return finish_child_on_console_event(event) ? TRUE : FALSE; }
+
+}  // namespace
+
+// A console event (Ctrl+C, Ctrl+Break, the console closed, logoff, shutdown) reaches
+// confinectl, not the runner: it runs without a console. Left to its default, it would
+// end confinectl, and the run's job with it, killing a runner that has something to undo
+// (the AppContainer launcher's access-list entries) before it could. Instead, while a
+// runner runs, confinectl asks it to finish (sdk/windows_finish.hpp) and waits a bounded
+// time for it; the run then ends as it would have, and confinectl with 128 + the signal
+// the event stands for. A runner without the event, or no runner yet, leaves the event
+// to its default.
+bool finish_child_on_console_event(unsigned long event) {
+    const int pid = g_child ? g_child->load() : 0;
+    if (pid <= 0) return false;
+    HANDLE runner = ::OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid));
+    if (!runner) return false;
+    HANDLE finish = ::OpenEventW(EVENT_MODIFY_STATE, FALSE, confine::windows::finish_event_name(static_cast<std::uint32_t>(pid)).c_str());
+    const bool asked = finish && ::SetEvent(finish);
+    if (asked) {
+        g_interrupted = event == CTRL_C_EVENT ? SIGINT : event == CTRL_BREAK_EVENT ? SIGBREAK : SIGTERM;
+        ::WaitForSingleObject(runner, confine::windows::finish_wait_ms);
+    }
+    if (finish) ::CloseHandle(finish);
+    ::CloseHandle(runner);
+    return asked;
+}
+
+void forward_signals(std::atomic<int>& child) {
+    g_child = &child;
+    ::SetConsoleCtrlHandler(&on_console_event, TRUE);
+}
+
+std::optional<int> interrupted_by() {
+    const int sig = g_interrupted.load();
+    return sig ? std::optional<int>(sig) : std::nullopt;
+}
 
 void die_by(int sig) { std::_Exit(128 + sig); }
 

@@ -218,9 +218,11 @@ TEST_CASE("appcontainer private temporary directories are named by the run", "[w
     CHECK_FALSE(ac::is_private_temp("C:\\confine-" + nonce.substr(1)));
     CHECK_FALSE(ac::is_private_temp("C:\\confine-0123456789ABCDEF"));
     CHECK_FALSE(ac::is_private_temp("\\\\server\\share\\confine-" + nonce));
-    CHECK(ac::acl_lock_name("C:\\Work\\WS\\") == ac::acl_lock_name("c:\\work\\ws"));
-    CHECK(ac::acl_lock_name("C:\\Work\\ws") != ac::acl_lock_name("C:\\Work\\ws2"));
-    CHECK(ac::acl_lock_name("C:\\Work\\ws").starts_with("Local\\confine.acl."));
+    CHECK(ac::acl_lock_file("C:\\Work\\WS\\") == ac::acl_lock_file("c:\\work\\ws"));
+    CHECK(ac::acl_lock_file("C:\\Work\\ws") != ac::acl_lock_file("C:\\Work\\ws2"));
+    CHECK(ac::acl_lock_file("C:\\Work\\ws").starts_with("acl."));
+    CHECK(ac::acl_lock_file("C:\\Work\\ws").ends_with(".lock"));
+    CHECK(ac::acl_lock_file("C:\\Work\\ws").find_first_of("\\/:") == std::string::npos);
 }
 
 TEST_CASE("appcontainer-run's grammar, and the argv the plugin builds for it", "[windows][appcontainer]") {

@@ -231,14 +231,15 @@ def case_time_limit(w):
 
 
 def case_ctrl_c(w):
-    # A real CTRL_C_EVENT on a console confinectl shares. confinectl installs no console
-    # handler on Windows: the event ends it, and its kill-on-close job the launcher, which
-    # runs in a console of its own and so is never asked to finish. The next start undoes
-    # the run from its journal.
+    # A real CTRL_C_EVENT on a console confinectl shares. confinectl's console handler
+    # asks the launcher to finish (it runs without a console, so the event reaches only
+    # confinectl) and waits for it: the launcher ends the command and takes back what it
+    # granted before confinectl ends with 130. The descriptors are as before right away.
     data = console_host(w, "ctrl-c", 5, *w.confined(PY, PROBE, "sleep", 120))
     check("Ctrl+C ends the run", data.get("status") is not None and data.get("seconds", 999) < 100, str(data))
-    w.recovered("Ctrl+C")
-    # And Ctrl+Break sent to confinectl's own process group.
+    check("Ctrl+C: confinectl ends with 130", data.get("status") == 130, str(data))
+    w.descriptors_unchanged("Ctrl+C")
+    # And Ctrl+Break sent to confinectl's own process group: 128 + SIGBREAK (21).
     run = subprocess.Popen(w.confined(PY, PROBE, "sleep", 120), cwd=w.ws, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
     wait_for_launcher()
     os.kill(run.pid, signal.CTRL_BREAK_EVENT)
@@ -246,8 +247,8 @@ def case_ctrl_c(w):
         run.wait(timeout=120)
     except subprocess.TimeoutExpired:
         run.kill()
-    check("Ctrl+Break ends the run", run.returncode is not None, f"status {run.returncode}")
-    w.recovered("Ctrl+Break")
+    check("Ctrl+Break ends the run", run.returncode == 149, f"status {run.returncode}")
+    w.descriptors_unchanged("Ctrl+Break")
 
 
 def case_two_at_once(w):

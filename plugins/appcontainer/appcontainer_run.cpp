@@ -21,6 +21,7 @@
 // failure of its own: one `appcontainer-run: ` line on stderr and exit status 125, the
 // command not run. The AppContainer functions are looked up at run time, so a Windows
 // (or Wine) without them is such a failure, never a crash.
+#include "acl_lock.hpp"
 #include "plan.hpp"
 #include "std_handles.hpp"
 
@@ -96,26 +97,8 @@ struct Api {
     }
 };
 
-// Holds the named mutex of one folder's access list (plan.hpp, acl_lock_name) while
-// alive. A launcher killed while holding it abandons it, and the next owner is told so
-// (WAIT_ABANDONED), which is still ownership: the list was either written or not, and
-// the journal covers both.
-class AclLock {
-public:
-    explicit AclLock(const std::string& path) : mutex_(::CreateMutexW(nullptr, FALSE, widen(ac::acl_lock_name(path)).c_str())) {
-        if (mutex_) held_ = ::WaitForSingleObject(mutex_, INFINITE) != WAIT_FAILED;
-    }
-    AclLock(const AclLock&) = delete;
-    AclLock& operator=(const AclLock&) = delete;
-    ~AclLock() {
-        if (held_) ::ReleaseMutex(mutex_);
-        if (mutex_) ::CloseHandle(mutex_);
-    }
-
-private:
-    HANDLE mutex_;
-    bool held_ = false;
-};
+// The folder the locks of access lists live in: the journal folder, set once it is known.
+std::string lock_dir;
 
 // The security information to write a changed access list back with, keeping whether it
 // inherits from its parent as it was.
@@ -130,7 +113,8 @@ SECURITY_INFORMATION dacl_information(PSECURITY_DESCRIPTOR descriptor) {
 // lock: read, extend, write back. Writing propagates an inheritable entry onto everything
 // beneath that inherits (the cost README.md weighs).
 std::string add_entry(const std::string& path, PSID sid, ACCESS_MODE mode, DWORD rights, DWORD inheritance, const char* what) {
-    AclLock lock(path);
+    ac::AclLock lock(lock_dir, path);
+    if (!lock.held()) return "cannot lock the access list of " + path + " against other runs (" + lock_dir + ")";
     const std::wstring wpath = widen(path);
     PACL old = nullptr;
     PSECURITY_DESCRIPTOR descriptor = nullptr;
@@ -161,7 +145,8 @@ std::string add_entry(const std::string& path, PSID sid, ACCESS_MODE mode, DWORD
 // list inherits. Not restoring a saved list is what makes two runs on one folder, and a
 // folder named twice, come out right. A path that is gone has nothing left to remove.
 bool remove_entries(const std::string& path, PSID sid) {
-    AclLock lock(path);
+    ac::AclLock lock(lock_dir, path);
+    if (!lock.held()) return false;  // stays in the journal, for the next start
     const std::wstring wpath = widen(path);
     PACL dacl = nullptr;
     PSECURITY_DESCRIPTOR descriptor = nullptr;
@@ -631,6 +616,7 @@ int wmain(int argc, wchar_t** argv) {
     std::string error;
     const std::string journals = journal_dir(error);
     if (journals.empty()) return fail(error);
+    lock_dir = journals;
     recover(api, journals);
     if (auto resolved = ac::resolve_paths(*request, final_path); !resolved) return fail(resolved.error());
 

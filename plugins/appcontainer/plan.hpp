@@ -264,11 +264,13 @@ inline bool is_private_temp(std::string_view path) {
     return is_absolute(p) && last.starts_with("confine-") && is_nonce(last.substr(8));
 }
 
-// The named mutex that serialises changes to one folder's access list: every launcher
-// reads, changes and writes a list holding it, so that two runs on a shared folder never
-// write back a list without the other's entry. Per session (`Local\`); the container
-// cannot open it (an AppContainer sees only its own namespace of named objects).
-inline std::string acl_lock_name(std::string_view path) { return "Local\\confine.acl." + hex16(fnv1a(folded(path))); }
+// The lock file that serialises changes to one folder's access list: every launcher
+// reads, changes and writes a list holding an exclusive lock on it, so that two runs on
+// a shared folder never write back a list without the other's entry. It lives in the
+// user's journal folder (journal_dir), which no container is granted and no other user
+// can write: it serialises every launcher of the user, in any session, and nobody else
+// can take it first. The lock ends with the handle, however its holder ended.
+inline std::string acl_lock_file(std::string_view path) { return "acl." + hex16(fnv1a(folded(path))) + ".lock"; }
 
 // appcontainer-run [--ro PATH]... [--rw PATH]... [--deny-read PATH]... [--deny-write PATH]...
 //                  [--deny-remove PATH]... [--private-temp [--temp-parent DIR]] [--network]

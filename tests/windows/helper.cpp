@@ -1,5 +1,10 @@
 // A command for the Windows tests to run: `win-helper exit N`, `win-helper out TEXT`,
-// `win-helper err TEXT`, `win-helper sleep MS`, `win-helper touch FILE`.
+// `win-helper err TEXT`, `win-helper sleep MS`, `win-helper touch FILE`, and
+// `win-helper await-finish FILE`: a runner with something to undo — it makes the finish
+// event (sdk/windows_finish.hpp), waits up to a minute for the host to set it, then
+// writes FILE and exits 3 (status 4 when nobody asked).
+#include <confine/sdk/windows_finish.hpp>
+
 #include <windows.h>
 
 #include <cstdio>
@@ -14,6 +19,12 @@ int main(int argc, char** argv) {
         if (!std::strcmp(what, "out")) std::printf("%s\n", arg);
         if (!std::strcmp(what, "err")) std::fprintf(stderr, "%s\n", arg);
         if (!std::strcmp(what, "sleep")) ::Sleep(static_cast<DWORD>(std::atoi(arg)));
+        if (!std::strcmp(what, "await-finish")) {
+            HANDLE finish = ::CreateEventW(nullptr, TRUE, FALSE, confine::windows::finish_event_name(::GetCurrentProcessId()).c_str());
+            if (!finish || ::WaitForSingleObject(finish, 60000) != WAIT_OBJECT_0) return 4;
+            if (FILE* f = std::fopen(arg, "w")) std::fclose(f);
+            return 3;
+        }
         if (!std::strcmp(what, "touch")) {
             if (FILE* f = std::fopen(arg, "w")) std::fclose(f);
         }

@@ -2,16 +2,21 @@
 // process layer (bounded runs, the executor, quoting through a real process), and
 // confinectl on the default Windows chain failing closed where AppContainer is missing
 // — exit 125 and one line naming why, never a crash and never an unconfined run.
+#include "acl_lock.hpp"
 #include "executor.hpp"
+#include "platform.hpp"
 #include "process.hpp"
 
 #include <confine/config.hpp>
+#include <confine/sdk/windows_finish.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <windows.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -31,7 +36,7 @@ std::string native(std::string p) {
 }
 
 const std::string helper = native(WIN_HELPER);
-const std::string confinectl = native(CONFINECTL);
+const std::string confinectl_exe = native(CONFINECTL);
 const std::string timed_run = native(TIMED_RUN);
 
 std::size_t lines_starting(const std::string& text, const std::string& prefix) {
@@ -138,10 +143,10 @@ TEST_CASE("the Windows executor runs, captures, times out and refuses what it ca
 }
 
 TEST_CASE("confinectl probe fails closed where AppContainer is missing", "[windows][confinectl]") {
-    auto version = run({confinectl, "--version"});
+    auto version = run({confinectl_exe, "--version"});
     CHECK(version.exit_code == 0);
     CHECK_THAT(version.out, Catch::StartsWith("confinectl "));
-    auto probe = run({confinectl, "probe"});
+    auto probe = run({confinectl_exe, "probe"});
     INFO(probe.out << probe.err);
     CHECK(probe.exit_code == 125);
     CHECK_THAT(probe.out, Catch::Contains("platform: windows") && Catch::Contains("chain: appcontainer"));
@@ -152,14 +157,14 @@ TEST_CASE("confinectl probe fails closed where AppContainer is missing", "[windo
 TEST_CASE("confinectl run fails closed where AppContainer is missing, the command never run", "[windows][confinectl]") {
     const fs::path marker = scratch_file("confine-ran");
     fs::remove(marker);
-    auto r = run({confinectl, "run", "--", helper, "touch", marker.string()});
+    auto r = run({confinectl_exe, "run", "--", helper, "touch", marker.string()});
     INFO(r.out << r.err);
     CHECK(r.exit_code == 125);
     CHECK(lines_starting(r.err, "confinectl: ") == 1);
     CHECK_THAT(r.err, Catch::Contains("confinectl: sandbox unavailable: appcontainer-run: AppContainer is not available"));
     CHECK_FALSE(fs::exists(marker));
     // A usage error is one line and 125 as well; --report-fd does not exist here.
-    auto fd = run({confinectl, "run", "--report-fd", "5", "--", helper});
+    auto fd = run({confinectl_exe, "run", "--report-fd", "5", "--", helper});
     CHECK(fd.exit_code == 125);
     CHECK_THAT(fd.err, Catch::StartsWith("confinectl: --report-fd is not available on Windows; use --report FILE"));
     CHECK(lines_starting(fd.err, "confinectl: ") == 1);
@@ -179,13 +184,13 @@ std::string json_string(const std::string& s) {
 TEST_CASE("confinectl wrap plans reading where a read-only command runs, and a private temp for a writing one", "[windows][confinectl][appcontainer]") {
     // Issue 19: read-only mode granted nothing. The working directory (ABI 1.8) is read.
     const std::string cwd = fs::canonical(fs::current_path()).string();
-    auto ro = run({confinectl, "wrap", "--json", "--runner", "appcontainer", "--mode", "read-only", "--", "cmd.exe", "/c", "dir"});
+    auto ro = run({confinectl_exe, "wrap", "--json", "--runner", "appcontainer", "--mode", "read-only", "--", "cmd.exe", "/c", "dir"});
     INFO(ro.out << ro.err);
     CHECK(ro.exit_code == 0);
     CHECK_THAT(ro.out, Catch::Contains("\"--ro\"") && Catch::Contains(json_string(cwd)));
     CHECK_THAT(ro.out, !Catch::Contains("--rw") && !Catch::Contains("--private-temp"));
     // Workspace-write: the workspace, and the run's own temporary directory, never %TEMP%.
-    auto rw = run({confinectl, "wrap", "--json", "--runner", "appcontainer", "--", "cmd.exe"});
+    auto rw = run({confinectl_exe, "wrap", "--json", "--runner", "appcontainer", "--", "cmd.exe"});
     INFO(rw.out << rw.err);
     CHECK(rw.exit_code == 0);
     CHECK_THAT(rw.out, Catch::Contains("\"--rw\"") && Catch::Contains(json_string(cwd)) && Catch::Contains("\"--private-temp\""));
@@ -232,7 +237,7 @@ TEST_CASE("the Windows lookup follows PATH and PATHEXT, never the working direct
                                  Catch::Contains("CVE-2024-24576") && Catch::Contains("cmd.exe /c"));
 
     // confinectl says it in one line, 126, before any runner is chosen.
-    auto r = run({confinectl, "run", "--", (root / "bin" / "npm.cmd").string(), "install"});
+    auto r = run({confinectl_exe, "run", "--", (root / "bin" / "npm.cmd").string(), "install"});
     INFO(r.out << r.err);
     CHECK(r.exit_code == 126);
     CHECK(lines_starting(r.err, "confinectl: ") == 1);
@@ -247,7 +252,7 @@ TEST_CASE("confinectl wrap names the file it found for the launcher to start", "
     const DWORD n = ::GetEnvironmentVariableW(L"PATH", old, 32767);
     const std::wstring path = dir.wstring() + L";" + std::wstring(old, n < 32767 ? n : 0);
     REQUIRE(::SetEnvironmentVariableW(L"PATH", path.c_str()));
-    auto r = run({confinectl, "wrap", "--json", "--runner", "appcontainer", "--", "win-helper", "exit", "0"});
+    auto r = run({confinectl_exe, "wrap", "--json", "--runner", "appcontainer", "--", "win-helper", "exit", "0"});
     ::SetEnvironmentVariableW(L"PATH", std::wstring(old, n < 32767 ? n : 0).c_str());
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
@@ -266,4 +271,104 @@ TEST_CASE("timed-run, the world proofs' host with a time limit, fails closed whe
     CHECK_THAT(r.out, Catch::StartsWith("outcome: sandbox_unavailable timed_out: 0"));
     CHECK_FALSE(fs::exists(marker));
     CHECK(run({timed_run, "5000"}).exit_code == 125);
+}
+
+namespace {
+
+// Starts `argv` (quoted simply: no argument here needs more) and returns its process.
+HANDLE start(const std::vector<std::string>& argv) {
+    std::string line;
+    for (const auto& a : argv) line += (line.empty() ? "\"" : " \"") + a + "\"";
+    std::wstring wline(line.begin(), line.end());
+    STARTUPINFOW si{sizeof si};
+    PROCESS_INFORMATION pi{};
+    if (!::CreateProcessW(nullptr, wline.data(), nullptr, nullptr, FALSE, CREATE_NO_WINDOW, nullptr, nullptr, &si, &pi)) return nullptr;
+    ::CloseHandle(pi.hThread);
+    return pi.hProcess;
+}
+
+// Waits until the process has made its finish event (or 20 s have passed).
+bool finish_event_made(HANDLE process) {
+    const auto name = confine::windows::finish_event_name(::GetProcessId(process));
+    for (int i = 0; i < 200; ++i) {
+        if (HANDLE e = ::OpenEventW(SYNCHRONIZE, FALSE, name.c_str())) {
+            ::CloseHandle(e);
+            return true;
+        }
+        ::Sleep(100);
+    }
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("a time limit asks a runner with something to undo to finish before the job ends", "[windows][executor][finish]") {
+    const fs::path marker = scratch_file("asked-at-time-limit");
+    fs::remove(marker);
+    confine::detail::ExecSpec spec;
+    spec.argv = {helper, "await-finish", marker.string()};
+    spec.background = true;
+    spec.timeout = 2000ms;
+    confine::detail::RunControl control;
+    auto done = confine::detail::execute(spec, control);
+    CHECK(done.observed.timed_out);
+    CHECK(fs::exists(marker));  // it was asked, and finished on its own
+    fs::remove(marker);
+}
+
+TEST_CASE("a console event asks confinectl's runner to finish, and leaves the default when it cannot", "[windows][confinectl][finish]") {
+    std::atomic<int> child{0};
+    confinectl::forward_signals(child);
+    // No runner yet: the event's default (the end of confinectl) stays.
+    CHECK_FALSE(confinectl::finish_child_on_console_event(CTRL_C_EVENT));
+    CHECK_FALSE(confinectl::interrupted_by());
+
+    // A runner without the event cannot be asked: the default again, and it runs on.
+    HANDLE plain = start({helper, "sleep", "30000"});
+    REQUIRE(plain);
+    child = static_cast<int>(::GetProcessId(plain));
+    CHECK_FALSE(confinectl::finish_child_on_console_event(CTRL_C_EVENT));
+    CHECK(::WaitForSingleObject(plain, 0) == WAIT_TIMEOUT);
+    CHECK_FALSE(confinectl::interrupted_by());
+    ::TerminateProcess(plain, 1);
+    ::CloseHandle(plain);
+
+    // A runner with something to undo is asked, finishes, and the run counts as ended by SIGINT.
+    const fs::path marker = scratch_file("asked-at-ctrl-c");
+    fs::remove(marker);
+    HANDLE runner = start({helper, "await-finish", marker.string()});
+    REQUIRE(runner);
+    REQUIRE(finish_event_made(runner));
+    child = static_cast<int>(::GetProcessId(runner));
+    CHECK(confinectl::finish_child_on_console_event(CTRL_C_EVENT));
+    CHECK(::WaitForSingleObject(runner, 0) == WAIT_OBJECT_0);
+    DWORD code = 0;
+    ::GetExitCodeProcess(runner, &code);
+    CHECK(code == 3);
+    CHECK(fs::exists(marker));
+    CHECK(confinectl::interrupted_by() == std::optional<int>(SIGINT));
+    ::CloseHandle(runner);
+    child = 0;
+    fs::remove(marker);
+}
+
+TEST_CASE("an access list's lock is exclusive across handles and ends with its holder", "[windows][appcontainer][lock]") {
+    namespace ac = confine::appcontainer;
+    const fs::path dir = scratch_file("acl-locks");
+    fs::create_directories(dir);
+    {
+        ac::AclLock first(dir.string(), "C:\\Work\\ws");
+        REQUIRE(first.held());
+        ac::AclLock same(dir.string(), "c:\\work\\WS\\", ac::AclLock::Wait::not_at_all);
+        CHECK_FALSE(same.held());  // one folder, one holder
+        ac::AclLock other(dir.string(), "C:\\Work\\elsewhere", ac::AclLock::Wait::not_at_all);
+        CHECK(other.held());
+    }
+    ac::AclLock after(dir.string(), "C:\\Work\\ws", ac::AclLock::Wait::not_at_all);
+    CHECK(after.held());
+    // No folder for locks: not held, so no list is changed unserialised.
+    ac::AclLock nowhere((dir / "missing").string(), "C:\\Work\\ws", ac::AclLock::Wait::not_at_all);
+    CHECK_FALSE(nowhere.held());
+    ac::AclLock unnamed("", "C:\\Work\\ws", ac::AclLock::Wait::not_at_all);
+    CHECK_FALSE(unnamed.held());
 }
