@@ -33,7 +33,7 @@ const std::string fatal = "landlock-run: landlock is not enforced by this kernel
 // attestation), or as an operator's runner_command.
 class Rig {
 public:
-    enum class Kind { plugin, plugin_attested, runner_command };
+    enum class Kind { plugin, plugin_attested, runner_command, plugin_showing_workdir };
 
     explicit Rig(Kind kind, const std::string& launcher = FAKE_LAUNCHER) {
         test::install_fake(plugins_.path(), "usable");
@@ -42,7 +42,8 @@ public:
             text = "[platform.linux]\nrunner_command = [\"" + launcher + "\"]\nrunner_failure_signatures = [\"landlock-run: landlock is not enforced\"]\n";
         } else {
             text = "[platform.linux]\nchain = [\"usable\"]\n[runner.usable]\nlauncher = \"" + launcher + "\"\nattest = " +
-                   (kind == Kind::plugin_attested ? "true" : "false") + "\n";
+                   (kind == Kind::plugin_attested ? "true" : "false") + "\n" +
+                   (kind == Kind::plugin_showing_workdir ? "show_workdir = true\n" : "");
         }
         auto p = confine::Provider::create(test::config_from(text), {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins_.path()}});
         REQUIRE(p);
@@ -417,6 +418,36 @@ TEST_CASE("a command that does not exist is the caller's error, never a runner f
     own_path.environment = std::vector<std::string>{"PATH=" + dir.path().string()};
     expect({"script"}, confine::ErrorCode::command_not_executable, "script: Permission denied", own_path);
     expect({"sh"}, confine::ErrorCode::command_not_found, "sh: command not found", own_path);
+}
+
+TEST_CASE("the runner is told the directory the command runs in, by run and spawn alike", "[execute]") {
+    Rig rig(Rig::Kind::plugin_showing_workdir);
+    test::TempDir elsewhere;
+    fs::create_directories(elsewhere.path() / "sub dir");
+    const std::vector<std::string> argv{"/bin/sh", "-c", "printf '%s|%s' \"$FAKE_POLICY_WORKDIR\" \"$PWD\""};
+    auto told = [&](const confine::RunOptions& options) {
+        confine::RunOptions background = options;
+        background.environment = environment_with({});
+        auto p = confine::spawn(rig.provider(), rig.policy(), argv, background);
+        REQUIRE(p);
+        auto done = p->wait();
+        CHECK(done.outcome.kind == OutcomeKind::completed);
+        return done.stdout_text;
+    };
+    const std::string named = fs::canonical(elsewhere.path() / "sub dir").string();
+    confine::RunOptions in_dir;
+    in_dir.working_directory = elsewhere.path() / "sub dir";
+    CHECK(told(in_dir) == named + "|" + named);
+    // Unnamed: the caller's own directory, where the command runs too.
+    CHECK(told({}) == fs::current_path().string() + "|" + fs::current_path().string());
+
+    // The foreground run tells the runner the same.
+    const fs::path out = elsewhere.path() / "foreground.txt";
+    const std::vector<std::string> to_file{"/bin/sh", "-c", "printf '%s' \"$FAKE_POLICY_WORKDIR\" > '" + out.string() + "'"};
+    auto fg = confine::run(rig.provider(), rig.policy(), to_file, in_dir);
+    REQUIRE(fg);
+    CHECK(fg->kind == OutcomeKind::completed);
+    CHECK(test::read_file(out) == named);
 }
 
 #ifdef CONFINE_TEST_PROCESS_TREE

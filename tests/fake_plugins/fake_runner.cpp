@@ -43,6 +43,7 @@ struct FakeSettings {
     std::string label;                 // the note of a full verdict
     std::string launcher;              // set: wrap like the Landlock runner, through it
     bool attest = false;               // with a launcher: attest by its exec
+    bool show_workdir = false;         // with a launcher: pass it `--workdir <policy's working directory>`
     bool flag = false;
     std::int64_t count = 0;
     // What a wrap says it enforces of network, processes, read and protect: "none", "partial" or "full".
@@ -58,12 +59,13 @@ std::optional<sdk::Error> take(std::expected<T, sdk::Error> value, T& into) {
 }
 
 std::expected<FakeSettings, sdk::Error> read_settings(const sdk::Settings& settings) {
-    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest", "network", "processes", "read", "protect"}))
+    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest", "show_workdir", "network", "processes", "read", "protect"}))
         return std::unexpected(*bad);
     FakeSettings out;
     for (const auto& bad : {take(settings.string_list_or("command", {}), out.command), take(settings.string_or("path", ""), out.path),
                             take(settings.string_or("label", ""), out.label), take(settings.string_or("launcher", ""), out.launcher),
                             take(settings.bool_or("attest", false), out.attest), take(settings.bool_or("flag", false), out.flag),
+                            take(settings.bool_or("show_workdir", false), out.show_workdir),
                             take(settings.integer_or("count", 0), out.count), take(settings.string_or("network", "partial"), out.network),
                             take(settings.string_or("processes", "partial"), out.processes), take(settings.string_or("read", "partial"), out.read),
                             take(settings.string_or("protect", "none"), out.protect)})
@@ -126,7 +128,9 @@ private:
         sdk::WrapResult r;
         if (!settings_.launcher.empty()) {
             // Shaped like the Landlock runner: a launcher that execs the command.
-            r.argv = {settings_.launcher, "--"};
+            r.argv = {settings_.launcher};
+            if (settings_.show_workdir) r.argv.insert(r.argv.end(), {"--workdir", policy.working_directory.string()});
+            r.argv.push_back("--");
             r.argv.insert(r.argv.end(), argv.begin(), argv.end());
             r.enforcement = sdk::Enforcement::partial;
             r.denial_signatures = {"permission denied"};
