@@ -76,11 +76,19 @@ struct Seatbelt {
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         auto j = json::parse(r.out);
-        REQUIRE(j["argv"].size() == 6);
+        REQUIRE(j["argv"].size() == 11);
         CHECK(j["argv"][0] == "/usr/bin/sandbox-exec");
         CHECK(j["argv"][1] == "-p");
         CHECK(j["argv"][3] == "--");
-        CHECK(j["argv"][4] == "echo");
+        // The attesting shell (sbpl.hpp), its status descriptor, then the command verbatim.
+        CHECK(j["argv"][4] == "/bin/sh");
+        CHECK(j["argv"][5] == "-c");
+        CHECK(j["argv"][6] == std::string(confine::seatbelt::attestation_script));
+        CHECK(j["argv"][7] == "{status-fd}");
+        CHECK(j["argv"][8] == "--");
+        CHECK(j["argv"][9] == "echo");
+        CHECK(j["attestation"] == json({{"kind", "status_fd"}, {"status_argument", 7}, {"status_marker", std::string(confine::seatbelt::status_marker)},
+                                         {"status_pid_key", nullptr}}));
         CHECK(j["runner"] == "seatbelt");
         CHECK(j["denial_signatures"] == json::array({"operation not permitted", "eperm", "eacces"}));
         CHECK(j["failure_rule"]["fatal_signatures"] == json::array({"sandbox-exec: "}));
@@ -726,9 +734,120 @@ TEST_CASE("a sandbox-exec line the command prints is its own at any status sandb
     auto denied = judged(w, exited(1, "touch: /Users/me/x: Operation not permitted\n"));
     CHECK(denied.kind == confine::OutcomeKind::task_failed);
     CHECK(denied.denial_hint == "touch: /Users/me/x: Operation not permitted");
-    // What the rule cannot tell without attestation: a command that prints such a line
-    // and itself exits 65 or 71 is taken for sandbox-exec.
+    // Where the status descriptor could not say (the runner killed by a signal, above),
+    // the rule alone judges, and a command that prints such a line and itself exits 65
+    // or 71 would be taken for sandbox-exec.
     CHECK(judged(w, exited(71, nested)).kind == confine::OutcomeKind::sandbox_unavailable);
+}
+
+TEST_CASE("the status descriptor decides whether sandbox-exec reached the command, whatever its status and lines", "[seatbelt][classify]") {
+    Seatbelt s;
+    test::TempDir ws("/var/tmp");
+    const auto w = seatbelt_wrap(s, ws.path());
+    REQUIRE(w.attestation.kind == confine::Attestation::Kind::status_fd);
+    CHECK(w.attestation.status_marker == confine::seatbelt::status_marker);
+    const std::string nested = "sandbox-exec: sandbox_apply: Operation not permitted\n";
+    auto with_status = [](Seen seen, std::string status) {
+        seen.status_text = std::move(status);
+        return seen;
+    };
+    const std::string reached = std::string(confine::seatbelt::status_marker) + "\n";
+    // The command ran: a nested sandbox-exec's line at 71 (or 65) is its own.
+    for (int code : {65, 71}) {
+        auto out = judged(w, with_status(exited(code, nested), reached));
+        CHECK(out.kind == confine::OutcomeKind::task_failed);
+        CHECK(out.basis == confine::Basis::attestation);
+        CHECK(out.exit_code == code);
+    }
+    // It did not: sandbox-exec's failure, with its line as the evidence, at any status.
+    for (int code : {65, 71, 1}) {
+        auto out = judged(w, with_status(exited(code, nested), ""));
+        CHECK(out.kind == confine::OutcomeKind::sandbox_unavailable);
+        CHECK(out.basis == confine::Basis::attestation);
+        CHECK(out.evidence == "sandbox-exec: sandbox_apply: Operation not permitted");
+    }
+    // Not reached and nothing said: the status is named.
+    auto silent = judged(w, with_status(exited(125, ""), ""));
+    CHECK(silent.kind == confine::OutcomeKind::sandbox_unavailable);
+    CHECK_THAT(silent.evidence, Catch::StartsWith("runner 'seatbelt' ended with exit status 125 before starting the command"));
+    // A marker the command could print on stderr is not the descriptor's.
+    auto spoofed = judged(w, with_status(exited(71, std::string(confine::seatbelt::status_marker) + "\n" + nested), ""));
+    CHECK(spoofed.kind == confine::OutcomeKind::sandbox_unavailable);
+}
+
+TEST_CASE("through a stand-in sandbox-exec, the attesting shell runs exactly the command, without the descriptor", "[seatbelt][attestation]") {
+    test::Installed confine;
+    test::TempDir programs("/var/tmp"), ws("/var/tmp");
+    fs::permissions(programs.path(), fs::perms(0755));
+    // Runs what follows "--", as sandbox-exec does once the profile is applied; or fails
+    // the way it does when it cannot apply one.
+    const fs::path fake = programs / "sandbox-exec";
+    test::write_file(fake,
+                     "#!/bin/sh\nif [ -n \"${FAKE_SANDBOX_EXEC_FAIL:-}\" ]; then echo 'sandbox-exec: sandbox_apply: Operation not permitted' >&2; exit 71; fi\n"
+                     "while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n",
+                     fs::perms(0755));
+    const fs::path cfg = confine.scratch("c.toml");
+    test::write_file(cfg, "[platform.linux]\nchain = [\"seatbelt\"]\n[runner.seatbelt]\nprogram = \"" + fake.string() +
+                              "\"\n[policy.enforcement]\nprocesses = \"best-effort\"\n");
+    auto run = [&](const std::vector<std::string>& command, const std::vector<std::string>& env = {}) {
+        std::vector<std::string> args{"run", "--config", cfg.string(), "--workspace", ws.path().string(), "--"};
+        args.insert(args.end(), command.begin(), command.end());
+        return confine.run(args, env);
+    };
+    // Hostile arguments arrive intact, one each.
+    const std::vector<std::string> hostile{"$0", "$(touch " + (ws / "injected").string() + ")", "a b", "'\"", "-c", ";", ""};
+    std::vector<std::string> printing{"/usr/bin/printf", "[%s]\\n"};
+    printing.insert(printing.end(), hostile.begin(), hostile.end());
+    auto r = run(printing);
+    CHECK(r.exit_code == 0);
+    std::string expected;
+    for (const auto& h : hostile) expected += "[" + h + "]\n";
+    CHECK(r.out == expected);
+    CHECK_FALSE(fs::exists(ws / "injected"));
+
+    // The command has only the standard descriptors: the status descriptor was closed.
+    auto fds = run({"/bin/sh", "-c", "n=3; while [ $n -lt 64 ]; do if (true >&$n) 2>/dev/null; then echo $n; fi; n=$((n+1)); done; echo end"});
+    CHECK(fds.exit_code == 0);
+    CHECK(fds.out == "end\n");
+
+    // A nested sandbox-exec's line at 71 is the command's own; confinectl exits 71.
+    auto nested = run({"/bin/sh", "-c", "echo 'sandbox-exec: sandbox_apply: Operation not permitted' >&2; exit 71"});
+    CHECK(nested.exit_code == 71);
+    CHECK(nested.err == "sandbox-exec: sandbox_apply: Operation not permitted\n");
+
+    // sandbox-exec failing before the command: 125, its line, the command not run.
+    auto failed = run({"/usr/bin/touch", (ws / "ran").string()}, {"FAKE_SANDBOX_EXEC_FAIL=1"});
+    CHECK(failed.exit_code == 125);
+    CHECK(failed.err == "sandbox-exec: sandbox_apply: Operation not permitted\n"
+                        "confinectl: sandbox unavailable: runner 'seatbelt' ended with exit status 71 before starting the command "
+                        "(its status descriptor never reported the command)\n");
+    CHECK_FALSE(fs::exists(ws / "ran"));
+    // With a report, the line is read, and it is the evidence.
+    const fs::path report = confine.scratch("report.json");
+    auto reported = confine.run({"run", "--report", report.string(), "--config", cfg.string(), "--workspace", ws.path().string(), "--",
+                                 "/usr/bin/touch", (ws / "ran").string()},
+                                {"FAKE_SANDBOX_EXEC_FAIL=1"});
+    CHECK(reported.exit_code == 125);
+    auto j = json::parse(test::read_file(report));
+    CHECK(j["outcome"] == "sandbox_unavailable");
+    CHECK(j["basis"] == "attestation");
+    CHECK(j["evidence"]["line"] == "sandbox-exec: sandbox_apply: Operation not permitted");
+    CHECK_FALSE(fs::exists(ws / "ran"));
+}
+
+TEST_CASE("seatbelt refuses a command whose name begins with '-', which the attesting shell's exec would take for an option", "[seatbelt]") {
+    Seatbelt s;
+    test::TempDir ws("/var/tmp");
+    auto config = confine::parse_config("[platform.linux]\nchain = [\"landlock\"]\n", "test.toml");
+    REQUIRE(config);
+    confine::ProviderOptions options;
+    options.builtin_plugin_dirs = {s.confine.plugin_dir()};
+    auto provider = confine::Provider::create(std::move(*config), options);
+    REQUIRE(provider);
+    const std::vector<std::string> argv{"-x", "y"};
+    auto w = (*provider)->wrap_with("seatbelt", {confine::Mode::workspace_write, ws.path(), {}}, argv);
+    REQUIRE_FALSE(w);
+    CHECK_THAT(w.error().message, Catch::EndsWith("wrap failed: the command '-x' begins with '-'; name it by a path (./-x)"));
 }
 
 // --- macOS only: the real sandbox-exec.
@@ -737,8 +856,9 @@ namespace {
 
 // What Seatbelt does in the confinement matrix (scenarios.hpp), with confinectl's
 // default configuration (seatbelt alone on macOS): the host's /tmp and /dev, denials in
-// its own dialect, no attestation yet (the failure rule alone judges, README), and the
-// command's signal passed on as confinectl's own (sandbox-exec execs the command).
+// its own dialect, attested by the status descriptor of the shell sandbox-exec starts
+// (sbpl.hpp), and the command's signal passed on as confinectl's own (sandbox-exec and
+// that shell exec the command).
 const test::RunnerExpectations seatbelt{.name = "seatbelt",
                                         .runner = "seatbelt",
                                         .config = "",
@@ -746,7 +866,7 @@ const test::RunnerExpectations seatbelt{.name = "seatbelt",
                                         .denial = "Operation not permitted",
                                         .fatal_signature = "sandbox-exec: ",
                                         .fatal_statuses = {65, 71},
-                                        .basis = test::Basis::rule,
+                                        .basis = test::Basis::attestation,
                                         .tmp = test::Tmp::the_hosts,
                                         .dev = test::Dev::the_hosts,
                                         .move = test::MoveFromOutside::leaves_nothing,

@@ -199,4 +199,23 @@ inline std::expected<std::string, std::string> profile(std::vector<std::string> 
     return profile(Request{std::move(roots), network_none, {}, {}});
 }
 
+// Attestation (a status descriptor, docs/design.md §5). sandbox-exec applies the profile
+// and only then executes what follows it; that is this shell, confined already, which
+// says so on the descriptor the host passes as its $0, closes it, and executes the
+// command after "--" in its own place (same process). The marker is on the descriptor iff the
+// profile was applied and the command is about to run: a `sandbox-exec: ` line at any
+// status is then the command's own (a nested sandbox-exec that failed), and a failure of
+// sandbox-exec's own is proven by the marker's absence, not guessed from its status.
+// The command's arguments reach it as "$@", never through eval; eval sees only $0, a
+// number the host wrote (anything else ends the shell, 125, before the command).
+inline constexpr std::string_view attestation_shell = "/bin/sh";
+inline constexpr std::string_view status_marker = "seatbelt: profile applied, executing the command";
+inline constexpr std::string_view attestation_script =
+    "case $0 in ''|*[!0-9]*) exit 125;; esac\n"
+    "[ \"$1\" = -- ] || exit 125\n"
+    "shift\n"
+    "printf '%s\\n' 'seatbelt: profile applied, executing the command' >&\"$0\" || exit 125\n"
+    "eval \"exec $0>&-\"\n"
+    "exec \"$@\"\n";
+
 }  // namespace confine::seatbelt

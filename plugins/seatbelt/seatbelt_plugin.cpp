@@ -4,6 +4,7 @@
 // not canonical would silently grant nothing.
 #include "sbpl.hpp"
 
+#include <confine/sdk/bwrap_profile.hpp>
 #include <confine/sdk/plugin.hpp>
 
 #if defined(__APPLE__)
@@ -92,20 +93,26 @@ public:
         for (const auto& k : policy.protect) request.protect.push_back(k.generic_string());
         auto p = confine::seatbelt::profile(std::move(request));
         if (!p) return std::unexpected(sdk::invalid_argument(p.error()));
+        // The attesting shell's exec would take such a name for one of its options.
+        if (!argv.empty() && argv.front().starts_with('-'))
+            return std::unexpected(sdk::invalid_argument("the command '" + argv.front() + "' begins with '-'; name it by a path (./" +
+                                                         argv.front() + ")"));
         sdk::WrapResult r;
-        r.argv = {program_, "-p", *p, "--"};
+        r.argv = {program_, "-p", *p, "--", std::string(confine::seatbelt::attestation_shell), "-c",
+                  std::string(confine::seatbelt::attestation_script)};
+        const auto status_argument = static_cast<std::uint32_t>(r.argv.size());
+        r.argv.insert(r.argv.end(), {sdk::bwrap_status_placeholder, "--"});
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
+        r.attestation = sdk::Attestation::status_fd(status_argument, std::string(confine::seatbelt::status_marker));
         r.enforcement = sdk::Enforcement::full;
         r.denial_signatures = {"operation not permitted", "eperm", "eacces"};
-        // sandbox-exec's own failures: a profile it does not accept (a syntax error, an
-        // operation this macOS does not know: "sandbox-exec: unbound variable: …") exits
-        // 65 (EX_DATAERR); a profile it cannot apply ("sandbox-exec: sandbox_apply: …")
-        // or a command it cannot execute ("sandbox-exec: execvp() of '…' failed: …")
-        // exits 71 (EX_OSERR). Both before the command runs. A `sandbox-exec: ` line at
-        // any other status is the command's own (a nested sandbox-exec that failed, with
-        // the command going on to exit 1): not evidence. With no attestation, a command
-        // that itself exits 65 or 71 after printing such a line is still taken for the
-        // runner's failure.
+        // sandbox-exec's own failures, before the command runs: a profile it does not
+        // accept (a syntax error, an operation this macOS does not know: "sandbox-exec:
+        // unbound variable: …") exits 65 (EX_DATAERR); a profile it cannot apply
+        // ("sandbox-exec: sandbox_apply: …") or a program it cannot execute exits 71
+        // (EX_OSERR). The status descriptor decides whether the command ran (sbpl.hpp);
+        // the rule only names the evidence when it did not, and judges alone when the
+        // descriptor could not say (the runner ended by a signal).
         r.failure_rule.allowed_exit_codes = {sysexits_dataerr, sysexits_oserr};
         r.failure_rule.fatal_signatures = {"sandbox-exec: "};
         // The profile allows everything but writes (and the network, when confined): a
