@@ -17,6 +17,7 @@ confinectl probe || fail "probe failed on the installed package"
 confinectl plugins | grep -q "^bwrap  " || fail "the installed plugins are not found"
 [ -f /usr/share/man/man1/confinectl.1 ] || fail "no manual page for confinectl"
 [ -f /usr/share/man/man5/confine.toml.5 ] || fail "no manual page for confine.toml"
+[ -f /usr/share/man/man7/confine-plugin.7 ] || fail "no manual page for writing a runner plugin"
 [ -f /usr/share/bash-completion/completions/confinectl ] || fail "no bash completion"
 [ -f "$(pkg-config --variable=prefix confine 2>/dev/null)/include/confine/sdk/plugin.hpp" ] || fail "pkg-config does not find the SDK"
 
