@@ -30,8 +30,9 @@
 #                        find_package(confine) (CONFINE_PLUGIN_DIR), an absolute path,
 #                        whatever the installing prefix
 #   NO_INSTALL           no install rule
-#   EXPORT_RUNTIME       keep the static C++ runtime's symbols in the dynamic symbol table
-#                        (by default they are hidden: the plugin exports its two symbols)
+#   EXPORT_RUNTIME       export more than the two symbols: the static C++ runtime's, and
+#                        whatever else the sources make visible (by default a version
+#                        script, on ELF systems, keeps the dynamic symbol table to the two)
 #
 # Inside confine's own tree, a plugin installs into confine's plugin directory
 # (CONFINE_PLUGIN_INSTALL_DIR, relative to confine's prefix) unless told otherwise.
