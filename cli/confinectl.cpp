@@ -216,6 +216,19 @@ int cmd_check_config(const std::string& file) {
     } else {
         effective = "platform " + platform + ": chain " + join(it->second.chain, " ") + " (" + confine::to_string(it->second.where) + ")\n";
     }
+    // A plugin directory that is not there is searched in vain: valid, but likely a mistake.
+    for (std::size_t i = 0; i < config->plugin_dirs.size(); ++i) {
+        const auto& dir = config->plugin_dirs[i];
+        std::error_code ec;
+        const auto status = std::filesystem::status(dir, ec);
+        std::string problem;
+        if (status.type() == std::filesystem::file_type::not_found) problem = "does not exist";
+        else if (ec) problem = "cannot be examined: " + ec.message();
+        else if (!std::filesystem::is_directory(status)) problem = "is not a directory";
+        if (!problem.empty())
+            std::fprintf(stderr, "confinectl: warning: %s: plugin_dirs entry '%s' %s\n", confine::to_string(config->plugin_dirs_where[i]).c_str(),
+                         dir.string().c_str(), problem.c_str());
+    }
     auto provider = confine::Provider::create(std::move(*config));
     if (!provider) return fail(provider.error().message);
     // Runner settings are judged by their own plugins, where this machine has them.

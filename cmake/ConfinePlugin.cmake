@@ -1,13 +1,76 @@
-# confine_add_runner_plugin(<runner> SOURCES <src>... [OUTPUT_DIRECTORY <dir>]
-#                           [INSTALL_DESTINATION <dir>] [NO_INSTALL] [EXPORT_RUNTIME])
+# confine_add_runner_plugin(<runner> SOURCES <src>...
+#                           [TARGET <target>] [VERSION <version>] [DEFINITIONS <def>...]
+#                           [OUTPUT_DIRECTORY <dir>]
+#                           [INSTALL_DESTINATION <dir> | INSTALL_INTO_CONFINE | NO_INSTALL]
+#                           [EXPORT_RUNTIME])
 #
-# Declares a runner plugin: a loadable module named confine-runner-<runner>.so
-# (.dylib, .dll) with hidden visibility, built against the SDK only, carrying its own
-# C++ runtime. CONFINE_VERSION is defined to the declaring project's version.
-# Installed into INSTALL_DESTINATION — by default confine's own plugin directory
-# (in confine's tree, or CONFINE_PLUGIN_DIR of an installed confine).
+# Declares a runner plugin: a loadable module named confine-runner-<runner>.so (.dylib,
+# .dll) with hidden visibility, built against the SDK only (confine::sdk), carrying its
+# own C++ runtime, exporting the two symbols the host looks for and nothing else.
+#
+#   <runner>             the runner's name, as a chain names it; the file is
+#                        confine-runner-<runner> and must match the name the plugin's
+#                        CONFINE_RUNNER_PLUGIN declares
+#   SOURCES <src>...     the plugin's sources (required)
+#   TARGET <target>      the CMake target's name; default confine-runner-<runner>
+#   VERSION <version>    the plugin's version, compiled in as the string
+#                        CONFINE_PLUGIN_VERSION (for CONFINE_RUNNER_PLUGIN); default the
+#                        declaring project's version (project(... VERSION x.y.z)). A
+#                        configure error when both are empty. Letters, digits and . + - _ ~
+#   DEFINITIONS <def>... further compile definitions for the plugin's sources (NAME or
+#                        NAME=VALUE, as target_compile_definitions takes them)
+#   OUTPUT_DIRECTORY <dir>  where the build puts the file; default the current binary
+#                        directory (in confine's own tree: the build's plugin directory)
+#   INSTALL_DESTINATION <dir>  where `cmake --install` puts it: relative to the installing
+#                        prefix, or absolute. Default ${CMAKE_INSTALL_LIBDIR}/confine/plugins
+#                        under the author's own CMAKE_INSTALL_PREFIX (or --prefix): the
+#                        plugin directory of a confine installed at the same prefix. List
+#                        any other directory in the configuration's plugin_dirs.
+#   INSTALL_INTO_CONFINE install into the plugin directory of the confine found by
+#                        find_package(confine) (CONFINE_PLUGIN_DIR), an absolute path,
+#                        whatever the installing prefix
+#   NO_INSTALL           no install rule
+#   EXPORT_RUNTIME       export more than the two symbols: the static C++ runtime's, and
+#                        whatever else the sources make visible (by default a version
+#                        script, on ELF systems, keeps the dynamic symbol table to the two)
+#
+# Inside confine's own tree, a plugin installs into confine's plugin directory
+# (CONFINE_PLUGIN_INSTALL_DIR, relative to confine's prefix) unless told otherwise.
+include_guard(GLOBAL)
+include(GNUInstallDirs)
+
 function(confine_add_runner_plugin runner)
-  cmake_parse_arguments(ARG "NO_INSTALL;EXPORT_RUNTIME" "OUTPUT_DIRECTORY;TARGET;INSTALL_DESTINATION" "SOURCES;DEFINITIONS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL;INSTALL_INTO_CONFINE;EXPORT_RUNTIME"
+                        "OUTPUT_DIRECTORY;TARGET;VERSION;INSTALL_DESTINATION" "SOURCES;DEFINITIONS" ${ARGN})
+  set(where "confine_add_runner_plugin(${runner})")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${where}: unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "${where}: SOURCES is required")
+  endif()
+  set(install_choices 0)
+  foreach(choice IN ITEMS ARG_NO_INSTALL ARG_INSTALL_INTO_CONFINE ARG_INSTALL_DESTINATION)
+    if(${choice})
+      math(EXPR install_choices "${install_choices} + 1")
+    endif()
+  endforeach()
+  if(install_choices GREATER 1)
+    message(FATAL_ERROR "${where}: INSTALL_DESTINATION, INSTALL_INTO_CONFINE and NO_INSTALL exclude one another")
+  endif()
+
+  set(version "${ARG_VERSION}")
+  if(version STREQUAL "")
+    set(version "${PROJECT_VERSION}")
+  endif()
+  if(version STREQUAL "")
+    message(FATAL_ERROR "${where}: the plugin has no version: give the project one "
+                        "(project(${PROJECT_NAME} VERSION 1.0.0)) or pass VERSION")
+  endif()
+  if(NOT version MATCHES "^[0-9A-Za-z.+~_-]+$")
+    message(FATAL_ERROR "${where}: VERSION '${version}' may hold only letters, digits and . + - _ ~")
+  endif()
+
   if(NOT ARG_TARGET)
     set(ARG_TARGET "confine-runner-${runner}")
   endif()
@@ -18,11 +81,20 @@ function(confine_add_runner_plugin runner)
       set(ARG_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
     endif()
   endif()
-  if(NOT ARG_INSTALL_DESTINATION)
+  if(NOT ARG_INSTALL_DESTINATION AND NOT ARG_INSTALL_INTO_CONFINE)
+    if(DEFINED CONFINE_PLUGIN_INSTALL_DIR)
+      set(ARG_INSTALL_INTO_CONFINE ON)  # one of confine's own plugins
+    else()
+      set(ARG_INSTALL_DESTINATION "${CMAKE_INSTALL_LIBDIR}/confine/plugins")
+    endif()
+  endif()
+  if(ARG_INSTALL_INTO_CONFINE)
     if(DEFINED CONFINE_PLUGIN_INSTALL_DIR)
       set(ARG_INSTALL_DESTINATION "${CONFINE_PLUGIN_INSTALL_DIR}")
-    else()
+    elseif(CONFINE_PLUGIN_DIR)
       set(ARG_INSTALL_DESTINATION "${CONFINE_PLUGIN_DIR}")
+    else()
+      message(FATAL_ERROR "${where}: INSTALL_INTO_CONFINE, but CONFINE_PLUGIN_DIR is not set (find_package(confine) sets it)")
     endif()
   endif()
   set(static_runtime ON)
@@ -31,7 +103,7 @@ function(confine_add_runner_plugin runner)
   endif()
   add_library(${ARG_TARGET} MODULE ${ARG_SOURCES})
   target_link_libraries(${ARG_TARGET} PRIVATE confine::sdk)
-  target_compile_definitions(${ARG_TARGET} PRIVATE CONFINE_VERSION="${PROJECT_VERSION}" ${ARG_DEFINITIONS})
+  target_compile_definitions(${ARG_TARGET} PRIVATE CONFINE_PLUGIN_VERSION="${version}" ${ARG_DEFINITIONS})
   set(suffix "${CMAKE_SHARED_MODULE_SUFFIX}")
   if(APPLE)
     set(suffix ".dylib")
@@ -51,6 +123,15 @@ function(confine_add_runner_plugin runner)
     if(NOT ARG_EXPORT_RUNTIME)
       target_link_options(${ARG_TARGET} PRIVATE -Wl,--exclude-libs,ALL)
     endif()
+  endif()
+  if(NOT ARG_EXPORT_RUNTIME AND NOT APPLE AND NOT WIN32)
+    # Hidden visibility does not reach what the C++ headers declare visible themselves
+    # (std::to_string's digit table, a unique symbol): a version script keeps the
+    # dynamic symbol table to the two symbols the host looks for.
+    set(exports "${CMAKE_BINARY_DIR}/confine-plugin-exports.map")
+    file(CONFIGURE OUTPUT "${exports}" CONTENT "{\n  global: confine_plugin_abi; confine_plugin;\n  local: *;\n};\n")
+    target_link_options(${ARG_TARGET} PRIVATE "LINKER:--version-script=${exports}")
+    set_property(TARGET ${ARG_TARGET} APPEND PROPERTY LINK_DEPENDS "${exports}")
   endif()
   if(NOT ARG_NO_INSTALL)
     # Installed as code: confine refuses a plugin file without its execute permission.

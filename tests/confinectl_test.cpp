@@ -256,6 +256,26 @@ TEST_CASE("confinectl check-config prints the effective chain, defaults applied,
     CHECK(run.exit_code == 125);
 }
 
+TEST_CASE("confinectl check-config warns about a plugin_dirs entry that is not a directory, and still calls the file valid", "[cli]") {
+    Installed confine;
+    test::TempDir plugins;
+    const fs::path missing = plugins.path() / "missing";
+    const fs::path file = plugins.path() / "file";
+    test::write_file(file, "");
+    const fs::path cfg = confine.scratch("dirs.toml");
+    test::write_file(cfg, "plugin_dirs = [\"" + plugins.path().string() + "\",\n  \"" + missing.string() + "\",\n  \"" + file.string() + "\"]\n");
+    auto r = confine.run({"check-config", cfg.string()});
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::EndsWith(cfg.string() + ": valid\n"));
+    CHECK(r.err == "confinectl: warning: " + cfg.string() + ":2:3: plugin_dirs entry '" + missing.string() + "' does not exist\n"
+                   "confinectl: warning: " + cfg.string() + ":3:3: plugin_dirs entry '" + file.string() + "' is not a directory\n");
+    // Every entry there: no warning.
+    test::write_file(cfg, "plugin_dirs = [\"" + plugins.path().string() + "\"]\n");
+    auto quiet = confine.run({"check-config", cfg.string()});
+    CHECK(quiet.exit_code == 0);
+    CHECK(quiet.err.empty());
+}
+
 TEST_CASE("confinectl check-config rejects bad files and settings their plugin refuses", "[cli]") {
     Installed confine;
     const fs::path cfg = confine.scratch("c.toml");

@@ -14,6 +14,7 @@
 #include <elf.h>
 #include <link.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -270,5 +271,64 @@ TEST_CASE("a crafted file whose ABI record reads well is still refused by the dy
     REQUIRE_FALSE(refused);
     CHECK(refused.error().message ==
           (dir / "confine-runner-other.so").string() + ": cannot load: ELF class or byte order differs from this host's");
+}
+
+namespace {
+
+// What `file` exports, sorted; a refusal fails the test.
+std::vector<std::string> exports_of(const fs::path& file) {
+    auto names = confine::detail::exported_elf_symbols(file);
+    INFO(file);
+    REQUIRE(names);
+    std::sort(names->begin(), names->end());
+    return *names;
+}
+
+}  // namespace
+
+TEST_CASE("the ELF reader lists what a file exports, its defined symbols that are not local", "[loader][elf]") {
+    test::TempDir dir;
+    const std::vector<std::string> both{CONFINE_PLUGIN_DESCRIPTOR_SYMBOL, CONFINE_PLUGIN_ABI_SYMBOL};
+    CraftedElf elf;
+    elf.write(dir / "crafted.so");
+    CHECK(exports_of(dir / "crafted.so") == both);
+    CraftedElf local;
+    local.symbols[2].st_info = ELF32_ST_INFO(STB_LOCAL, STT_OBJECT);
+    local.write(dir / "crafted.so");
+    CHECK(exports_of(dir / "crafted.so") == std::vector<std::string>{CONFINE_PLUGIN_ABI_SYMBOL});
+    CraftedElf weak_and_undefined;
+    weak_and_undefined.symbols[1].st_info = ELF32_ST_INFO(STB_WEAK, STT_FUNC);
+    weak_and_undefined.symbols[2].st_shndx = SHN_UNDEF;  // imported, not defined
+    weak_and_undefined.write(dir / "crafted.so");
+    CHECK(exports_of(dir / "crafted.so") == std::vector<std::string>{CONFINE_PLUGIN_ABI_SYMBOL});
+    // Refused as the record reader refuses.
+    CraftedElf executable;
+    executable.header.e_type = ET_EXEC;
+    executable.write(dir / "crafted.so");
+    auto refused = confine::detail::exported_elf_symbols(dir / "crafted.so");
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error() == "not an ELF shared object");
+    auto missing = confine::detail::exported_elf_symbols(dir / "missing.so");
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error() == "cannot open: No such file or directory");
+}
+
+TEST_CASE("every plugin built with confine_add_runner_plugin exports exactly its two symbols", "[loader][elf]") {
+    // The two the README names (Runner plugins), as abi.h spells them.
+    const std::vector<std::string> both{CONFINE_PLUGIN_DESCRIPTOR_SYMBOL, CONFINE_PLUGIN_ABI_SYMBOL};
+    std::vector<fs::path> plugins;
+    for (const auto& entry : fs::directory_iterator(BUILTIN_PLUGIN_DIR))
+        if (entry.path().filename().string().starts_with("confine-runner-")) plugins.push_back(entry.path());
+    CHECK(plugins.size() >= 2);  // bwrap and landlock at least, with seatbelt and appcontainer where built
+    plugins.push_back(fs::path(LANDLOCK_ABI_CAP_DIR) / "confine-runner-landlock.so");
+    plugins.push_back(fs::path(FAKE_PLUGIN_DIR) / "confine-runner-usable.so");
+    for (const auto& plugin : plugins) {
+        INFO(plugin);
+        CHECK(exports_of(plugin) == both);
+    }
+    // Built with EXPORT_RUNTIME, a plugin keeps whatever else it makes visible: the raw
+    // fake's third symbol, which the reader sees.
+    CHECK(exports_of(fs::path(FAKE_PLUGIN_DIR) / "confine-runner-raw-ok.so") ==
+          std::vector<std::string>{CONFINE_PLUGIN_DESCRIPTOR_SYMBOL, CONFINE_PLUGIN_ABI_SYMBOL, "confine_raw_placeholder"});
 }
 #endif

@@ -282,11 +282,13 @@ private:
         auto dirs = string_array(node, "plugin_dirs");
         if (!dirs) return dirs.error();
         cfg.plugin_dirs.clear();
+        cfg.plugin_dirs_where.clear();
         const auto& arr = *node.as_array();
         for (std::size_t i = 0; i < dirs->size(); ++i) {
             std::filesystem::path p((*dirs)[i]);
             if (!p.is_absolute()) return fail(arr[i].source(), "plugin_dirs entry '" + (*dirs)[i] + "' must be an absolute path");
             cfg.plugin_dirs.push_back(p.lexically_normal());
+            cfg.plugin_dirs_where.push_back(at(arr[i].source()));
         }
         return std::nullopt;
     }

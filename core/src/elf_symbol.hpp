@@ -29,4 +29,8 @@ struct ElfSymbolRequest {
 std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
 read_elf_symbols(const std::filesystem::path& file, std::span<const ElfSymbolRequest> wanted);
 
+// The names of the file's defined dynamic symbols other than local ones: what it
+// exports, in table order. The same errors as read_elf_symbols for the file and tables.
+std::expected<std::vector<std::string>, std::string> exported_elf_symbols(const std::filesystem::path& file);
+
 }  // namespace confine::detail

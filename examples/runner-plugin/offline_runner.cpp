@@ -64,4 +64,4 @@ private:
 
 }  // namespace
 
-CONFINE_RUNNER_PLUGIN(OfflineRunner, "offline", CONFINE_VERSION, "bubblewrap without network (an example third-party runner)")
+CONFINE_RUNNER_PLUGIN(OfflineRunner, "offline", CONFINE_PLUGIN_VERSION, "bubblewrap without network (an example third-party runner)")

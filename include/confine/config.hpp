@@ -92,6 +92,7 @@ struct Config {
     // [policy.enforcement]: what each dimension must be enforced at, at least.
     Minimums minimums;
     std::vector<std::filesystem::path> plugin_dirs;
+    std::vector<SourcePosition> plugin_dirs_where;  // where each entry of plugin_dirs is written
     std::map<std::string, PlatformConfig> platforms;
     std::map<std::string, RunnerTable> runners;
 };

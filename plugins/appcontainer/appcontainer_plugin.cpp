@@ -106,4 +106,4 @@ private:
 
 }  // namespace
 
-CONFINE_RUNNER_PLUGIN(AppContainerRunner, "appcontainer", CONFINE_VERSION, "Windows AppContainer through the appcontainer-run launcher")
+CONFINE_RUNNER_PLUGIN(AppContainerRunner, "appcontainer", CONFINE_PLUGIN_VERSION, "Windows AppContainer through the appcontainer-run launcher")

@@ -93,4 +93,4 @@ private:
 
 }  // namespace
 
-CONFINE_RUNNER_PLUGIN(BwrapRunner, "bwrap", CONFINE_VERSION, "bubblewrap mount-namespace sandbox")
+CONFINE_RUNNER_PLUGIN(BwrapRunner, "bwrap", CONFINE_PLUGIN_VERSION, "bubblewrap mount-namespace sandbox")

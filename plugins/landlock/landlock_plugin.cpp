@@ -288,4 +288,4 @@ private:
 
 }  // namespace
 
-CONFINE_RUNNER_PLUGIN(LandlockRunner, "landlock", CONFINE_VERSION, "Landlock LSM through the landlock-run launcher")
+CONFINE_RUNNER_PLUGIN(LandlockRunner, "landlock", CONFINE_PLUGIN_VERSION, "Landlock LSM through the landlock-run launcher")

@@ -137,4 +137,4 @@ private:
 
 }  // namespace
 
-CONFINE_RUNNER_PLUGIN(SeatbeltRunner, "seatbelt", CONFINE_VERSION, "macOS Seatbelt through sandbox-exec")
+CONFINE_RUNNER_PLUGIN(SeatbeltRunner, "seatbelt", CONFINE_PLUGIN_VERSION, "macOS Seatbelt through sandbox-exec")

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # An installed-package check: first the SDK alone (sdk-only-test.sh: the `sdk`
 # component installed by itself, and the example runner built against it); then install
-# confine into a throwaway prefix, build the out-of-tree example runner against that
-# installation only, move the prefix elsewhere, and from the moved tree list plugins,
-# probe, run confined, and see broken plugin files refused, each with its reason. The
-# README's host program (examples/host-program) is built against the moved tree, with
-# its CMake package and with confine.pc, and run from elsewhere: it finds the
-# installation's plugins and runs a command confined.
+# confine into a throwaway prefix and build the example runner from that installation's
+# own copy (share/confine/examples/runner-plugin) against that installation only: it
+# installs under its own prefix unless told otherwise, and exports its two symbols and
+# nothing else. Move the prefix elsewhere, and from the moved tree list plugins, probe,
+# run confined, build the example again and run its own tests (confine::confinectl),
+# and see broken plugin files refused, each with its reason. The README's host program
+# (share/confine/examples/host-program) is built against the moved tree, with its CMake
+# package and with confine.pc, and run from elsewhere: it finds the installation's
+# plugins and runs a command confined.
 #
-#   install-test.sh BUILD_DIR SOURCE_DIR
+#   install-test.sh BUILD_DIR SOURCE_DIR [EXPORTED_SYMBOLS]
+# EXPORTED_SYMBOLS lists what an ELF file exports (tests/tools/exported_symbols.cpp);
+# without it, where plugins are not ELF, the exports are not checked.
 # Exit 77 (skipped) when no runner can confine on this machine, unless
 # CONFINE_TEST_NO_SKIP is set.
 set -euo pipefail
 build=$1
 src=$2
+exported_symbols=${3:-}
 
 fail() { echo "install-test: $*" >&2; exit 1; }
 
@@ -25,11 +31,59 @@ chmod 755 "$work"
 umask 022
 
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
-cmake -S "$src/examples/runner-plugin" -B "$work/example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
-cmake --build "$work/example" >/dev/null
+# The examples are installed whole, as they are in the source tree.
+for example in runner-plugin host-program; do
+  diff -r "$src/examples/$example" "$work/prefix/share/confine/examples/$example" >&2 \
+    || fail "share/confine/examples/$example differs from the source tree's examples/$example"
+done
+
+# The example runner, from the installed tree, against the installed package alone;
+# installed under its own prefix by default, and into confine's plugin directory when
+# that prefix is confine's own.
+cmake -S "$work/prefix/share/confine/examples/runner-plugin" -B "$work/example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_INSTALL_PREFIX="$work/author" >"$work/example.log" 2>&1 \
+  || { cat "$work/example.log" >&2; fail "the installed example does not configure against the installed package"; }
+cmake --build "$work/example" >"$work/example.log" 2>&1 || { cat "$work/example.log" >&2; fail "the installed example does not build"; }
+grep -qF -- "-DCONFINE_PLUGIN_VERSION=\\\"1.0.0\\\"" "$work/example/build.ninja" || fail "the example's plugin is not given its project's version"
 cmake --install "$work/example" >/dev/null
-[ -f "$work/prefix/lib/confine/plugins/confine-runner-offline.so" ] || fail "the example was not installed into confine's plugin directory"
+[ -f "$work/author/lib/confine/plugins/confine-runner-offline.so" ] || fail "the example was not installed under its own prefix: $(find "$work/author" 2>&1)"
+[ ! -e "$work/prefix/lib/confine/plugins/confine-runner-offline.so" ] || fail "the example was installed into confine's plugin directory unasked"
+cmake --install "$work/example" --prefix "$work/prefix" >/dev/null
+[ -f "$work/prefix/lib/confine/plugins/confine-runner-offline.so" ] || fail "installed under confine's prefix, the example is not in confine's plugin directory"
+if [ -n "$exported_symbols" ]; then
+  exports=$("$exported_symbols" "$work/example/confine-runner-offline.so" | sort | tr '\n' ' ') || fail "cannot read the example's exports"
+  [ "$exports" = "confine_plugin confine_plugin_abi " ] || fail "the example plugin exports more or less than its two symbols: $exports"
+fi
+
+# confine_add_runner_plugin's other choices, and its refusals, each in a project of its own.
+plugin_project() {  # DIR, then the project() arguments, then the call's arguments, separated by --
+  local dir=$1; shift
+  local project_args=() call_args=()
+  while [ "$1" != -- ]; do project_args+=("$1"); shift; done; shift
+  call_args=("$@")
+  mkdir -p "$dir"
+  cp "$src/examples/runner-plugin/offline_runner.cpp" "$dir/"
+  { echo "cmake_minimum_required(VERSION 3.25)"
+    echo "project(${project_args[*]} LANGUAGES CXX)"
+    echo "find_package(confine REQUIRED)"
+    echo "confine_add_runner_plugin(offline SOURCES offline_runner.cpp ${call_args[*]})"; } >"$dir/CMakeLists.txt"
+  cmake -S "$dir" -B "$dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$work/prefix" \
+        -DCMAKE_INSTALL_PREFIX="$work/elsewhere-prefix" >"$dir/configure.log" 2>&1
+}
+said() {  # FILE TEXT: CMake's message, its lines wrapped, says TEXT
+  tr '\n' ' ' <"$1" | tr -s ' ' | grep -qF "$2"
+}
+plugin_project "$work/into" into VERSION 2.0 -- INSTALL_INTO_CONFINE || { cat "$work/into/configure.log" >&2; fail "INSTALL_INTO_CONFINE does not configure"; }
+grep -qF "$work/prefix/lib/confine/plugins" "$work/into/build/cmake_install.cmake" \
+  || fail "INSTALL_INTO_CONFINE does not install into confine's plugin directory: $(grep -F confine-runner "$work/into/build/cmake_install.cmake")"
+plugin_project "$work/unversioned" unversioned -- && fail "a project without a version configured"
+said "$work/unversioned/configure.log" \
+  "confine_add_runner_plugin(offline): the plugin has no version: give the project one (project(unversioned VERSION 1.0.0)) or pass VERSION" || fail "no clear error for a plugin without a version: $(cat "$work/unversioned/configure.log")"
+plugin_project "$work/given" given -- VERSION 3.1.4 || { cat "$work/given/configure.log" >&2; fail "VERSION does not stand in for the project's"; }
+grep -qF -- "-DCONFINE_PLUGIN_VERSION=\\\"3.1.4\\\"" "$work/given/build/build.ninja" || fail "the plugin is not given its VERSION"
+plugin_project "$work/both" both VERSION 1.0 -- NO_INSTALL INSTALL_INTO_CONFINE && fail "NO_INSTALL with INSTALL_INTO_CONFINE configured"
+said "$work/both/configure.log" \
+  "confine_add_runner_plugin(offline): INSTALL_DESTINATION, INSTALL_INTO_CONFINE and NO_INSTALL exclude one another" || fail "no clear error for conflicting install choices: $(cat "$work/both/configure.log")"
 
 # Nothing may depend on where the tree was installed.
 mv "$work/prefix" "$work/moved"
@@ -66,7 +120,8 @@ host_cxx=$(cache_value CMAKE_CXX_COMPILER)
 host_flags=
 [ "$(cache_value CONFINE_SANITIZE)" != ON ] || host_flags=-fsanitize=address,undefined
 mkdir -p "$work/elsewhere/bin"
-cmake -S "$src/examples/host-program" -B "$work/host-cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+examples=$work/moved/share/confine/examples
+cmake -S "$examples/host-program" -B "$work/host-cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$work/moved" -DCMAKE_CXX_COMPILER="$host_cxx" \
       -DCMAKE_CXX_FLAGS="$host_flags" -DCMAKE_EXE_LINKER_FLAGS="$host_flags" >"$work/host-cmake.log" 2>&1 \
   || { cat "$work/host-cmake.log" >&2; fail "the host program does not configure against the moved tree"; }
@@ -74,7 +129,7 @@ cmake --build "$work/host-cmake" >"$work/host-cmake.log" 2>&1 \
   || { cat "$work/host-cmake.log" >&2; fail "the host program does not build against the moved tree's CMake package"; }
 cp "$work/host-cmake/confined-run" "$work/elsewhere/bin/confined-run-cmake"
 mkdir "$work/host-pc"
-cp "$src/examples/host-program/confined_run.cpp" "$src/examples/host-program/Makefile" "$work/host-pc/"
+cp "$examples/host-program/confined_run.cpp" "$examples/host-program/Makefile" "$work/host-pc/"
 PKG_CONFIG_LIBDIR=$work/moved/lib/pkgconfig PKG_CONFIG_PATH= \
   make -C "$work/host-pc" CXX="$host_cxx" CXXFLAGS="$host_flags" LDFLAGS="$host_flags" >"$work/host-pc.log" 2>&1 \
   || { cat "$work/host-pc.log" >&2; fail "the host program does not build against the moved tree's confine.pc"; }
@@ -127,6 +182,25 @@ interfaces=$(cd "$work/ws" && "$confinectl" run --config "$work/offline.toml" --
   || fail "a run on the example runner failed"
 [ "$interfaces" = lo ] || fail "the example runner left network interfaces: $interfaces"
 [ -f "$work/ws/by-offline" ] || fail "the example runner did not write the workspace"
+
+# The example runner again, from the moved tree's copy, against the moved package: its
+# own tests run the moved tree's confinectl (confine::confinectl) on the plugin as built.
+cmake -S "$examples/runner-plugin" -B "$work/example-moved" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$work/moved" >"$work/example.log" 2>&1 \
+  || { cat "$work/example.log" >&2; fail "the example does not configure against the moved tree"; }
+cmake --build "$work/example-moved" >"$work/example.log" 2>&1 || { cat "$work/example.log" >&2; fail "the example does not build against the moved tree"; }
+tests=$(cd "$work/example-moved" && ctest --show-only=json-v1) || fail "the example's tests cannot be listed"
+for t in offline-probe offline-run; do
+  grep -qF "\"$t\"" <<<"$tests" || fail "the example has no test $t: $tests"
+done
+grep -qF "\"$confinectl\"" <<<"$tests" || fail "the example's tests do not run the moved tree's confinectl (confine::confinectl): $tests"
+# Its tests use the plugin as built: with the installed one beside it, two files would
+# provide the runner. Installed again afterwards, under the moved tree's prefix.
+rm "$plugdir/confine-runner-offline.so"
+(cd "$work/example-moved" && ctest --output-on-failure >"$work/example-test.log" 2>&1) \
+  || { cat "$work/example-test.log" >&2; fail "the example's own tests failed"; }
+cmake --install "$work/example-moved" --prefix "$work/moved" >/dev/null
+[ -f "$plugdir/confine-runner-offline.so" ] || fail "installed under the moved tree's prefix, the example is not in its plugin directory"
 
 # Broken plugin files are refused, each saying exactly why.
 chmod 0644 "$plugdir/confine-runner-offline.so"

@@ -36,7 +36,7 @@ constexpr std::uint64_t max_table_bytes = 16u << 20;
 
 class File {
 public:
-    explicit File(const std::filesystem::path& p) : fd_(::open(p.c_str(), O_RDONLY | O_CLOEXEC)) {
+    explicit File(const std::filesystem::path& p) : fd_(::open(p.c_str(), O_RDONLY | O_CLOEXEC)), open_errno_(errno) {
         struct stat st {};
         if (fd_ >= 0 && ::fstat(fd_, &st) == 0) size_ = static_cast<std::uint64_t>(st.st_size);
     }
@@ -46,6 +46,7 @@ public:
     File(const File&) = delete;
     File& operator=(const File&) = delete;
     bool ok() const { return fd_ >= 0; }
+    int open_errno() const { return open_errno_; }
     // Reads exactly n bytes at off, bounds-checked against the file size.
     bool read(std::uint64_t off, void* into, std::size_t n) const {
         if (off > size_ || n > size_ - off) return false;
@@ -72,6 +73,7 @@ public:
 
 private:
     int fd_;
+    int open_errno_;
     std::uint64_t size_ = 0;
 };
 
@@ -105,37 +107,74 @@ std::expected<std::vector<std::byte>, std::string> symbol_bytes(const File& f, c
     return bytes;
 }
 
+// The dynamic symbol table and its names, each bounds-checked; no table, none.
+struct DynamicSymbols {
+    std::vector<Shdr> sections;
+    std::vector<Sym> symbols;
+    std::vector<char> names;
+
+    // Each defined symbol's entry and name (names cut at the table's end).
+    template <class F>
+    void each_defined(F&& f) const {
+        for (const Sym& s : symbols) {
+            if (s.st_shndx == SHN_UNDEF || s.st_shndx >= sections.size() || s.st_name >= names.size()) continue;
+            const char* text = names.data() + s.st_name;
+            f(s, std::string_view(text, ::strnlen(text, names.size() - s.st_name)));
+        }
+    }
+};
+
+std::expected<DynamicSymbols, std::string> read_dynamic_symbols(const File& f) {
+    if (!f.ok()) return refuse(std::string("cannot open: ") + std::strerror(f.open_errno()));
+    auto sections = read_sections(f);
+    if (!sections) return std::unexpected(sections.error());
+    DynamicSymbols out;
+    out.sections = std::move(*sections);
+    const Shdr* symtab = nullptr;  // the one dynamic symbol table
+    for (const Shdr& s : out.sections)
+        if (s.sh_type == SHT_DYNSYM && !symtab) symtab = &s;
+    if (!symtab) return out;
+    if (symtab->sh_entsize != sizeof(Sym) || symtab->sh_link >= out.sections.size()) return refuse("malformed ELF dynamic symbol table");
+    auto symbols = f.read_array<Sym>(symtab->sh_offset, symtab->sh_size - symtab->sh_size % sizeof(Sym));
+    if (!symbols) return refuse("malformed ELF dynamic symbol table");
+    const Shdr& strtab = out.sections[symtab->sh_link];
+    auto names = f.read_array<char>(strtab.sh_offset, strtab.sh_size);  // in one read
+    if (!names) return refuse("malformed ELF string table");
+    out.symbols = std::move(*symbols);
+    out.names = std::move(*names);
+    return out;
+}
+
 }  // namespace
 
 std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
 read_elf_symbols(const std::filesystem::path& path, std::span<const ElfSymbolRequest> wanted) {
     std::vector<std::optional<std::vector<std::byte>>> found(wanted.size());
     File f(path);
-    if (!f.ok()) return refuse(std::string("cannot open: ") + std::strerror(errno));
-    auto sections = read_sections(f);
-    if (!sections) return std::unexpected(sections.error());
-    const Shdr* symtab = nullptr;  // the one dynamic symbol table
-    for (const Shdr& s : *sections)
-        if (s.sh_type == SHT_DYNSYM && !symtab) symtab = &s;
-    if (!symtab) return found;
-    if (symtab->sh_entsize != sizeof(Sym) || symtab->sh_link >= sections->size()) return refuse("malformed ELF dynamic symbol table");
-    auto symbols = f.read_array<Sym>(symtab->sh_offset, symtab->sh_size - symtab->sh_size % sizeof(Sym));
-    if (!symbols) return refuse("malformed ELF dynamic symbol table");
-    const Shdr& strtab = (*sections)[symtab->sh_link];
-    auto names = f.read_array<char>(strtab.sh_offset, strtab.sh_size);  // in one read
-    if (!names) return refuse("malformed ELF string table");
-    for (const Sym& s : *symbols) {
-        if (s.st_shndx == SHN_UNDEF || s.st_shndx >= sections->size() || s.st_name >= names->size()) continue;
-        const char* text = names->data() + s.st_name;
-        const std::string_view sym_name(text, ::strnlen(text, names->size() - s.st_name));
-        for (std::size_t w = 0; w < wanted.size(); ++w) {
+    auto table = read_dynamic_symbols(f);
+    if (!table) return std::unexpected(table.error());
+    std::optional<std::string> failure;
+    table->each_defined([&](const Sym& s, std::string_view sym_name) {
+        for (std::size_t w = 0; w < wanted.size() && !failure; ++w) {
             if (found[w] || sym_name != wanted[w].name) continue;
-            auto bytes = symbol_bytes(f, *sections, s, std::string(wanted[w].name), wanted[w].size);
-            if (!bytes) return std::unexpected(bytes.error());
-            found[w] = std::move(*bytes);
+            auto bytes = symbol_bytes(f, table->sections, s, std::string(wanted[w].name), wanted[w].size);
+            if (!bytes) failure = bytes.error();
+            else found[w] = std::move(*bytes);
         }
-    }
+    });
+    if (failure) return refuse(*failure);
     return found;
+}
+
+std::expected<std::vector<std::string>, std::string> exported_elf_symbols(const std::filesystem::path& path) {
+    File f(path);
+    auto table = read_dynamic_symbols(f);
+    if (!table) return std::unexpected(table.error());
+    std::vector<std::string> names;
+    table->each_defined([&](const Sym& s, std::string_view name) {
+        if (ELF32_ST_BIND(s.st_info) != STB_LOCAL) names.emplace_back(name);  // the same in both classes
+    });
+    return names;
 }
 
 }  // namespace confine::detail
