@@ -106,7 +106,7 @@ public:
         // the command going on to exit 1): not evidence. With no attestation, a command
         // that itself exits 65 or 71 after printing such a line is still taken for the
         // runner's failure.
-        r.failure_rule.allowed_exit_codes = {sysexits_dataerr, sysexits_oserr};
+        r.failure_rule.evidence_exit_codes = {sysexits_dataerr, sysexits_oserr};
         r.failure_rule.fatal_signatures = {"sandbox-exec: "};
         // The profile allows everything but writes (and the network, when confined): a
         // command can still signal the user's other processes and ask host services to
