@@ -73,7 +73,7 @@ struct Error {
     // The `[runner.<name>]` key the error is about, or empty. When create() fails with
     // it, the host reports the error at that key's file:line:column (ABI 1.9; an older
     // host at the table's). Settings' readers set it.
-    std::string setting;
+    std::string setting = {};
 };
 
 inline Error invalid_argument(std::string message) {
