@@ -144,3 +144,30 @@ TEST_CASE("the usage example of the SDK header is the source file the tests buil
     CHECK(from_header.find("strings_or") != std::string::npos);
     CHECK(from_header == text.substr(start));
 }
+
+TEST_CASE("the SDK names a refused setting only to a host whose services include setting_at_fault", "[sdk][testing][abi]") {
+    FakeHost host;
+    // The same services as a host older than ABI 1.9 hands them: without the last one.
+    confine_host older = *host.c_host();
+    older.struct_size = offsetof(confine_host, setting_at_fault);
+    confine_setting relative{};
+    relative.key = "bwrap";
+    relative.kind = CONFINE_SETTING_STRING;
+    relative.string_value = "bin/bwrap";
+    confine_runner_config config{};
+    config.struct_size = sizeof config;
+    config.settings = &relative;
+    config.settings_count = 1;
+    void* instance = nullptr;
+    char* error = nullptr;
+    using Entry = confine::sdk::detail::Entry<OfflineRunner>;
+    CHECK(Entry::create(&older, &config, &instance, &error) == CONFINE_E_INVALID_ARGUMENT);
+    CHECK(host.setting_at_fault().empty());
+    REQUIRE(error);
+    CHECK(std::string(error) == "setting 'bwrap' must be an absolute path, got 'bin/bwrap'");
+    Entry::free_string(error);
+    error = nullptr;
+    CHECK(Entry::create(host.c_host(), &config, &instance, &error) == CONFINE_E_INVALID_ARGUMENT);
+    CHECK(host.setting_at_fault() == "bwrap");
+    Entry::free_string(error);
+}
