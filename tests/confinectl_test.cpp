@@ -867,6 +867,13 @@ TEST_CASE("confinectl --plugin makes that file's runner the whole chain, with it
     auto j = json::parse(wrap.out);
     CHECK(j["runner"] == "usable");
     CHECK(j["argv"][0] == FAKE_LAUNCHER);
+
+    // An operator's asserted runner_command is set aside too.
+    test::write_file(s.config, "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n");
+    auto asserted = s.run("probe");
+    CHECK(asserted.exit_code == 0);
+    CHECK_THAT(asserted.out, Catch::Contains("chain: usable\n"));
+    CHECK_THAT(asserted.out, !Catch::Contains("runner_command"));
 }
 
 TEST_CASE("confinectl --plugin fails closed when its runner's probe fails, with no fallback", "[cli][plugin-option]") {
