@@ -64,6 +64,13 @@ std::optional<std::string> read_command_name(std::span<const char* const> args, 
             p.verbose = true;
             continue;
         }
+        if (a == "--plugin" || a.starts_with("--plugin=")) {
+            if (p.plugin) return "--plugin given more than once";
+            if (a == "--plugin" && i + 1 >= args.size()) return "--plugin needs a value (FILE)";
+            p.plugin = a == "--plugin" ? std::string(args[++i]) : std::string(a.substr(9));
+            if (p.plugin->empty()) return "--plugin needs a non-empty value (FILE)";
+            continue;
+        }
         if (a.starts_with('-')) return "unknown option " + quoted(a) + see_help(nullptr);
         for (const auto& c : commands)
             if (c.name == a) p.command = &c;
@@ -155,10 +162,11 @@ std::string padded(std::string s, std::size_t width) {
 }  // namespace
 
 std::string global_help(std::string_view program, std::string_view description, std::span<const CommandSpec> commands) {
-    std::string out = std::string(description) + "\n\nUsage: " + std::string(program) + " [-v] COMMAND [OPTIONS]\n\nCommands:\n";
+    std::string out = std::string(description) + "\n\nUsage: " + std::string(program) + " [-v] [--plugin FILE] COMMAND [OPTIONS]\n\nCommands:\n";
     for (const auto& c : commands) out += "  " + padded(std::string(c.name), 16) + std::string(c.summary) + "\n";
     out += "\nOptions:\n"
            "  " + padded("-v, --verbose", 16) + "Log what confine does, to stderr\n"
+           "  " + padded("--plugin FILE", 16) + "Confine with this plugin file's runner alone (run, wrap, probe)\n"
            "  " + padded("-h, --help", 16) + "Show this help, or a command's with COMMAND --help\n"
            "  " + padded("--version", 16) + "Show the version\n";
     return out;

@@ -5,7 +5,7 @@
 // the iostream initialisation it brings) cost more than the whole in-process Landlock
 // set-up (see bench/landlock). The grammar is the conventional one:
 //
-//   confinectl [-v|--verbose] COMMAND [OPTION...] [--] [OPERAND...]
+//   confinectl [-v|--verbose] [--plugin FILE] COMMAND [OPTION...] [--] [OPERAND...]
 //
 // Options are `--name VALUE` or `--name=VALUE`; flags take no value. For commands that
 // run something, option parsing stops at the first operand or at `--`, so everything
@@ -46,6 +46,7 @@ struct Parsed {
     enum class Action { run, help, version } action = Action::run;
     const CommandSpec* command = nullptr;  // null for global help and version
     bool verbose = false;
+    std::optional<std::string> plugin;  // the global --plugin FILE
     std::vector<std::pair<std::string_view, std::string>> values;  // in the order given
     std::vector<std::string> operands;
 

@@ -73,19 +73,67 @@ confine::ProviderOptions provider_options(bool refresh_verdicts) {
     return options;
 }
 
-// The configuration in effect (--config, CONFINE_CONFIG, the system file, the default)
-// and a provider over it; on failure, one line said and null returned.
-std::expected<std::unique_ptr<confine::Provider>, confine::Error> provider_for(const std::string& explicit_path,
+// `--plugin FILE`: the runner its file name names, and the file's directory.
+struct PluginOnly {
+    std::string runner;
+    std::filesystem::path dir;
+};
+
+// Where a command's runners come from: the configuration in effect (--config,
+// CONFINE_CONFIG, the system file, the default), or with --plugin one plugin file's
+// runner as the platform's whole chain.
+struct Source {
+    std::string config_path;
+    std::optional<PluginOnly> plugin;
+};
+
+// --plugin's file, named as a plugin file is and there; what the loader checks of any
+// plugin (trust, ABI, descriptor) it checks when the runner is loaded.
+std::expected<PluginOnly, std::string> plugin_only(const std::string& file) {
+    namespace fs = std::filesystem;
+    const std::string runner = confine::runner_name_from_file(file);
+    if (runner.empty())
+        return std::unexpected("--plugin " + file + ": not a plugin file name (" + confine::plugin_file_name("NAME") + ")");
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(file, ec).lexically_normal();
+    if (ec) return std::unexpected("--plugin " + file + ": " + ec.message());
+    const auto status = fs::symlink_status(absolute, ec);
+    if (ec || status.type() == fs::file_type::not_found) return std::unexpected("--plugin " + file + ": no such file");
+    return PluginOnly{runner, absolute.parent_path()};
+}
+
+// The configuration in effect, and a provider over it. With --plugin the chain is that
+// file's runner alone, looked up in the file's directory alone, so that exactly that
+// file is loaded, with every check of a plugin from plugin_dirs; its [runner.<name>]
+// settings still apply.
+std::expected<std::unique_ptr<confine::Provider>, confine::Error> provider_for(const Source& source,
                                                                                confine::ProviderOptions options = {}) {
     confine::ConfigLookup lookup;
-    if (!explicit_path.empty()) lookup.explicit_path = explicit_path;
+    if (!source.config_path.empty()) lookup.explicit_path = source.config_path;
     auto config = confine::load_config(lookup);
     if (!config) return std::unexpected(config.error());
+    if (source.plugin) {
+        confine::PlatformConfig& platform = config->platforms[std::string(confine::current_platform())];
+        platform.chain = {source.plugin->runner};
+        platform.runner_command.clear();
+        platform.runner_failure_signatures.clear();
+        config->plugin_dirs = {source.plugin->dir};
+        options.builtin_plugin_dirs = std::vector<std::filesystem::path>{};
+    }
     return confine::Provider::create(std::move(*config), std::move(options));
 }
 
-std::unique_ptr<confine::Provider> open_provider(const std::string& explicit_path, confine::ProviderOptions options = {}) {
-    auto provider = provider_for(explicit_path, std::move(options));
+// With --plugin, the runner must pass its probe before it is used: it is not one a
+// configuration chose. The reason it does not, or nullopt.
+std::optional<std::string> plugin_unusable(const Source& source, const confine::Provider& provider) {
+    if (!source.plugin) return std::nullopt;
+    const confine::Selection s = provider.diagnose();
+    if (s.usable()) return std::nullopt;
+    return "sandbox unavailable: " + s.failure->message;
+}
+
+std::unique_ptr<confine::Provider> open_provider(const Source& source, confine::ProviderOptions options = {}) {
+    auto provider = provider_for(source, std::move(options));
     if (!provider) {
         fail(provider.error().message);
         return nullptr;
@@ -145,9 +193,9 @@ int prove(Output& out, const confine::Provider& provider, bool as_json) {
 #endif
 }
 
-int cmd_probe(const std::string& config_path, bool as_json, bool proving) {
+int cmd_probe(const Source& runners, bool as_json, bool proving) {
     Output out;
-    auto provider = open_provider(config_path, provider_options(true));
+    auto provider = open_provider(runners, provider_options(true));
     if (!provider) return exit_failure;
     const std::string source = provider->config().source;
     const confine::Selection s = provider->diagnose();
@@ -177,7 +225,7 @@ void print_plugins(Output& out, const std::vector<std::filesystem::path>& dirs, 
 
 int cmd_plugins(const std::string& config_path, bool as_json) {
     Output out;
-    auto provider = open_provider(config_path);
+    auto provider = open_provider(Source{config_path, std::nullopt});
     if (!provider) return exit_failure;
     const auto& dirs = provider->plugin_dirs();
     const auto entries = confine::PluginSearch(dirs).scan();
@@ -415,11 +463,12 @@ int fail_to_start(const confine::Error& error) {
     std::_Exit(status);
 }
 
-int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
+int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
             const ReportRequest& report_request) {
     if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
-    auto provider = open_provider(config_path, provider_options(false));
+    auto provider = open_provider(source, provider_options(false));
     if (!provider) return exit_failure;
+    if (auto bad = plugin_unusable(source, *provider)) return fail(*bad);
     auto policy = flags.policy(provider->config());
     if (!policy) return fail(policy.error());
     if (auto bad = flags.env_problem()) return fail(*bad);
@@ -437,7 +486,7 @@ int cmd_run(const std::string& config_path, const PolicyFlags& flags, const std:
 // `wrap --json`: the wrap result, or — for a host that reads only stdout — an error
 // object there too ({"schema_version", "error": {"code", "message"}}), with the one
 // stderr line and the exit status run would give (125; 126 or 127 for the command).
-int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std::vector<std::string>& command,
+int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
              const std::optional<std::string>& runner) {
     Output out;
     auto failed = [&out](confine::ErrorCode code, const std::string& line) {
@@ -449,9 +498,11 @@ int cmd_wrap(const std::string& config_path, const PolicyFlags& flags, const std
         return exit_failure;
     };
     if (command.empty()) return failed(confine::ErrorCode::usage, "wrap: no command given (confinectl wrap --json [options] -- command [args...])");
+    if (runner && source.plugin) return failed(confine::ErrorCode::usage, "wrap: --runner and --plugin cannot be used together");
     // A named runner needs no selection, and no verdict of anyone's.
-    auto provider = provider_for(config_path, runner ? confine::ProviderOptions{} : provider_options(false));
+    auto provider = provider_for(source, runner ? confine::ProviderOptions{} : provider_options(false));
     if (!provider) return failed(provider.error().code, provider.error().message);
+    if (auto bad = plugin_unusable(source, **provider)) return failed(confine::ErrorCode::sandbox_unavailable, *bad);
     auto policy = flags.policy((*provider)->config());
     if (!policy) return failed(confine::ErrorCode::usage, policy.error());
     if (auto bad = flags.env_problem()) return failed(confine::ErrorCode::usage, *bad);
@@ -538,15 +589,25 @@ int run_command(const confine::cli::Parsed& p) {
     const std::string name(p.command->name);
     const std::string config_path = p.value("--config").value_or("");
     const bool as_json = p.has("--json");
-    if (name == "probe") return cmd_probe(config_path, as_json, p.has("--prove"));
+    Source source{config_path, std::nullopt};
+    if (p.plugin) {
+        if (name != "run" && name != "wrap" && name != "probe") return fail("--plugin applies to run, wrap and probe, not " + name);
+        auto only = plugin_only(*p.plugin);
+        if (!only) {
+            if (name == "wrap") Output() << confinectl::error_json(confine::ErrorCode::usage, only.error());
+            return fail(only.error());
+        }
+        source.plugin = std::move(*only);
+    }
+    if (name == "probe") return cmd_probe(source, as_json, p.has("--prove"));
     if (name == "plugins") return cmd_plugins(config_path, as_json);
     if (name == "check-config") return cmd_check_config(p.operands.empty() ? std::string() : p.operands.front());
     PolicyFlags policy;
     policy.read(p);
-    if (name == "wrap") return cmd_wrap(config_path, policy, p.operands, p.value("--runner"));
+    if (name == "wrap") return cmd_wrap(source, policy, p.operands, p.value("--runner"));
     auto report = report_request(p);
     if (!report) return fail(report.error());
-    return cmd_run(config_path, policy, p.operands, *report);
+    return cmd_run(source, policy, p.operands, *report);
 }
 
 }  // namespace

@@ -91,3 +91,23 @@ TEST_CASE("arguments: every misuse is one line naming what is wrong", "[cli][arg
     CHECK(parse({"check", "a"})->operands == std::vector<std::string>{"a"});
     CHECK(parse({"check"})->operands.empty());
 }
+
+TEST_CASE("arguments: --plugin FILE comes before the command, in both spellings, once", "[cli][arguments]") {
+    auto p = parse({"--plugin", "./confine-runner-x.so", "-v", "run", "--", "ls"});
+    REQUIRE(p);
+    CHECK(p->plugin == "./confine-runner-x.so");
+    CHECK(p->verbose);
+    CHECK(p->command->name == "run");
+    CHECK(parse({"--plugin=/p/confine-runner-y.so", "probe"})->plugin == "/p/confine-runner-y.so");
+    CHECK_FALSE(parse({"probe"})->plugin);
+    // A value that is a command's name is the file, never the command.
+    auto named_run = parse({"--plugin", "run", "probe"});
+    REQUIRE(named_run);
+    CHECK(named_run->plugin == "run");
+    CHECK(named_run->command->name == "probe");
+    CHECK(parse({"--plugin"}).error() == "--plugin needs a value (FILE)");
+    CHECK(parse({"--plugin=", "probe"}).error() == "--plugin needs a non-empty value (FILE)");
+    CHECK(parse({"--plugin", "a", "--plugin=b", "probe"}).error() == "--plugin given more than once");
+    // After the command it is none of the command's options.
+    CHECK(parse({"probe", "--plugin", "a"}).error() == "probe: unknown option '--plugin' (see confinectl probe --help)");
+}

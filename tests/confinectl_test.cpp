@@ -284,7 +284,7 @@ TEST_CASE("confinectl check-config rejects bad files and settings their plugin r
                          cfg.string() + ":1:20: probe_timeout_ms must be a positive number of milliseconds, got 0");
     test::write_file(cfg, "\n[runner.bwrap]\nprogam = \"/usr/bin/bwrap\"\n");
     check_one_error_line(confine.run({"check-config", cfg.string()}),
-                         cfg.string() + ":2:1: runner.bwrap: unknown setting 'progam' (plugin " +
+                         cfg.string() + ":3:1: runner.bwrap: unknown setting 'progam' (plugin " +
                              (confine.plugin_dir() / "confine-runner-bwrap.so").string() + ")");
     check_one_error_line(confine.run({"check-config", confine.scratch("none.toml").string()}), confine.scratch("none.toml").string() + ": configuration file not found");
     check_one_error_line(confine.run({"check-config", confine.scratch("bin").string()}), confine.scratch("bin").string() + ": not a regular file");
@@ -696,7 +696,8 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
     CHECK(j["argv"] == json::array({FAKE_LAUNCHER, "--", "ls", "-l"}));
     CHECK(j["enforcement"] == "partial");
     CHECK(j["denial_signatures"] == json::array({"permission denied"}));
-    CHECK(j["failure_rule"]["allowed_exit_codes"] == json::array({125}));
+    CHECK(j["failure_rule"]["evidence_exit_codes"] == json::array({125}));
+    CHECK(j["failure_rule"]["allowed_exit_codes"] == json::array({125}));  // the older name, same list
     CHECK(j["failure_rule"]["fatal_signatures"] == json::array({"landlock-run: "}));
     CHECK(j["failure_rule"]["informational_lines"] == json::array({notice}));
     CHECK(j["attestation"]["kind"] == "exec");
@@ -836,4 +837,126 @@ TEST_CASE("confinectl keeps usable verdicts per user, and probe asks afresh", "[
     CHECK(probe.exit_code == 0);
     auto j = json::parse(probe.out);
     CHECK(j["runners"][1]["probed"] == true);
+}
+
+namespace {
+
+// confinectl --plugin with a fake plugin file, and a configuration whose own chain and
+// plugin directory (with the fake `configured` in it) --plugin must set aside.
+struct PluginOption {
+    Installed confine;
+    test::TempDir plugins, others, workspace;
+    fs::path file, config = confine.scratch("c.toml");
+
+    PluginOption(const std::string& plugin, const std::string& configured, const std::string& more_config = {}) {
+        file = test::install_fake(plugins.path(), plugin);
+        test::install_fake(others.path(), configured);
+        test::write_file(config, "plugin_dirs = [\"" + others.path().string() + "\"]\n[platform.linux]\nchain = [\"" + configured + "\"]\n" + more_config);
+    }
+    test::Result run(const std::string& command, std::vector<std::string> rest = {}) const {
+        std::vector<std::string> args{"--plugin", file.string(), command, "--config", config.string()};
+        if (command != "probe") args.insert(args.end(), {"--workspace", workspace.path().string()});
+        args.insert(args.end(), rest.begin(), rest.end());
+        return confine.run(args);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("confinectl --plugin makes that file's runner the whole chain, with its settings from the configuration", "[cli][plugin-option]") {
+    // Its [runner.usable] still gives the runner its settings.
+    PluginOption s("usable", "partial", "[runner.usable]\nlabel = \"from the configuration\"\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = false\n");
+    test::FakeLog log;
+    auto probe = s.run("probe");
+    CHECK(probe.exit_code == 0);
+    CHECK(probe.err.empty());
+    CHECK_THAT(probe.out, Catch::Contains("chain: usable\n"));
+    CHECK_THAT(probe.out, Catch::Contains("  usable: full: from the configuration [" + s.file.string() + "]\n"));
+    CHECK_THAT(probe.out, Catch::Contains("selected: usable"));
+    CHECK(log.count("load partial") == 0);
+
+    auto run = s.confine.run({"--plugin=" + s.file.string(), "run", "--config", s.config.string(), "--workspace", s.workspace.path().string(), "--", "/bin/echo", "hi"});
+    CHECK(run.exit_code == 0);
+    CHECK(run.out == "hi\n");
+    CHECK(log.count("probe usable") == 2);  // a runner named by --plugin passes its probe before it runs anything
+    CHECK(log.count("load partial") == 0);
+
+    auto wrap = s.run("wrap", {"--json", "--", "/bin/true"});
+    INFO(wrap.err);
+    CHECK(wrap.exit_code == 0);
+    auto j = json::parse(wrap.out);
+    CHECK(j["runner"] == "usable");
+    CHECK(j["argv"][0] == FAKE_LAUNCHER);
+
+    // An operator's asserted runner_command is set aside too.
+    test::write_file(s.config, "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n");
+    auto asserted = s.run("probe");
+    CHECK(asserted.exit_code == 0);
+    CHECK_THAT(asserted.out, Catch::Contains("chain: usable\n"));
+    CHECK_THAT(asserted.out, !Catch::Contains("runner_command"));
+}
+
+TEST_CASE("confinectl --plugin fails closed when its runner's probe fails, with no fallback", "[cli][plugin-option]") {
+    PluginOption s("unusable", "usable");
+    test::FakeLog log;
+    const std::string why = "sandbox unavailable: runner 'unusable', the only one in the chain, is unusable: fake unusable says no";
+    auto run = s.run("run", {"--", "/bin/echo", "hi"});
+    check_one_error_line(run, why);
+    CHECK(run.out.empty());
+    check_one_error_line(s.run("probe"), why);
+    auto wrap = s.run("wrap", {"--json", "--", "/bin/true"});
+    check_one_error_line(wrap, why);
+    CHECK(json::parse(wrap.out)["error"]["code"] == "SANDBOX_UNAVAILABLE");
+    CHECK(log.count("load usable") == 0);
+}
+
+TEST_CASE("confinectl --plugin refuses a file that is missing, misnamed, not a plugin or untrusted, in one line", "[cli][plugin-option]") {
+    Installed confine;
+    test::TempDir plugins;
+    const fs::path usable = test::install_fake(plugins.path(), "usable");
+    const auto run_with = [&](const std::string& file, const std::string& command = "run") {
+        std::vector<std::string> args{"--plugin", file, command};
+        if (command == "run") args.insert(args.end(), {"--", "/bin/true"});
+        return confine.run(args);
+    };
+    const std::string missing = (plugins.path() / "confine-runner-absent.so").string();
+    check_one_error_line(run_with(missing), "--plugin " + missing + ": no such file");
+    const fs::path misnamed = plugins.path() / "libusable.so";
+    fs::copy_file(usable, misnamed);
+    check_one_error_line(run_with(misnamed.string()), "--plugin " + misnamed.string() + ": not a plugin file name (confine-runner-NAME.so)");
+    const fs::path text = plugins.path() / "confine-runner-text.so";
+    test::write_file(text, "not a shared object\n", fs::perms(0755));
+    auto not_plugin = run_with(text.string());
+    check_one_error_line(not_plugin, "sandbox unavailable: runner 'text' cannot be used: " + text.string() + ": ");
+    const fs::path other = test::install_fake(plugins.path(), "mismatch");
+    check_one_error_line(run_with(other.string()), "sandbox unavailable: runner 'mismatch' cannot be used: " + other.string() +
+                                                       ": descriptor names runner 'other' but the file name says 'mismatch'");
+    fs::permissions(usable, fs::perms(0775));
+    check_one_error_line(run_with(usable.string(), "probe"), "sandbox unavailable: runner 'usable' cannot be used: " + usable.string() +
+                                                                 ": refusing plugin: " + usable.string() + " is writable by its group (mode 0775)");
+    fs::permissions(usable, fs::perms(0755));
+    check_one_error_line(run_with(usable.string(), "plugins"), "--plugin applies to run, wrap and probe, not plugins");
+    check_one_error_line(run_with(usable.string(), "check-config"), "--plugin applies to run, wrap and probe, not check-config");
+    check_one_error_line(confine.run({"--plugin"}), "--plugin needs a value (FILE)");
+    check_one_error_line(confine.run({"--plugin", usable.string(), "--plugin", usable.string(), "probe"}), "--plugin given more than once");
+    auto both = confine.run({"--plugin", usable.string(), "wrap", "--json", "--runner", "bwrap", "--", "/bin/true"});
+    check_one_error_line(both, "wrap: --runner and --plugin cannot be used together");
+}
+
+TEST_CASE("the usage example of the SDK header, built as a plugin, loads with confinectl --plugin", "[cli][plugin-option][sdk]") {
+    Installed confine;
+    test::TempDir plugins;
+    const fs::path file = plugins.path() / "confine-runner-my.so";
+    fs::copy_file(SDK_EXAMPLE_PLUGIN, file);
+    fs::permissions(file, fs::perms(0755));
+    const fs::path cfg = confine.scratch("c.toml");
+    // Its probe runs its program, which is not there: unusable, said in one line.
+    test::write_file(cfg, "[runner.my]\nprogram = \"/nonexistent/x\"\noptions = [\"--quiet\"]\n");
+    check_one_error_line(confine.run({"--plugin", file.string(), "probe", "--config", cfg.string()}),
+                         "sandbox unavailable: runner 'my', the only one in the chain, is unusable: cannot start x: No such file or directory");
+    // A setting of the wrong type is reported at its key.
+    test::write_file(cfg, "[runner.my]\nprogram = \"/usr/bin/env\"\n\n options = \"--quiet\"\n");
+    check_one_error_line(confine.run({"--plugin", file.string(), "probe", "--config", cfg.string()}),
+                         "sandbox unavailable: runner 'my' cannot be used: " + cfg.string() +
+                             ":4:2: runner.my: setting 'options' must be an array of strings, not a string (plugin " + file.string() + ")");
 }

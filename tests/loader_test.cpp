@@ -298,7 +298,25 @@ TEST_CASE("runner settings reach the plugin, which rejects keys it does not know
     auto refused = (*plugin)->create_runner(&bad.runners.at("usable"));
     REQUIRE_FALSE(refused);
     CHECK(refused.error().code == ErrorCode::plugin_create_failed);
-    CHECK(refused.error().message == "test.toml:2:1: runner.usable: unknown setting 'bogus' (plugin " + file.string() + ")");
+    CHECK(refused.error().message == "test.toml:3:1: runner.usable: unknown setting 'bogus' (plugin " + file.string() + ")");
+}
+
+TEST_CASE("a setting a runner refuses is reported at its own key's line and column", "[loader]") {
+    test::TempDir dir;
+    // Why the fake `runner` refuses to be created with the configuration `text`.
+    auto refusal = [&](const std::string& runner, const std::string& text) {
+        auto plugin = confine::load_plugin(test::install_fake(dir.path(), runner), runner);
+        REQUIRE(plugin);
+        auto cfg = test::config_from(text);
+        auto refused = (*plugin)->create_runner(&cfg.runners.at(runner));
+        REQUIRE_FALSE(refused);
+        return refused.error().message;
+    };
+    CHECK(refusal("usable", "probe_timeout_ms = 2000\n\n[runner.usable]\nlabel = \"x\"\n\n  flag   = \"yes\"\ncount = 1\n") ==
+          "test.toml:6:3: runner.usable: setting 'flag' must be a boolean, not a string (plugin " + (dir / "confine-runner-usable.so").string() + ")");
+    // An error that names no key stays at the table: a plugin older than ABI 1.9 names none.
+    CHECK(refusal("abi-1-0", "\n[runner.abi-1-0]\nlabel = 1\nrefuse = true\n") ==
+          "test.toml:2:1: runner.abi-1-0: setting 'refuse' refused (plugin " + (dir / "confine-runner-abi-1-0.so").string() + ")");
 }
 
 TEST_CASE("a wrap result carries argv, enforcement, denial signatures and the failure rule", "[loader]") {
@@ -312,7 +330,7 @@ TEST_CASE("a wrap result carries argv, enforcement, denial signatures and the fa
                                                     "FAKE_WRITABLE=/extra", "--", "sh", "-c", "echo \"$1\"", "--", "a b"});
     CHECK(wrapped->enforcement == confine::Enforcement::partial);
     CHECK(wrapped->denial_signatures == std::vector<std::string>{"fake denied"});
-    CHECK(wrapped->failure_rule.allowed_exit_codes == std::vector<std::int32_t>{125});
+    CHECK(wrapped->failure_rule.evidence_exit_codes == std::vector<std::int32_t>{125});
     CHECK(wrapped->failure_rule.fatal_signatures == std::vector<std::string>{"fake-runner: "});
     CHECK(wrapped->failure_rule.informational_lines == std::vector<std::string>{"fake-runner: note"});
 }
@@ -431,7 +449,7 @@ launcher = "/opt/confine/appcontainer-run"
     REQUIRE(plugin);
     auto refused = (*plugin)->create_runner(&bad.runners.at("bwrap"));
     REQUIRE_FALSE(refused);
-    CHECK_THAT(refused.error().message, Catch::StartsWith("test.toml:1:1: runner.bwrap: setting 'program' must be a string"));
+    CHECK_THAT(refused.error().message, Catch::StartsWith("test.toml:2:1: runner.bwrap: setting 'program' must be a string"));
 }
 
 TEST_CASE("a plugin built for ABI 1.0 still loads, and its shorter wrap result is read as 1.0", "[loader][abi]") {

@@ -64,7 +64,7 @@ struct RunnerExpectations {
     std::string denial;             // a denied write in the command's stderr: "Read-only file system"
     std::string fatal_signature;    // the runner's own failure lines start with it: "bwrap: "
     // Under Basis::rule, the exit statuses at which such a line is taken for the
-    // runner's failure (the rule's allowed_exit_codes; empty: any).
+    // runner's failure (the rule's evidence_exit_codes; empty: any).
     std::vector<int> fatal_statuses{};
     Basis basis = Basis::attestation;
     Tmp tmp = Tmp::the_hosts;

@@ -92,7 +92,7 @@ struct Seatbelt {
         CHECK(j["runner"] == "seatbelt");
         CHECK(j["denial_signatures"] == json::array({"operation not permitted", "eperm", "eacces"}));
         CHECK(j["failure_rule"]["fatal_signatures"] == json::array({"sandbox-exec: "}));
-        CHECK(j["failure_rule"]["allowed_exit_codes"] == json::array({65, 71}));
+        CHECK(j["failure_rule"]["evidence_exit_codes"] == json::array({65, 71}));
         // The profile allows signals to the user's other processes: processes is none, so
         // the enforcement is partial, and a run needs [policy.enforcement] processes = "best-effort".
         CHECK(j["enforcement"] == "partial");
@@ -683,7 +683,7 @@ TEST_CASE("sandbox-exec's own failures at 65 and 71 are the runner's, as its lin
     Seatbelt s;
     test::TempDir ws("/var/tmp");
     const auto w = seatbelt_wrap(s, ws.path());
-    CHECK(w.failure_rule.allowed_exit_codes == std::vector<std::int32_t>{65, 71});
+    CHECK(w.failure_rule.evidence_exit_codes == std::vector<std::int32_t>{65, 71});
     CHECK(w.failure_rule.fatal_signatures == std::vector<std::string>{"sandbox-exec: "});
     CHECK(w.failure_rule.informational_lines.empty());
     for (const auto& [code, line] : std::vector<std::pair<int, std::string>>{

@@ -233,7 +233,7 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     CHECK(ro->dimensions.processes == confine::Level::full);
     CHECK(ro->denial_signatures == std::vector<std::string>{"read-only file system", "permission denied", "erofs", "eacces", "eperm"});
     CHECK(ro->failure_rule.fatal_signatures == std::vector<std::string>{"bwrap: ", "company-wrapper: "});
-    CHECK(ro->failure_rule.allowed_exit_codes.empty());
+    CHECK(ro->failure_rule.evidence_exit_codes.empty());
     CHECK(ro->failure_rule.informational_lines.empty());
 
     fs::create_directories(dir / "ws");

@@ -122,7 +122,7 @@ void check_common_fields(const confine::WrapResult& w) {
     CHECK(w.command_index == 3);
     CHECK(w.enforcement == confine::Enforcement::partial);
     CHECK(w.denial_signatures == std::vector<std::string>{"denied"});
-    CHECK(w.failure_rule.allowed_exit_codes == std::vector<std::int32_t>{125, 126});
+    CHECK(w.failure_rule.evidence_exit_codes == std::vector<std::int32_t>{125, 126});
     CHECK(w.failure_rule.fatal_signatures == std::vector<std::string>{"runner: "});
     CHECK(w.failure_rule.informational_lines == std::vector<std::string>{"runner: note"});
 }
@@ -292,20 +292,20 @@ TEST_CASE("a wrap result list with a null item, too many items or no items is re
         CHECK(refusal(s.r) == "malformed wrap result (lists)");
     }
     SECTION("the failure rule's exit codes") {
-        s.r.failure_rule.allowed_exit_codes = nullptr;
+        s.r.failure_rule.evidence_exit_codes = nullptr;
         CHECK(refusal(s.r) == "malformed wrap result (lists)");
-        s.r.failure_rule.allowed_exit_codes = s.codes;
-        s.r.failure_rule.allowed_exit_codes_count = too_many;
+        s.r.failure_rule.evidence_exit_codes = s.codes;
+        s.r.failure_rule.evidence_exit_codes_count = too_many;
         CHECK(refusal(s.r) == "malformed wrap result (lists)");
     }
     SECTION("empty lists are lists") {
         s.r.denial_signatures = {nullptr, 0};
-        s.r.failure_rule.allowed_exit_codes = nullptr;
-        s.r.failure_rule.allowed_exit_codes_count = 0;
+        s.r.failure_rule.evidence_exit_codes = nullptr;
+        s.r.failure_rule.evidence_exit_codes_count = 0;
         auto w = read_sized(s.r, sizeof s.r);
         REQUIRE(w);
         CHECK(w->denial_signatures.empty());
-        CHECK(w->failure_rule.allowed_exit_codes.empty());
+        CHECK(w->failure_rule.evidence_exit_codes.empty());
     }
 }
 
@@ -422,3 +422,29 @@ TEST_CASE("a verdict is read when its size covers ABI 1.0's, and a missing or ma
         CHECK(odd.reason == "malformed probe result");
     }
 }
+
+// The failure rule's exit codes were once called allowed_exit_codes: a plugin written
+// with that name sets the same bytes, and the layout of ABI 1.0 is unchanged.
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+TEST_CASE("the failure rule's older field names are the evidence exit codes themselves", "[core][abi]") {
+    STATIC_REQUIRE(offsetof(confine_failure_rule, allowed_exit_codes) == offsetof(confine_failure_rule, evidence_exit_codes));
+    STATIC_REQUIRE(offsetof(confine_failure_rule, allowed_exit_codes_count) == offsetof(confine_failure_rule, evidence_exit_codes_count));
+    STATIC_REQUIRE(offsetof(confine_failure_rule, evidence_exit_codes) == sizeof(void*));
+    STATIC_REQUIRE(offsetof(confine_failure_rule, fatal_signatures) == offsetof(confine_failure_rule, evidence_exit_codes_count) + sizeof(std::size_t));
+    Sample s;
+    const std::int32_t older[] = {7, 9};
+    s.r.failure_rule.allowed_exit_codes = older;
+    s.r.failure_rule.allowed_exit_codes_count = 2;
+    auto w = read_sized(s.r, sizeof s.r);
+    REQUIRE(w);
+    CHECK(w->failure_rule.evidence_exit_codes == std::vector<std::int32_t>{7, 9});
+    confine::FailureRule rule;
+    rule.allowed_exit_codes().push_back(3);
+    CHECK(rule.evidence_exit_codes == std::vector<std::int32_t>{3});
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif

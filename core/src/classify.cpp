@@ -125,7 +125,7 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     // Rule basis (docs/design.md §5): exit 0 or a signal is never a runner failure; otherwise the
     // status must be one the rule allows and a stderr line must carry a fatal signature.
     if (!o.exit_code || *o.exit_code == 0 || !o.stderr_seen) return task(Basis::rule);
-    const auto& allowed = wrap.failure_rule.allowed_exit_codes;
+    const auto& allowed = wrap.failure_rule.evidence_exit_codes;
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), *o.exit_code) == allowed.end()) return task(Basis::rule);
     if (const auto& found = o.stderr_findings; found.fatal_line) {
         out.kind = OutcomeKind::sandbox_unavailable;

@@ -379,7 +379,7 @@ private:
                 const toml::node& svalue = *svalue_ptr;
                 RunnerSetting s;
                 s.key = std::string(skey.str());
-                s.where = at(svalue.source());
+                s.where = at(skey.source());
                 const std::string what = "runner." + name + "." + s.key;
                 if (svalue.is_string()) {
                     auto v = single_line(svalue, what);

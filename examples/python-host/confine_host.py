@@ -156,9 +156,9 @@ def classify(wrap, returncode, status_text, lines):
     # No attestation this host can read (an exec attestation needs ptrace): the rule.
     out["basis"] = "rule"
     rule = wrap["failure_rule"]
-    allowed = rule["allowed_exit_codes"]  # empty: any status
+    at = rule["evidence_exit_codes"]  # the statuses at which a fatal line is evidence; empty: any
     evidence = None
-    if exit_code not in (None, 0) and (not allowed or exit_code in allowed):
+    if exit_code not in (None, 0) and (not at or exit_code in at):
         evidence = fatal_line(rule, lines)
     out["outcome"] = "sandbox_unavailable" if evidence else ("completed" if exit_code == 0 else "task_failed")
     out["evidence"] = evidence

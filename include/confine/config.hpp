@@ -43,7 +43,7 @@ struct RunnerSetting {
     std::int64_t integer_value = 0;
     bool boolean_value = false;
     std::vector<std::string> array_value;
-    SourcePosition where;
+    SourcePosition where;  // of its key
 };
 
 struct RunnerTable {

@@ -92,7 +92,7 @@ public:
         // removed after it. Read-only: the user's, which the container cannot reach.
         r.tmp = write ? sdk::Tmp::private_ : sdk::Tmp::host;
         r.denial_signatures = {"access is denied", "eacces", "eperm"};
-        r.failure_rule.allowed_exit_codes = {125};
+        r.failure_rule.evidence_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"appcontainer-run: "};
         return r;
     }

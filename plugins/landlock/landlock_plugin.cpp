@@ -152,7 +152,7 @@ public:
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = partial_ || !ll::fully_enforced(abi) ? sdk::Enforcement::partial : sdk::Enforcement::full;
         r.denial_signatures = {"permission denied", "eacces", "eperm"};
-        r.failure_rule.allowed_exit_codes = {125};
+        r.failure_rule.evidence_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"landlock-run: "};
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
         r.attestation = sdk::Attestation::status_fd(status_argument, std::string(ll::status_marker));

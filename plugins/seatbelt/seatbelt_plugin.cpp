@@ -113,7 +113,7 @@ public:
         // (EX_OSERR). The status descriptor decides whether the command ran (sbpl.hpp);
         // the rule only names the evidence when it did not, and judges alone when the
         // descriptor could not say (the runner ended by a signal).
-        r.failure_rule.allowed_exit_codes = {sysexits_dataerr, sysexits_oserr};
+        r.failure_rule.evidence_exit_codes = {sysexits_dataerr, sysexits_oserr};
         r.failure_rule.fatal_signatures = {"sandbox-exec: "};
         // The profile allows everything but writes (and the network, when confined): a
         // command can still signal the user's other processes and ask host services to

@@ -62,11 +62,11 @@ std::expected<FakeSettings, sdk::Error> read_settings(const sdk::Settings& setti
     if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest", "show_workdir", "network", "processes", "read", "protect"}))
         return std::unexpected(*bad);
     FakeSettings out;
-    for (const auto& bad : {take(settings.string_list_or("command", {}), out.command), take(settings.string_or("path", ""), out.path),
+    for (const auto& bad : {take(settings.strings_or("command", {}), out.command), take(settings.string_or("path", ""), out.path),
                             take(settings.string_or("label", ""), out.label), take(settings.string_or("launcher", ""), out.launcher),
                             take(settings.bool_or("attest", false), out.attest), take(settings.bool_or("flag", false), out.flag),
                             take(settings.bool_or("show_workdir", false), out.show_workdir),
-                            take(settings.integer_or("count", 0), out.count), take(settings.string_or("network", "partial"), out.network),
+                            take(settings.int_or("count", 0), out.count), take(settings.string_or("network", "partial"), out.network),
                             take(settings.string_or("processes", "partial"), out.processes), take(settings.string_or("read", "partial"), out.read),
                             take(settings.string_or("protect", "none"), out.protect)})
         if (bad) return std::unexpected(*bad);
@@ -134,7 +134,7 @@ private:
             r.argv.insert(r.argv.end(), argv.begin(), argv.end());
             r.enforcement = sdk::Enforcement::partial;
             r.denial_signatures = {"permission denied"};
-            r.failure_rule.allowed_exit_codes = {125};
+            r.failure_rule.evidence_exit_codes = {125};
             r.failure_rule.fatal_signatures = {"landlock-run: "};
             r.failure_rule.informational_lines = {"landlock-run: partial enforcement (older Landlock ABI)"};
             if (settings_.attest) r.attestation = sdk::Attestation::exec(2);
@@ -151,7 +151,7 @@ private:
         }
         r.enforcement = FAKE_BEHAVIOR == FAKE_PARTIAL ? sdk::Enforcement::partial : sdk::Enforcement::full;
         r.denial_signatures = {"fake denied"};
-        r.failure_rule.allowed_exit_codes = {125};
+        r.failure_rule.evidence_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"fake-runner: "};
         r.failure_rule.informational_lines = {"fake-runner: note"};
         return r;

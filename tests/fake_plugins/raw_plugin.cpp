@@ -44,7 +44,14 @@ namespace {
 
 int instance_token;
 
-confine_status raw_create(const confine_host*, const confine_runner_config*, void** out, char**) {
+// A setting `refuse` is refused as a plugin older than ABI 1.9 refuses one: without
+// naming the key to the host.
+confine_status raw_create(const confine_host*, const confine_runner_config* config, void** out, char** error) {
+    for (size_t i = 0; config && i < config->settings_count; ++i)
+        if (config->settings[i].key && std::strcmp(config->settings[i].key, "refuse") == 0) {
+            if (error) *error = strdup("setting 'refuse' refused");
+            return CONFINE_E_INVALID_ARGUMENT;
+        }
     *out = &instance_token;
     return CONFINE_OK;
 }

@@ -27,6 +27,11 @@ complete_words() {  # the words so far; the last one is being completed
 [[ " $(complete_words confinectl probe --pr) " == *" --prove "* ]] || fail "probe --prove"
 [[ " $(complete_words confinectl plugins --pr) " != *" --prove "* ]] || fail "plugins offers --prove"
 [[ " $(complete_words confinectl probe --) " != *" --mode "* ]] || fail "probe offers run's options"
+# --plugin, before the command, takes a file; the command follows it.
+[[ " $(complete_words confinectl --pl) " == *" --plugin "* ]] || fail "--plugin: $(complete_words confinectl --pl)"
+[ "$(complete_words confinectl --plugin "${1%.bash-completion}.bash-compl")" = "$1" ] || fail "--plugin does not complete a file name"
+[ "$(complete_words confinectl --plugin run r)" = run ] || fail "--plugin's value taken for the command: $(complete_words confinectl --plugin run r)"
+[[ " $(complete_words confinectl --plugin ./p.so run --rep) " == *" --report "* ]] || fail "run options after --plugin"
 # After "--" the words are the confined command's, not confinectl's.
 [[ " $(complete_words confinectl run -- make --rep) " != *" --report "* ]] || fail "completed confinectl options inside the command"
 echo "completion-test: ok"

@@ -138,6 +138,16 @@ confine_status host_canonicalize(void*, const char* path, char** out_path, char*
 
 void host_free_string(void*, char* s) noexcept { std::free(s); }
 
+void host_setting_at_fault(void* context, const char* key) noexcept {
+    try {
+        auto* ctx = static_cast<HostContext*>(context);
+        if (!ctx || !key) return;
+        std::lock_guard lock(ctx->mutex);
+        ctx->setting_at_fault = key;
+    } catch (...) {
+    }
+}
+
 }  // namespace
 
 std::unique_ptr<HostContext> make_host_context(const std::string& runner) {
@@ -152,6 +162,7 @@ std::unique_ptr<HostContext> make_host_context(const std::string& runner) {
     ctx->host.release_probe_run = &host_release_probe_run;
     ctx->host.canonicalize_path = &host_canonicalize;
     ctx->host.free_string = &host_free_string;
+    ctx->host.setting_at_fault = &host_setting_at_fault;
     return ctx;
 }
 

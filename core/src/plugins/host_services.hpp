@@ -24,6 +24,7 @@ struct HostContext {
     std::chrono::steady_clock::time_point probe_deadline = std::chrono::steady_clock::time_point::max();
     std::atomic<bool> probe_timed_out{false};
     std::vector<std::filesystem::path> probe_programs;  // what the last probe ran (guarded by mutex)
+    std::string setting_at_fault;  // the key the runner's failed create() named (guarded by mutex)
 };
 
 // The services for `runner`, ready to hand to its create().

@@ -22,6 +22,7 @@ constexpr std::size_t wrap_result_layouts[] = {
     CONFINE_WRAP_RESULT_SIZE_1_6,  // 1.6: + which /tmp the command gets (0: not said)
     sizeof(confine_wrap_result),   // 1.7: + the levels of read and protect (0: not said, none)
     sizeof(confine_wrap_result),   // 1.8: unchanged (the policy grew: its working directory)
+    sizeof(confine_wrap_result),   // 1.9: unchanged (the host grew: setting_at_fault)
 };
 static_assert(std::size(wrap_result_layouts) == CONFINE_ABI_MINOR + 1);
 
@@ -53,9 +54,9 @@ std::optional<std::vector<std::string>> read_list(const confine_string_list& lis
 }
 
 std::optional<std::vector<std::int32_t>> read_exit_codes(const confine_failure_rule& rule) {
-    const std::size_t count = rule.allowed_exit_codes_count;
-    if (count > max_list_items || (count && !rule.allowed_exit_codes)) return std::nullopt;
-    return std::vector<std::int32_t>(rule.allowed_exit_codes, rule.allowed_exit_codes + count);
+    const std::size_t count = rule.evidence_exit_codes_count;
+    if (count > max_list_items || (count && !rule.evidence_exit_codes)) return std::nullopt;
+    return std::vector<std::int32_t>(rule.evidence_exit_codes, rule.evidence_exit_codes + count);
 }
 
 // Every list of the result, each bounded and without a null item; false if one is not.
@@ -70,7 +71,7 @@ bool read_lists(const confine_wrap_result& r, WrapResult& out) {
     out.denial_signatures = std::move(*denial);
     out.failure_rule.fatal_signatures = std::move(*fatal);
     out.failure_rule.informational_lines = std::move(*info);
-    out.failure_rule.allowed_exit_codes = std::move(*codes);
+    out.failure_rule.evidence_exit_codes = std::move(*codes);
     return true;
 }
 

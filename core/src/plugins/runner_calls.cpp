@@ -117,8 +117,13 @@ Verdict call_probe(Runner::Impl& r, std::uint32_t timeout_ms) {
 
 std::expected<std::unique_ptr<Runner>, Error> Plugin::create_runner(const RunnerTable* table) {
     const PluginInfo& info = impl_->info;
-    auto where = [&](const std::string& message) {
-        std::string prefix = table ? to_string(table->where) + ": runner." + info.runner_name + ": " : "";
+    // Where a failure is: at the key the runner named (ABI 1.9), else at its table.
+    auto where = [&](const std::string& message, const std::string& key = {}) {
+        const SourcePosition* at = table ? &table->where : nullptr;
+        if (table && !key.empty())
+            for (const RunnerSetting& s : table->settings)
+                if (s.key == key) at = &s.where;
+        std::string prefix = at ? to_string(*at) + ": runner." + info.runner_name + ": " : "";
         return prefix + message + " (plugin " + info.file.string() + ")";
     };
     const SettingsView settings(table);
@@ -144,8 +149,13 @@ std::expected<std::unique_ptr<Runner>, Error> Plugin::create_runner(const Runner
     std::string message = take_string(impl_->descriptor, err);
     if (st != CONFINE_OK || !runner->instance) {
         runner->instance = nullptr;
+        std::string key;
+        {
+            std::lock_guard lock(runner->host->mutex);
+            key = runner->host->setting_at_fault;
+        }
         return std::unexpected(Error{ErrorCode::plugin_create_failed,
-                                     where(message.empty() ? "cannot create runner: " + status_text(st) : message)});
+                                     where(message.empty() ? "cannot create runner: " + status_text(st) : message, key)});
     }
     return std::make_unique<Runner>(std::move(runner));
 }

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 8
+#define CONFINE_ABI_MINOR 9
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -51,6 +51,15 @@ extern "C" {
 #define CONFINE_PLUGIN_EXPORT __declspec(dllexport)
 #else
 #define CONFINE_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Marks a field kept only under an older name (the same storage as its new one). */
+#if defined(__GNUC__) || defined(__clang__)
+#define CONFINE_DEPRECATED_FIELD(why) __attribute__((deprecated(why)))
+#elif defined(_MSC_VER)
+#define CONFINE_DEPRECATED_FIELD(why) __declspec(deprecated(why))
+#else
+#define CONFINE_DEPRECATED_FIELD(why)
 #endif
 
 /* Status codes returned by entry points (append-only). */
@@ -178,6 +187,11 @@ typedef struct confine_host {
     confine_status (*canonicalize_path)(void* context, const char* path, char** out_path,
                                         char** out_error);
     void (*free_string)(void* context, char* string);
+    /* ABI 1.9: names the `[runner.<name>]` key (one of confine_runner_config.settings)
+     * that the error create() is about to return is about, so that the host reports the
+     * error at that key's place in its configuration file. Call it, at most once, before
+     * returning the error. Present only when struct_size covers it. */
+    void (*setting_at_fault)(void* context, const char* key);
 } confine_host;
 
 /* What the host tells a runner when it creates it. */
@@ -232,9 +246,19 @@ typedef struct confine_verdict {
 /* How to recognise the runner's own failure (design.md §5). */
 typedef struct confine_failure_rule {
     uint32_t struct_size;
-    /* Exit statuses at which a fatal line counts as evidence; none = any status. */
-    const int32_t* allowed_exit_codes;
-    size_t allowed_exit_codes_count;
+    /* The exit statuses at which a fatal line is evidence of the runner's own failure;
+     * none: a fatal line is evidence at any status (exit 0 and a death by signal never
+     * are). Not statuses that are fine: a status outside them makes no line evidence.
+     * Before 1.9 the fields were called allowed_exit_codes and allowed_exit_codes_count;
+     * those names remain as deprecated aliases of the same storage. */
+    union {
+        const int32_t* evidence_exit_codes;
+        CONFINE_DEPRECATED_FIELD("use evidence_exit_codes") const int32_t* allowed_exit_codes;
+    };
+    union {
+        size_t evidence_exit_codes_count;
+        CONFINE_DEPRECATED_FIELD("use evidence_exit_codes_count") size_t allowed_exit_codes_count;
+    };
     confine_string_list fatal_signatures;    /* case-insensitive, per stderr line */
     confine_string_list informational_lines; /* exact whole lines, never evidence */
 } confine_failure_rule;

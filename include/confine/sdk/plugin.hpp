@@ -7,28 +7,36 @@
 //
 //   class MyRunner final : public sdk::Runner {
 //   public:
-//     MyRunner(sdk::Host host, std::string program) : host_(host), program_(std::move(program)) {}
+//     MyRunner(sdk::Host host, std::vector<std::string> prefix) : host_(host), prefix_(std::move(prefix)) {}
+//     // Each reader's error names its key: confine reports it at that key's file:line:column.
 //     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error>
 //     create(sdk::Host host, const sdk::RunnerConfig& config) {
-//       if (auto bad = config.settings.reject_unknown({"program"})) return std::unexpected(*bad);
+//       if (auto bad = config.settings.reject_unknown({"program", "options"})) return std::unexpected(*bad);
 //       auto program = config.settings.absolute_path_or("program", "/usr/bin/x");
 //       if (!program) return std::unexpected(program.error());
-//       return std::make_unique<MyRunner>(host, *program);
+//       auto options = config.settings.strings_or("options", {});
+//       if (!options) return std::unexpected(options.error());
+//       std::vector<std::string> prefix{*program};
+//       prefix.insert(prefix.end(), options->begin(), options->end());
+//       return std::make_unique<MyRunner>(host, std::move(prefix));
 //     }
 //     sdk::Verdict probe(std::uint32_t timeout_ms) override {
-//       return sdk::verdict_of(host_.run_probe(std::vector<std::string>{program_, "--", "true"}, timeout_ms), "x");
+//       std::vector<std::string> argv = prefix_;
+//       argv.insert(argv.end(), {"--", "true"});
+//       return sdk::verdict_of(host_.run_probe(argv, timeout_ms), "x");
 //     }
 //     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy,
 //                                                    std::span<const std::string> argv) override {
 //       if (policy.mode != sdk::Mode::read_only) return std::unexpected(sdk::unsupported("read-only only"));
 //       sdk::WrapResult r;
-//       r.argv = {program_, "--"};
+//       r.argv = prefix_;
+//       r.argv.push_back("--");
 //       r.argv.insert(r.argv.end(), argv.begin(), argv.end());
 //       return r;
 //     }
 //   private:
 //     sdk::Host host_;
-//     std::string program_;
+//     std::vector<std::string> prefix_;
 //   };
 //   CONFINE_RUNNER_PLUGIN(MyRunner, "my", "1.0.0", "wraps commands in my mechanism")
 //
@@ -40,6 +48,7 @@
 #include <confine/sdk/abi.h>
 #include <confine/sdk/vocabulary.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -61,10 +70,18 @@ namespace confine::sdk {
 struct Error {
     std::string message;
     confine_status code = CONFINE_E_FAILED;
+    // The `[runner.<name>]` key the error is about, or empty. When create() fails with
+    // it, the host reports the error at that key's file:line:column (ABI 1.9; an older
+    // host at the table's). Settings' readers set it.
+    std::string setting = {};
 };
 
 inline Error invalid_argument(std::string message) {
     return Error{std::move(message), CONFINE_E_INVALID_ARGUMENT};
+}
+// A bad value of the setting `key`: the message is said as it is, the host adds where.
+inline Error invalid_setting(std::string_view key, std::string message) {
+    return Error{std::move(message), CONFINE_E_INVALID_ARGUMENT, std::string(key)};
 }
 inline Error unsupported(std::string message) {
     return Error{std::move(message), CONFINE_E_UNSUPPORTED};
@@ -95,8 +112,9 @@ public:
             if (s.key == key) return &s;
         return nullptr;
     }
-    // The value of `key`, `fallback` when it is absent, or an error naming the key when it
-    // has another type ("setting 'in_process' must be a boolean, not a string").
+    // Each reader gives the value of `key`, `fallback` when it is absent, or an error
+    // naming the key (Error::setting) when it has another type ("setting 'in_process'
+    // must be a boolean, not a string"), which the host reports at the key's place.
     std::expected<std::string, Error> string_or(std::string_view key, std::string fallback) const {
         auto s = of_kind(key, CONFINE_SETTING_STRING);
         if (!s) return std::unexpected(s.error());
@@ -107,15 +125,22 @@ public:
         if (!s) return std::unexpected(s.error());
         return *s ? (*s)->boolean_value : fallback;
     }
-    std::expected<std::int64_t, Error> integer_or(std::string_view key, std::int64_t fallback) const {
+    std::expected<std::int64_t, Error> int_or(std::string_view key, std::int64_t fallback) const {
         auto s = of_kind(key, CONFINE_SETTING_INTEGER);
         if (!s) return std::unexpected(s.error());
         return *s ? (*s)->integer_value : fallback;
     }
-    std::expected<std::vector<std::string>, Error> string_list_or(std::string_view key, std::vector<std::string> fallback) const {
+    std::expected<std::vector<std::string>, Error> strings_or(std::string_view key, std::vector<std::string> fallback) const {
         auto s = of_kind(key, CONFINE_SETTING_STRING_ARRAY);
         if (!s) return std::unexpected(s.error());
         return *s ? (*s)->array_value : std::move(fallback);
+    }
+    // Older spellings of int_or and strings_or.
+    std::expected<std::int64_t, Error> integer_or(std::string_view key, std::int64_t fallback) const {
+        return int_or(key, fallback);
+    }
+    std::expected<std::vector<std::string>, Error> string_list_or(std::string_view key, std::vector<std::string> fallback) const {
+        return strings_or(key, std::move(fallback));
     }
     // A path to a program or a directory, set or the fallback: absolute, so that it is
     // never looked up on PATH nor taken relative to wherever a command runs. An empty
@@ -129,10 +154,10 @@ public:
         std::string path = *s ? (*s)->string_value : std::move(fallback);
         const bool absolute = rules == PathRules::posix ? path.starts_with('/') : std::filesystem::path(path).is_absolute();
         if (!absolute)
-            return std::unexpected(invalid_argument("setting '" + std::string(key) + "' must be an absolute path, got '" + path + "'"));
+            return std::unexpected(invalid_setting(key, "setting '" + std::string(key) + "' must be an absolute path, got '" + path + "'"));
         return path;
     }
-    // The first key not in `known`, as an error; nullopt when every key is known.
+    // The first key not in `known`, as an error naming it; nullopt when every key is known.
     std::optional<Error> reject_unknown(std::initializer_list<std::string_view> known) const {
         return reject_unknown(std::span<const std::string_view>(known.begin(), known.size()));
     }
@@ -140,7 +165,7 @@ public:
         for (const auto& s : items_) {
             bool ok = false;
             for (auto k : known) ok = ok || s.key == k;
-            if (!ok) return invalid_argument("unknown setting '" + s.key + "'");
+            if (!ok) return invalid_setting(s.key, "unknown setting '" + s.key + "'");
         }
         return std::nullopt;
     }
@@ -160,7 +185,7 @@ private:
     std::expected<const Setting*, Error> of_kind(std::string_view key, std::int32_t kind) const {
         const Setting* s = find(key);
         if (s && s->kind != kind)
-            return std::unexpected(invalid_argument("setting '" + std::string(key) + "' must be " + kind_name(kind) + ", not " + kind_name(s->kind)));
+            return std::unexpected(invalid_setting(key, "setting '" + std::string(key) + "' must be " + kind_name(kind) + ", not " + kind_name(s->kind)));
         return s;
     }
 
@@ -228,6 +253,14 @@ public:
         if (run.stderr_data) out.stderr_text.assign(run.stderr_data, run.stderr_size);
         host_->release_probe_run(host_->context, &run);
         return out;
+    }
+    // Tells the host which setting the error create() is about to return is about, so
+    // that it reports the error at that key (the SDK calls it for an Error with a
+    // setting). A host older than ABI 1.9 does not ask, and is not told.
+    void name_setting(const std::string& key) const {
+        if (host_ && host_->struct_size >= offsetof(confine_host, setting_at_fault) + sizeof(host_->setting_at_fault) &&
+            host_->setting_at_fault)
+            host_->setting_at_fault(host_->context, key.c_str());
     }
     std::expected<std::string, Error> canonicalize(const std::string& path) const {
         if (!host_ || !host_->canonicalize_path) return std::unexpected(unsupported("host cannot canonicalise"));
@@ -345,6 +378,7 @@ struct Entry {
             rc.settings = settings_from(config);
             auto made = R::create(Host(host), rc);
             if (!made) {
+                if (!made.error().setting.empty()) Host(host).name_setting(made.error().setting);
                 set_error(out_error, made.error().message);
                 return made.error().code;
             }
@@ -413,14 +447,14 @@ struct Entry {
             owned->denial_holder.assign(result->denial_signatures);
             owned->fatal_holder.assign(result->failure_rule.fatal_signatures);
             owned->info_holder.assign(result->failure_rule.informational_lines);
-            owned->exit_codes = result->failure_rule.allowed_exit_codes;
+            owned->exit_codes = result->failure_rule.evidence_exit_codes;
             c.argv = owned->argv_holder.view();
             c.enforcement = result->enforcement == Enforcement::partial ? CONFINE_ENFORCEMENT_PARTIAL
                                                                          : CONFINE_ENFORCEMENT_FULL;
             c.denial_signatures = owned->denial_holder.view();
             c.failure_rule.struct_size = sizeof(confine_failure_rule);
-            c.failure_rule.allowed_exit_codes = owned->exit_codes.data();
-            c.failure_rule.allowed_exit_codes_count = owned->exit_codes.size();
+            c.failure_rule.evidence_exit_codes = owned->exit_codes.data();
+            c.failure_rule.evidence_exit_codes_count = owned->exit_codes.size();
             c.failure_rule.fatal_signatures = owned->fatal_holder.view();
             c.failure_rule.informational_lines = owned->info_holder.view();
             switch (result->attestation.kind) {

@@ -90,10 +90,15 @@ struct Verdict {
 // attestation says whether the command ran (design.md §5).
 struct FailureRule {
     // The exit statuses at which a fatal line is evidence of a sandbox failure; empty:
-    // a fatal line is evidence at any status.
-    std::vector<std::int32_t> allowed_exit_codes;
+    // a fatal line is evidence at any status. Not "statuses that are fine": at a status
+    // outside them no line is evidence.
+    std::vector<std::int32_t> evidence_exit_codes;
     std::vector<std::string> fatal_signatures;     // case-insensitive substrings, per stderr line
     std::vector<std::string> informational_lines;  // exact whole lines, never evidence
+
+    // The older name of evidence_exit_codes.
+    [[deprecated("use evidence_exit_codes")]] std::vector<std::int32_t>& allowed_exit_codes() { return evidence_exit_codes; }
+    [[deprecated("use evidence_exit_codes")]] const std::vector<std::int32_t>& allowed_exit_codes() const { return evidence_exit_codes; }
 };
 
 // How the host learns, out of band, that the runner reached the command (§6).
