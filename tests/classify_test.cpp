@@ -126,6 +126,23 @@ TEST_CASE("attestation decides over the rule", "[classify][attestation]") {
     CHECK(classify(landlock_shaped(), with_line).evidence == fatal);
 }
 
+TEST_CASE("an attested exec that was not the command's is a runner failure, its detail the evidence", "[classify][attestation][exec-check]") {
+    const std::string detail = "runner declared the command at exec 1 but exec 1 ran /usr/bin/bwrap; the command's file /usr/bin/true was exec 2";
+    // Whatever stderr holds and even at a time limit: the runner was ended before the command.
+    for (bool timed_out : {false, true}) {
+        auto o = exited(125, notice + "\n" + fatal + "\n");
+        o.exit_code.reset();
+        o.attested = Observation::Attested::wrong_exec;
+        o.attestation_detail = detail;
+        o.timed_out = timed_out;
+        auto out = classify(landlock_shaped(), o);
+        CHECK(out.kind == OutcomeKind::sandbox_unavailable);
+        CHECK(out.basis == confine::Basis::attestation);
+        CHECK(out.evidence == detail);
+        CHECK(out.matched_rule.empty());
+    }
+}
+
 TEST_CASE("a runner that cannot be started is a spawn-error runner failure naming it", "[classify]") {
     Observation o;
     o.spawned = false;

@@ -819,6 +819,34 @@ TEST_CASE("confinectl -v says the configuration, each verdict and whence, the se
     CHECK(has(lines_of(second.err), "confinectl: runner usable: full (verdict from the cache)"));
 }
 
+TEST_CASE("confinectl -v lists every exec the attested runner made, and a wrong declared exec fails closed in one line", "[cli][attestation][exec-check][linux-only]") {
+    const std::string dash = fs::canonical("/bin/sh").string();
+    for (int index : {2, 1}) {
+        INFO("declared exec " << index);
+        FakeRunnerSetup s;
+        test::write_file(s.config, "plugin_dirs = [\"" + s.plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"usable\"]\n"
+                                   "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = true\nexec_index = " + std::to_string(index) + "\n");
+        const fs::path marker = s.workspace / "ran";
+        auto r = s.run({"/usr/bin/touch", marker.string()}, {}, {"-v"});
+        INFO(r.err);
+        std::vector<std::string> execs;
+        std::istringstream in(r.err);
+        for (std::string line; std::getline(in, line);)
+            if (line.starts_with("confinectl: exec ") && line.find(" seen: ") != std::string::npos) execs.push_back(line);
+        CHECK(execs == std::vector<std::string>{"confinectl: exec 1 seen: " FAKE_LAUNCHER " (a script, run by " + dash + ")",
+                                                "confinectl: exec 2 seen: /usr/bin/touch (the command's file)"});
+        if (index == 2) {
+            CHECK(r.exit_code == 0);
+            CHECK(fs::exists(marker));
+        } else {
+            CHECK(r.exit_code == 125);
+            CHECK(last_line(r.err) == "confinectl: sandbox unavailable: runner declared the command at exec 1 but exec 1 ran " FAKE_LAUNCHER
+                                      "; the command's file /usr/bin/touch was exec 2");
+            CHECK_FALSE(fs::exists(marker));
+        }
+    }
+}
+
 TEST_CASE("confinectl keeps usable verdicts per user, and probe asks afresh", "[cli][cache][linux-only]") {
     FakeRunnerSetup s;
     // A chain of two, so that selection probes.

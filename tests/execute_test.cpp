@@ -35,14 +35,14 @@ class Rig {
 public:
     enum class Kind { plugin, plugin_attested, runner_command, plugin_showing_workdir };
 
-    explicit Rig(Kind kind, const std::string& launcher = FAKE_LAUNCHER) {
+    explicit Rig(Kind kind, const std::string& launcher = FAKE_LAUNCHER, int exec_index = 2) {
         test::install_fake(plugins_.path(), "usable");
         std::string text;
         if (kind == Kind::runner_command) {
             text = "[platform.linux]\nrunner_command = [\"" + launcher + "\"]\nrunner_failure_signatures = [\"landlock-run: landlock is not enforced\"]\n";
         } else {
             text = "[platform.linux]\nchain = [\"usable\"]\n[runner.usable]\nlauncher = \"" + launcher + "\"\nattest = " +
-                   (kind == Kind::plugin_attested ? "true" : "false") + "\n" +
+                   (kind == Kind::plugin_attested ? "true" : "false") + "\nexec_index = " + std::to_string(exec_index) + "\n" +
                    (kind == Kind::plugin_showing_workdir ? "show_workdir = true\n" : "");
         }
         auto p = confine::Provider::create(test::config_from(text), {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins_.path()}});
@@ -181,6 +181,150 @@ TEST_CASE("a launcher that stops before the command is attested as a runner fail
     CHECK(o.kind == OutcomeKind::sandbox_unavailable);
     CHECK(o.basis == confine::Basis::attestation);
     CHECK(o.evidence == "runner 'usable' ended with exit status 1 before starting the command (1 of 2 execs seen)");
+}
+
+// A launcher like the fake one that execs `program` in place of the command's own
+// name, with the command's arguments.
+fs::path launcher_execing(const fs::path& dir, const std::string& name, const std::string& program) {
+    const fs::path file = dir / name;
+    test::write_file(file, "#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done\nshift 2\nexec " + program + " \"$@\"\n", fs::perms(0755));
+    return file;
+}
+
+TEST_CASE("exec attestation lets the runner go at the command's own file, however the command was named", "[execute][attestation][exec-check][linux-only]") {
+    Rig rig(Rig::Kind::plugin_attested);
+    test::TempDir dir;
+    fs::create_directories(dir / "bin");
+    const fs::path tool = dir / "bin" / "make-marker";
+    test::write_file(tool, "#!/bin/sh\ntouch \"$1\"\n", fs::perms(0755));
+    struct Case {
+        std::string what;
+        std::vector<std::string> argv;
+        std::vector<std::string> env;
+        fs::path working_directory;
+    };
+    const std::vector<Case> cases{
+        {"an absolute path", {"/usr/bin/touch"}, {}, {}},
+        {"a name found on PATH", {"touch"}, {}, {}},
+        {"a #! script by absolute path", {tool.string()}, {}, {}},
+        {"a #! script found on the PATH the command gets", {"make-marker"}, {"PATH=" + (dir / "bin").string() + ":/usr/bin:/bin"}, {}},
+        {"a relative path from the working directory", {"bin/make-marker"}, {}, dir.path()},
+    };
+    for (const auto& c : cases) {
+        INFO(c.what);
+        const fs::path marker = dir / "ran";
+        fs::remove(marker);
+        auto argv = c.argv;
+        argv.push_back(marker.string());
+        confine::RunOptions options;
+        options.environment = environment_with({});
+        if (!c.env.empty()) std::erase_if(*options.environment, [](const std::string& e) { return e.starts_with("PATH="); });
+        options.environment->insert(options.environment->end(), c.env.begin(), c.env.end());
+        options.working_directory = c.working_directory;
+        auto fg = confine::run(rig.provider(), rig.policy(), argv, options);
+        REQUIRE(fg);
+        CHECK(fg->kind == OutcomeKind::completed);
+        CHECK(fg->basis == confine::Basis::attestation);
+        CHECK(fg->evidence.empty());
+        CHECK(fs::exists(marker));
+        fs::remove(marker);
+        auto bg = confine::spawn(rig.provider(), rig.policy(), argv, options);
+        REQUIRE(bg);
+        CHECK(bg->wait().outcome.kind == OutcomeKind::completed);
+        CHECK(bg->wait().outcome.basis == confine::Basis::attestation);
+        CHECK(fs::exists(marker));
+    }
+}
+
+TEST_CASE("exec attestation compares the attested exec's file by inode, not by name", "[execute][attestation][exec-check][linux-only]") {
+    test::TempDir dir;
+    const fs::path tool = dir / "tool";
+    fs::copy_file("/usr/bin/touch", tool);
+    fs::permissions(tool, fs::perms(0755));
+    fs::create_hard_link(tool, dir / "hard-link");
+    fs::create_symlink(tool, dir / "symbolic-link");
+    fs::copy_file(tool, dir / "copy");
+    const fs::path marker = dir / "ran";
+    for (const std::string other : {"hard-link", "symbolic-link"}) {
+        INFO(other);
+        Rig rig(Rig::Kind::plugin_attested, launcher_execing(dir.path(), "via-" + other, (dir / other).string()).string());
+        auto both = run_both(rig, {tool.string(), marker.string()});
+        check_agree(both);
+        CHECK(both.background.outcome.kind == OutcomeKind::completed);
+        CHECK(both.background.outcome.basis == confine::Basis::attestation);
+        CHECK(fs::exists(marker));
+        fs::remove(marker);
+    }
+    // The same bytes in another file are not the command's file. That exec is not let go:
+    // it is the runner's, followed (traced) to its end for the command's file.
+    const fs::path launcher = launcher_execing(dir.path(), "via-copy", (dir / "copy").string());
+    Rig rig(Rig::Kind::plugin_attested, launcher.string());
+    auto both = run_both(rig, {tool.string(), marker.string()});
+    check_agree(both);
+    CHECK(both.background.outcome.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(both.background.outcome.basis == confine::Basis::attestation);
+    CHECK(both.background.outcome.evidence == "runner declared the command at exec 2 but exec 2 ran " + (dir / "copy").string() +
+                                                  "; the command's file " + tool.string() + " was never exec'd (the runner ended after exec 2)");
+}
+
+TEST_CASE("an exec index declared too low fails closed before the command runs, naming both execs", "[execute][attestation][exec-check][linux-only]") {
+    Rig rig(Rig::Kind::plugin_attested, FAKE_LAUNCHER, 1);
+    test::TempDir dir;
+    const fs::path marker = dir / "ran";
+    auto both = run_both(rig, {"/usr/bin/touch", marker.string()});
+    check_agree(both);
+    const auto& o = both.background.outcome;
+    CHECK(o.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(o.basis == confine::Basis::attestation);
+    CHECK(o.evidence == "runner declared the command at exec 1 but exec 1 ran " FAKE_LAUNCHER "; the command's file /usr/bin/touch was exec 2");
+    // Ended at the command's exec-stop: not one instruction of touch ran.
+    CHECK_FALSE(fs::exists(marker));
+    CHECK_FALSE(o.exit_code);
+    CHECK_FALSE(o.signal);
+}
+
+TEST_CASE("an exec index declared too low names no later exec when the command's file never comes", "[execute][attestation][exec-check][linux-only]") {
+    Rig rig(Rig::Kind::plugin_attested, FAKE_LAUNCHER, 1);
+    test::TempDir dir;
+    const fs::path marker = dir / "ran";
+    SECTION("the runner ends first") {
+        auto both = run_both(rig, {"/usr/bin/touch", marker.string()}, {"FAKE_LAUNCHER_FAIL=1"});
+        check_agree(both);
+        CHECK(both.background.outcome.kind == OutcomeKind::sandbox_unavailable);
+        CHECK(both.background.outcome.basis == confine::Basis::attestation);
+        CHECK(both.background.outcome.evidence == "runner declared the command at exec 1 but exec 1 ran " FAKE_LAUNCHER
+                                                  "; the command's file /usr/bin/touch was never exec'd (the runner ended after exec 1)");
+    }
+    SECTION("the runner starts the command in a child process, which is ended before it runs") {
+        auto both = run_both(rig, {"/usr/bin/touch", marker.string()}, {"FAKE_LAUNCHER_FAIL_AFTER=1"});
+        check_agree(both);
+        CHECK(both.background.outcome.kind == OutcomeKind::sandbox_unavailable);
+        CHECK(both.background.outcome.basis == confine::Basis::attestation);
+        CHECK(both.background.outcome.evidence ==
+              "runner declared the command at exec 1 but exec 1 ran " FAKE_LAUNCHER
+              "; the command's file /usr/bin/touch was not among the runner's execs before it started another process (after exec 1), which is not followed");
+    }
+    CHECK_FALSE(fs::exists(marker));
+}
+
+TEST_CASE("a script runner whose interpreter is the command is not taken for the command", "[execute][attestation][exec-check][linux-only]") {
+    // Exec 1 runs /bin/sh, the command's file, but as the interpreter of the launcher
+    // script: the exec named the script, so it is not the command's.
+    Rig rig(Rig::Kind::plugin_attested, FAKE_LAUNCHER, 1);
+    auto both = run_both(rig, sh("exit 3"));
+    check_agree(both);
+    CHECK(both.background.outcome.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(both.background.outcome.evidence == "runner declared the command at exec 1 but exec 1 ran " FAKE_LAUNCHER "; the command's file /bin/sh was exec 2");
+}
+
+TEST_CASE("an exec index declared too high keeps its message and says where the command's file was", "[execute][attestation][exec-check][linux-only]") {
+    Rig rig(Rig::Kind::plugin_attested, FAKE_LAUNCHER, 3);
+    auto both = run_both(rig, {"/usr/bin/true"});
+    check_agree(both);
+    const auto& o = both.background.outcome;
+    CHECK(o.kind == OutcomeKind::sandbox_unavailable);
+    CHECK(o.basis == confine::Basis::attestation);
+    CHECK(o.evidence == "runner 'usable' ended with exit status 0 before starting the command (2 of 3 execs seen; the command's file /usr/bin/true was exec 2)");
 }
 
 TEST_CASE("signals pass through as the command's outcome", "[execute][linux-only]") {

@@ -97,6 +97,14 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
         return out;
     };
     const OutOfBand said = out_of_band(wrap, o);
+    // The runner's declared exec was not the command's: it was ended before it went on,
+    // whatever else happened (a time limit included).
+    if (said.what == Observation::Attested::wrong_exec) {
+        out.kind = OutcomeKind::sandbox_unavailable;
+        out.basis = Basis::attestation;
+        out.evidence = said.detail;
+        return out;
+    }
     // A run the executor killed at its time limit is the task's failure: the command
     // (or the runner, if it hung) took too long, and nothing claims otherwise.
     if (o.timed_out) return task(said.what == Observation::Attested::unavailable ? Basis::rule : Basis::attestation);
@@ -119,7 +127,8 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
         }
         return out;
     }
-    case Observation::Attested::unavailable: break;
+    case Observation::Attested::unavailable:
+    case Observation::Attested::wrong_exec: break;
     }
 
     // Rule basis (docs/design.md §5): exit 0 or a signal is never a runner failure; otherwise the

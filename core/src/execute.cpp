@@ -81,8 +81,9 @@ std::string_view to_string(Placeholder::Kind kind) noexcept {
 
 namespace {
 
-detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, bool background) {
+detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, bool background, std::filesystem::path command_file) {
     detail::ExecSpec spec;
+    spec.command_file = std::move(command_file);
     if (wrapped.in_process) {
         // The fast path: the child confines itself and executes the command directly.
         if (detail::log_enabled(spdlog::level::debug)) {
@@ -159,9 +160,18 @@ bool has_terminal() {
 }
 }  // namespace
 
-std::expected<std::vector<std::string>, Error> resolve_command(std::span<const std::string> argv, const RunOptions& options) {
+namespace {
+
+// The command as resolve_command() gives it, and the file found for it (absolute; empty
+// for an empty argv), which exec attestation checks the attested exec against.
+struct ResolvedCommand {
+    std::vector<std::string> argv;
+    std::filesystem::path file;
+};
+
+std::expected<ResolvedCommand, Error> resolve(std::span<const std::string> argv, const RunOptions& options) {
     std::vector<std::string> resolved(argv.begin(), argv.end());
-    if (argv.empty()) return resolved;  // the policy check names it
+    if (argv.empty()) return ResolvedCommand{std::move(resolved), {}};  // the policy check names it
     const std::string& name = argv.front();
     if (name.empty()) return std::unexpected(Error{ErrorCode::command_not_found, "'': No such file or directory"});
 #if defined(_WIN32)
@@ -171,17 +181,29 @@ std::expected<std::vector<std::string>, Error> resolve_command(std::span<const s
         return std::unexpected(Error{missing ? ErrorCode::command_not_found : ErrorCode::command_not_executable, program.error().message});
     }
     resolved.front() = *program;
-    return resolved;
+    return ResolvedCommand{std::move(resolved), *program};
 #else
     int error = 0;
     if (auto program = detail::find_program(name, options.environment, options.working_directory, error)) {
         if (auto bad = check_interpreter(name, *program, options)) return std::unexpected(*bad);
-        return resolved;
+        std::filesystem::path file(*program);
+        if (file.is_relative() && !options.working_directory.empty()) file = options.working_directory / file;
+        std::error_code ec;
+        if (file.is_relative()) file = std::filesystem::absolute(file, ec);
+        return ResolvedCommand{std::move(resolved), std::move(file)};
     }
     if (error == EACCES) return std::unexpected(Error{ErrorCode::command_not_executable, name + ": Permission denied"});
     if (name.find('/') != std::string::npos) return std::unexpected(Error{ErrorCode::command_not_found, name + ": No such file or directory"});
     return std::unexpected(Error{ErrorCode::command_not_found, name + ": command not found"});
 #endif
+}
+
+}  // namespace
+
+std::expected<std::vector<std::string>, Error> resolve_command(std::span<const std::string> argv, const RunOptions& options) {
+    auto resolved = resolve(argv, options);
+    if (!resolved) return std::unexpected(resolved.error());
+    return std::move(resolved->argv);
 }
 
 std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options) {
@@ -227,24 +249,24 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
         outcome.environment_removed = std::move(removed);
         return outcome;
     };
-    auto command = resolve_command(argv, options);
+    auto command = resolve(argv, options);
     if (!command) return std::unexpected(command.error());
     // A foreground run gets this process's standard descriptors: its terminal, if any.
     Policy foreground = policy;
     foreground.terminal = has_terminal();
     // Where the command runs is what a runner grants in read-only mode (ABI 1.8).
     if (foreground.working_directory.empty()) foreground.working_directory = options.working_directory;
-    auto wrapped = provider.wrap(foreground, *command);
+    auto wrapped = provider.wrap(foreground, command->argv);
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
         return finish(unavailable(provider, wrapped.error()));
     }
     if (options.exec_in_place && wrapped->in_process) {
-        detail::ExecSpec spec = spec_for(*wrapped, options, false);
+        detail::ExecSpec spec = spec_for(*wrapped, options, false, command->file);
         return finish(classify(*wrapped, detail::exec_in_place(spec)));  // only if it failed
     }
     detail::RunControl control;
-    detail::Executed executed = detail::execute(spec_for(*wrapped, options, false), control);
+    detail::Executed executed = detail::execute(spec_for(*wrapped, options, false, command->file), control);
     Outcome outcome = classify(*wrapped, executed.observed);
     // What the runner wrote before its command existed was held back: when it stopped
     // before the command, that is its own, and the outcome's evidence carries it.
@@ -295,13 +317,13 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
     auto filtered = with_run_environment(provider, given, removed);
     if (!filtered) return std::unexpected(filtered.error());
     const RunOptions& options = *filtered;
-    auto command = resolve_command(argv, options);
+    auto command = resolve(argv, options);
     if (!command) return std::unexpected(command.error());
     // A background run has no terminal (a session of its own, stdin on /dev/null).
     Policy background = policy;
     background.terminal = false;
     if (background.working_directory.empty()) background.working_directory = options.working_directory;
-    auto wrapped = provider.wrap(background, *command);
+    auto wrapped = provider.wrap(background, command->argv);
     auto impl = std::make_shared<Process::Impl>();
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
@@ -310,8 +332,9 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
         impl->joined = true;
         return Process(std::move(impl));
     }
-    impl->thread = std::thread([impl_ptr = impl.get(), wrap = std::move(*wrapped), options, removed = std::move(removed)]() mutable {
-        detail::Executed executed = detail::execute(spec_for(wrap, options, true), impl_ptr->control);
+    impl->thread = std::thread([impl_ptr = impl.get(), wrap = std::move(*wrapped), options, removed = std::move(removed),
+                                file = std::move(command->file)]() mutable {
+        detail::Executed executed = detail::execute(spec_for(wrap, options, true, std::move(file)), impl_ptr->control);
         impl_ptr->control.settle();
         impl_ptr->result.outcome = classify(wrap, executed.observed);
         impl_ptr->result.outcome.environment_removed = std::move(removed);

@@ -32,6 +32,9 @@ struct ExecSpec {
     bool background = false;     // own process group, stdin on /dev/null, stdout+stderr captured
     bool copy_stderr = false;    // foreground: stderr goes through a pipe and is copied to ours
     Attestation attestation;
+    // The file the command was resolved to (absolute), as run() and spawn() found it:
+    // exec attestation lets the runner go only at an exec of this file.
+    std::filesystem::path command_file;
     // The runner's arguments that stand for a directory opened by the host (see
     // directory_placeholder in execute.cpp): their index in `argv`, the directory, and
     // whether the argument becomes the descriptor's number or its /proc/self/fd path.

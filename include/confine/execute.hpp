@@ -107,9 +107,11 @@ struct Observation {
     bool timed_out = false;
     // What the executor saw itself of whether the runner reached the command: the
     // in-process path's error pipe, or the runner's execs followed (exec attestation).
-    enum class Attested { unavailable, reached_command, runner_stopped };
+    // wrong_exec: the exec the runner declared as the command's ran another file, so the
+    // runner was ended there, before it was let go (attestation_detail says which execs).
+    enum class Attested { unavailable, reached_command, runner_stopped, wrong_exec };
     Attested attested = Attested::unavailable;
-    std::string attestation_detail;  // why unavailable, or how the runner stopped
+    std::string attestation_detail;  // why unavailable, how the runner stopped, or which exec was wrong
     std::string runner_message;      // what an in-process runner said when it failed
     bool stderr_seen = false;        // whether stderr_findings come from the run's stderr
     StderrFindings stderr_findings;

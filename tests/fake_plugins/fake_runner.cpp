@@ -44,6 +44,7 @@ struct FakeSettings {
     std::string launcher;              // set: wrap like the Landlock runner, through it
     bool attest = false;               // with a launcher: attest by its exec
     bool show_workdir = false;         // with a launcher: pass it `--workdir <policy's working directory>`
+    std::int64_t exec_index = 2;       // with attest: the exec declared as the command's
     bool flag = false;
     std::int64_t count = 0;
     // What a wrap says it enforces of network, processes, read and protect: "none", "partial" or "full".
@@ -59,14 +60,14 @@ std::optional<sdk::Error> take(std::expected<T, sdk::Error> value, T& into) {
 }
 
 std::expected<FakeSettings, sdk::Error> read_settings(const sdk::Settings& settings) {
-    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest", "show_workdir", "network", "processes", "read", "protect"}))
+    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest", "show_workdir", "exec_index", "network", "processes", "read", "protect"}))
         return std::unexpected(*bad);
     FakeSettings out;
     for (const auto& bad : {take(settings.strings_or("command", {}), out.command), take(settings.string_or("path", ""), out.path),
                             take(settings.string_or("label", ""), out.label), take(settings.string_or("launcher", ""), out.launcher),
                             take(settings.bool_or("attest", false), out.attest), take(settings.bool_or("flag", false), out.flag),
                             take(settings.bool_or("show_workdir", false), out.show_workdir),
-                            take(settings.int_or("count", 0), out.count), take(settings.string_or("network", "partial"), out.network),
+                            take(settings.int_or("count", 0), out.count), take(settings.int_or("exec_index", 2), out.exec_index), take(settings.string_or("network", "partial"), out.network),
                             take(settings.string_or("processes", "partial"), out.processes), take(settings.string_or("read", "partial"), out.read),
                             take(settings.string_or("protect", "none"), out.protect)})
         if (bad) return std::unexpected(*bad);
@@ -137,7 +138,7 @@ private:
             r.failure_rule.evidence_exit_codes = {125};
             r.failure_rule.fatal_signatures = {"landlock-run: "};
             r.failure_rule.informational_lines = {"landlock-run: partial enforcement (older Landlock ABI)"};
-            if (settings_.attest) r.attestation = sdk::Attestation::exec(2);
+            if (settings_.attest) r.attestation = sdk::Attestation::exec(static_cast<std::uint32_t>(settings_.exec_index));
             return r;
         }
         r.argv = {"/usr/bin/env", std::string("FAKE_RUNNER=") + FAKE_RUNNER_NAME,

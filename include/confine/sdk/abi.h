@@ -110,8 +110,12 @@ typedef int32_t confine_status;
  * attestation_exec_index-th successful execve, counting the runner's own as 1 (a
  * launcher that sets up confinement and then calls execvp on the command: 2). The
  * host observes the execs through the kernel (ptrace), where the command cannot
- * forge them, and lets the process go at the command's exec. Not for set-user-ID
- * runners: a traced exec does not gain privileges. */
+ * forge them, and lets the process go at the command's exec. That exec must run
+ * the command's own file (the one the host resolved, by device and inode; for a
+ * script, the script the exec named): otherwise the host ends the runner there and
+ * the run fails closed, naming the declared exec and the one that ran the command's
+ * file (docs/design.md §6). Not for set-user-ID runners: a traced exec does not gain
+ * privileges. */
 #define CONFINE_ATTESTATION_EXEC 1
 /* The runner reports on a status descriptor that the host opens for it (for example
  * bubblewrap's --json-status-fd): argv[attestation_status_argument] is a placeholder,

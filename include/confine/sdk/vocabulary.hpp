@@ -105,7 +105,9 @@ struct FailureRule {
 struct Attestation {
     enum class Kind { none, exec, status_fd };
     Kind kind = Kind::none;
-    std::uint32_t exec_index = 0;  // exec: the command is the runner process's Nth execve
+    // exec: the command is the runner process's Nth execve, counting the runner's own as
+    // 1; the host checks that this exec runs the command's own file and fails closed if not.
+    std::uint32_t exec_index = 0;
     // status_fd: argv[status_argument] becomes the number of a descriptor the runner
     // reports on; the command ran iff a line written there contains status_marker.
     std::uint32_t status_argument = 0;

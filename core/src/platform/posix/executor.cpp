@@ -97,7 +97,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     if (spec.in_process) o.attested = Observation::Attested::reached_command;
     bool running = true;
     if (spec.attestation.kind == Attestation::Kind::exec)
-        running = follow_execs(runner->pid, std::max<std::uint32_t>(spec.attestation.exec_index, 1), o);
+        running = follow_execs(runner->pid, std::max<std::uint32_t>(spec.attestation.exec_index, 1), spec.command_file, o);
     pump_runner_output(spec, *runner, running, control, result);
     watchdog.stop();
     o.timed_out = watchdog.fired();

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -34,10 +35,13 @@ int install_terminal_filter() noexcept;  // docs/design.md §11: no terminal inj
 int network_filter_descriptor();
 
 // Follows the traced runner `pid` from its own exec to its `command_exec`th, the
-// command's, then lets it go (docs/design.md §6). True when it is still running (the
-// command reached, or the following failed: `o.attested` says which); false when it
-// ended, its status recorded in `o`.
-bool follow_execs(pid_t pid, std::uint32_t command_exec, Observation& o);
+// command's, and lets it go there only if that exec ran `command_file` (compared by
+// device and inode; for a script, the script the exec named, not its interpreter)
+// (docs/design.md §6). True when it is still running (the command reached, or the
+// following failed: `o.attested` says which); false when it ended, its status recorded
+// in `o`, or when it was ended because the declared exec was not the command's
+// (Attested::wrong_exec, before the command ran any of its code).
+bool follow_execs(pid_t pid, std::uint32_t command_exec, const std::filesystem::path& command_file, Observation& o);
 
 // A descriptor that becomes readable when `pid`, a child, ends (before it is reaped); -1.
 int open_pidfd(pid_t pid);

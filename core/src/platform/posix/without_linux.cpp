@@ -69,7 +69,7 @@ int network_filter_descriptor() {
 
 // Never reached: missing_feature refuses a run that would need it. Fails closed all the
 // same: the runner is ended and counts as stopped before the command.
-bool follow_execs(pid_t pid, std::uint32_t, Observation& o) {
+bool follow_execs(pid_t pid, std::uint32_t, const std::filesystem::path&, Observation& o) {
     ::kill(pid, SIGKILL);
     int st = 0;
     while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
