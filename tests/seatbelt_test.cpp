@@ -71,6 +71,16 @@ struct Seatbelt {
         args.insert(args.end(), {"--", "echo", "hi"});
         return confine.run(args);
     }
+    // The seatbelt runner's wrap of `argv` through the library, as the plugin makes it.
+    std::expected<confine::WrapResult, confine::Error> library_wrap(const confine::Policy& policy, const std::vector<std::string>& argv) const {
+        auto parsed = confine::parse_config("[platform.linux]\nchain = [\"landlock\"]\n", "test.toml");
+        REQUIRE(parsed);
+        confine::ProviderOptions options;
+        options.builtin_plugin_dirs = {confine.plugin_dir()};
+        auto provider = confine::Provider::create(std::move(*parsed), options);
+        REQUIRE(provider);
+        return (*provider)->wrap_with("seatbelt", policy, argv);
+    }
     std::string profile(const std::vector<std::string>& flags) const {
         auto r = wrap(flags);
         INFO(r.err);
@@ -584,17 +594,10 @@ TEST_CASE("seatbelt roots are canonical: symlinks resolved, '..' resolved as the
 
     // Through the library, '..' after a symlink is resolved physically (the parent of
     // the link's target), and a relative root is refused before any runner sees it.
-    auto config = confine::parse_config("[platform.linux]\nchain = [\"landlock\"]\n", "test.toml");
-    REQUIRE(config);
-    confine::ProviderOptions options;
-    options.builtin_plugin_dirs = {s.confine.plugin_dir()};
-    auto provider = confine::Provider::create(std::move(*config), options);
-    REQUIRE(provider);
-    const std::vector<std::string> argv{"true"};
-    auto dotdot = (*provider)->wrap_with("seatbelt", {confine::Mode::workspace_write, base / "real" / "jump" / "..", {}}, argv);
+    auto dotdot = s.library_wrap({confine::Mode::workspace_write, base / "real" / "jump" / "..", {}}, {"true"});
     REQUIRE(dotdot);
     CHECK_THAT(dotdot->argv[2], Catch::Contains("(subpath \"" + (base / "elsewhere").string() + "\")"));
-    auto relative = (*provider)->wrap_with("seatbelt", {confine::Mode::workspace_write, "relative/ws", {}}, argv);
+    auto relative = s.library_wrap({confine::Mode::workspace_write, "relative/ws", {}}, {"true"});
     REQUIRE_FALSE(relative);
     CHECK(relative.error().code == confine::ErrorCode::invalid_policy);
 }
@@ -665,14 +668,7 @@ confine::Outcome judged(const confine::WrapResult& w, Seen seen) { return test::
 
 // The seatbelt runner's wrap result, as the plugin makes it.
 confine::WrapResult seatbelt_wrap(const Seatbelt& s, const fs::path& ws) {
-    auto config = confine::parse_config("[platform.linux]\nchain = [\"landlock\"]\n", "test.toml");
-    REQUIRE(config);
-    confine::ProviderOptions options;
-    options.builtin_plugin_dirs = {s.confine.plugin_dir()};
-    auto provider = confine::Provider::create(std::move(*config), options);
-    REQUIRE(provider);
-    const std::vector<std::string> argv{"true"};
-    auto w = (*provider)->wrap_with("seatbelt", {confine::Mode::workspace_write, ws, {}}, argv);
+    auto w = s.library_wrap({confine::Mode::workspace_write, ws, {}}, {"true"});
     REQUIRE(w);
     return *w;
 }
@@ -838,14 +834,7 @@ TEST_CASE("through a stand-in sandbox-exec, the attesting shell runs exactly the
 TEST_CASE("seatbelt refuses a command whose name begins with '-', which the attesting shell's exec would take for an option", "[seatbelt]") {
     Seatbelt s;
     test::TempDir ws("/var/tmp");
-    auto config = confine::parse_config("[platform.linux]\nchain = [\"landlock\"]\n", "test.toml");
-    REQUIRE(config);
-    confine::ProviderOptions options;
-    options.builtin_plugin_dirs = {s.confine.plugin_dir()};
-    auto provider = confine::Provider::create(std::move(*config), options);
-    REQUIRE(provider);
-    const std::vector<std::string> argv{"-x", "y"};
-    auto w = (*provider)->wrap_with("seatbelt", {confine::Mode::workspace_write, ws.path(), {}}, argv);
+    auto w = s.library_wrap({confine::Mode::workspace_write, ws.path(), {}}, {"-x", "y"});
     REQUIRE_FALSE(w);
     CHECK_THAT(w.error().message, Catch::EndsWith("wrap failed: the command '-x' begins with '-'; name it by a path (./-x)"));
 }
