@@ -2,7 +2,8 @@
  * confine runner plugin ABI.
  *
  * This is the whole contract between the confine host (libconfine) and a runner
- * plugin: plain C structs and function pointers, UTF-8 NUL-terminated strings.
+ * plugin: plain C structs and function pointers, UTF-8 NUL-terminated strings. It is
+ * C11 (anonymous unions keep older field names) and C++.
  * Plugins built by other compilers, against other standard libraries, keep working
  * across host releases of the same major version.
  *
