@@ -414,15 +414,12 @@ TEST_CASE("a probe that hangs inside the plugin itself is abandoned at its limit
 
 TEST_CASE("the appcontainer runner away from Windows: unusable, and no POSIX path in its plan", "[loader][builtin]") {
     test::TempDir dir;
-    auto plugin = confine::load_plugin(test::install_builtin(dir.path(), "appcontainer"), "appcontainer");
-    REQUIRE(plugin);
-    auto runner = (*plugin)->create_runner(nullptr);
-    REQUIRE(runner);
-    auto v = (*runner)->probe(2000);
+    auto runner = test::builtin_runner(dir.path(), "appcontainer");
+    auto v = runner->probe(2000);
     CHECK(v.kind == confine::Verdict::Kind::unusable);
     CHECK(v.reason == "appcontainer-run launcher not found at " + (dir / "appcontainer-run").string());
     std::vector<std::string> argv{"true"};
-    auto wrapped = (*runner)->wrap({confine::Mode::workspace_write, dir.path().string(), {}}, argv);
+    auto wrapped = runner->wrap({confine::Mode::workspace_write, dir.path().string(), {}}, argv);
     REQUIRE_FALSE(wrapped);
     CHECK_THAT(wrapped.error().message, Catch::EndsWith("wrap failed: not an absolute Windows path: " + dir.path().string()));
 }

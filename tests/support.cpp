@@ -62,6 +62,14 @@ fs::path install_builtin(const fs::path& dir, const std::string& runner, bool wi
     return copy_plugin(fs::path(BUILTIN_PLUGIN_DIR) / ("confine-runner-" + runner + ".so"), dir);
 }
 
+std::unique_ptr<confine::Runner> builtin_runner(const fs::path& dir, const std::string& runner) {
+    auto plugin = confine::load_plugin(install_builtin(dir, runner), runner);
+    REQUIRE(plugin);
+    auto created = (*plugin)->create_runner(nullptr);
+    REQUIRE(created);
+    return std::move(*created);
+}
+
 bool landlock_enforced() { return landlock_abi() >= 1; }
 
 int landlock_abi() { return confine::landlock::abi_version(); }

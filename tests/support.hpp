@@ -2,8 +2,10 @@
 #pragma once
 
 #include <confine/config.hpp>
+#include <confine/plugins.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,9 @@ private:
 fs::path install_fake(const fs::path& dir, const std::string& file_runner_name);
 // The landlock plugin comes with its launcher unless `with_launcher` is false.
 fs::path install_builtin(const fs::path& dir, const std::string& runner, bool with_launcher = true);
+// A built-in runner installed in `dir`, loaded and created without settings (a runner
+// keeps its plugin loaded).
+std::unique_ptr<confine::Runner> builtin_runner(const fs::path& dir, const std::string& runner);
 
 // Whether this kernel enforces Landlock; require_landlock() skips the test otherwise.
 bool landlock_enforced();

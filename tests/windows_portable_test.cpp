@@ -423,20 +423,17 @@ TEST_CASE("appcontainer journal: what it names is bounded, so a changed one cann
 #if !defined(_WIN32)
 TEST_CASE("the appcontainer plugin plans denials and reports read and protect as partial", "[windows][appcontainer]") {
     test::TempDir dir;
-    auto plugin = confine::load_plugin(test::install_builtin(dir.path(), "appcontainer"), "appcontainer");
-    REQUIRE(plugin);
-    auto runner = (*plugin)->create_runner(nullptr);
-    REQUIRE(runner);
+    auto runner = test::builtin_runner(dir.path(), "appcontainer");
     const std::vector<std::string> argv{"cmd.exe"};
     confine::Policy policy{confine::Mode::workspace_write, "C:\\ws", {}};
-    auto plain = (*runner)->wrap(policy, argv);
+    auto plain = runner->wrap(policy, argv);
     REQUIRE(plain);
     CHECK(plain->dimensions.read == confine::Level::full);  // nothing to deny
     CHECK(plain->dimensions.protect == confine::Level::full);
     CHECK(plain->dimensions.open.empty());
     policy.deny_read = {"C:\\Users\\me\\.ssh", "C:\\ws\\.env"};
     policy.protect = {"C:\\ws\\.git\\hooks"};
-    auto wrapped = (*runner)->wrap(policy, argv);
+    auto wrapped = runner->wrap(policy, argv);
     REQUIRE(wrapped);
     const std::string launcher = (dir / "appcontainer-run").string();
     CHECK(wrapped->argv == std::vector<std::string>{launcher, "--rw", "C:\\ws", "--deny-remove", "C:\\ws\\.git", "--deny-write", "C:\\ws\\.git\\hooks",
@@ -447,34 +444,31 @@ TEST_CASE("the appcontainer plugin plans denials and reports read and protect as
     CHECK(wrapped->dimensions.open == "read: " + open + "; protect: " + open);
     CHECK(wrapped->dimensions.write == confine::Level::full);
     policy.deny_read.clear();
-    CHECK((*runner)->wrap(policy, argv)->dimensions.open == "protect: " + open);
+    CHECK(runner->wrap(policy, argv)->dimensions.open == "protect: " + open);
     policy.protect = {"relative\\hooks"};
-    auto refused = (*runner)->wrap(policy, argv);
+    auto refused = runner->wrap(policy, argv);
     REQUIRE_FALSE(refused);
     CHECK_THAT(refused.error().message, Catch::EndsWith("protect: not an absolute Windows path: relative\\hooks"));
 }
 
 TEST_CASE("the appcontainer plugin grants reading where a read-only command runs, and a private temp to a writing one", "[windows][appcontainer]") {
     test::TempDir dir;
-    auto plugin = confine::load_plugin(test::install_builtin(dir.path(), "appcontainer"), "appcontainer");
-    REQUIRE(plugin);
-    auto runner = (*plugin)->create_runner(nullptr);
-    REQUIRE(runner);
+    auto runner = test::builtin_runner(dir.path(), "appcontainer");
     const std::string launcher = (dir / "appcontainer-run").string();
     confine::Policy ro{confine::Mode::read_only, {}, {}};
     ro.working_directory = "C:\\Work\\ws";
-    auto wrapped = (*runner)->wrap(ro, std::vector<std::string>{"cmd.exe", "/c", "dir"});
+    auto wrapped = runner->wrap(ro, std::vector<std::string>{"cmd.exe", "/c", "dir"});
     REQUIRE(wrapped);
     CHECK(wrapped->argv == std::vector<std::string>{launcher, "--ro", "C:\\Work\\ws", "--", "cmd.exe", "/c", "dir"});
     CHECK(wrapped->tmp == confine::Tmp::host);
     confine::Policy rw{confine::Mode::workspace_write, "C:\\Work\\ws", {}};
     rw.working_directory = "C:\\Work\\ws\\sub";
-    wrapped = (*runner)->wrap(rw, std::vector<std::string>{"cmd.exe"});
+    wrapped = runner->wrap(rw, std::vector<std::string>{"cmd.exe"});
     REQUIRE(wrapped);
     CHECK(wrapped->argv == std::vector<std::string>{launcher, "--rw", "C:\\Work\\ws", "--private-temp", "--", "cmd.exe"});
     CHECK(wrapped->tmp == confine::Tmp::private_);
     ro.working_directory = "\\\\server\\share\\ws";
-    auto refused = (*runner)->wrap(ro, std::vector<std::string>{"cmd.exe"});
+    auto refused = runner->wrap(ro, std::vector<std::string>{"cmd.exe"});
     REQUIRE_FALSE(refused);
     CHECK_THAT(refused.error().message, Catch::EndsWith("a network path (\\\\server\\share) is not supported: \\\\server\\share\\ws"));
 }
