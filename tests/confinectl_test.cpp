@@ -34,7 +34,7 @@ TEST_CASE("confinectl probe on the embedded default selects bubblewrap where it 
     CHECK_THAT(r.out, Catch::Contains("config: <embedded default>\n"));
     CHECK_THAT(r.out, Catch::Contains("chain: bwrap landlock\n"));
     CHECK_THAT(r.out, Catch::Contains("  bwrap: full [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
-    CHECK_THAT(r.out, Catch::Contains("selected: bwrap (enforcement partial)\n"));
+    CHECK_THAT(r.out, Catch::Contains("selected: bwrap (enforcement full)\n"));  // every dimension, the network included
     // Landlock, second in the chain, is not even probed.
     CHECK_THAT(r.out, !Catch::Contains("landlock:"));
 }
