@@ -12,6 +12,7 @@
 //   extended attributes under bubblewrap, which reports write `full`; under Landlock,
 //   which governs no metadata, the run reports write below `full`, naming metadata in
 //   what it leaves open.
+#include "ruleset.hpp"
 #include "support.hpp"
 #include "ways.hpp"
 
@@ -24,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -205,7 +207,50 @@ void attempt_metadata(Way way, bool unprivileged) {
     if (level == "full") CHECK(after == before);
 }
 
+// Whether a unix datagram socket made before a Landlock domain scoped as `scoped` says
+// (a socket handed in: the network filter refuses making one) reaches the host's
+// abstract datagram socket `host` from inside the domain; judged by what arrived.
+bool handed_in_socket_reaches(const HostSockets& host, std::uint64_t scoped) {
+    namespace ll = confine::landlock;
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        const int handed_in = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        const int ruleset = ll::create_ruleset(ll::handled_access(ll::abi_version()), scoped);
+        if (handed_in < 0 || ruleset < 0 || ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+            ::syscall(__NR_landlock_restrict_self, ruleset, 0u) != 0)
+            ::_exit(2);
+        sockaddr_un to{};
+        to.sun_family = AF_UNIX;
+        std::memcpy(to.sun_path + 1, host.abstract_dgram.data(), host.abstract_dgram.size());
+        const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + host.abstract_dgram.size());
+        ::sendto(handed_in, "handed in", 9, 0, reinterpret_cast<const sockaddr*>(&to), size);
+        ::_exit(0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    char buffer[16];
+    return ::recv(host.dgram_abstract, buffer, sizeof buffer, MSG_DONTWAIT) > 0;
+}
+
 }  // namespace
+
+// The Landlock scope alone (ABI 6), under the network filter on every Landlock path: a
+// datagram socket the command did not make itself, which the filter cannot stop,
+// reaches no abstract socket of the host. Without the scope it does: the test can see.
+TEST_CASE("from Landlock ABI 6 the ruleset of a confined network scopes abstract unix sockets: a socket handed in reaches none of the host's",
+          "[escape][network][landlock][linux-only]") {
+    test::require_landlock();
+    if (test::landlock_abi() < 6) test::skip_test("this kernel's Landlock ABI is below 6: abstract unix sockets cannot be scoped");
+    namespace ll = confine::landlock;
+    test::TempDir dir;
+    HostSockets host(dir / "host-dgram.sock");
+    CHECK(ll::scopes(ll::abi_version(), true) & ll::scope::abstract_unix_socket);
+    CHECK_FALSE(ll::scopes(ll::abi_version(), false) & ll::scope::abstract_unix_socket);
+    CHECK_FALSE(handed_in_socket_reaches(host, ll::scopes(ll::abi_version(), true)));
+    CHECK(handed_in_socket_reaches(host, ll::scopes(ll::abi_version(), false)));
+}
 
 // One test case per way, so that CTest names the way that failed.
 #define NETWORK_META_CASES(WAY, TAG)                                                                                                      \
