@@ -187,7 +187,7 @@ int prove(Output& out, const confine::Provider& provider, bool as_json) {
         out << "proof under " << proof.runner << ", network " << proof.network << ":\n";
         for (const auto& c : proof.checks)
             out << "  " << (c.held() ? "held  " : c.open() ? "open  " : "FAILED") << "  " << c.dimension << ": " << c.check << " — expected "
-                << c.expected << ", observed " << c.observed << (c.open() ? " (the runner reports " + c.dimension + ": none)" : std::string()) << '\n';
+                << c.expected << ", observed " << c.observed << (c.open() ? " (the runner reports " + c.dimension + ": " + c.reported + ")" : std::string()) << '\n';
     }
     return held ? 0 : 1;
 #endif

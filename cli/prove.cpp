@@ -129,6 +129,32 @@ bool canary_step(const std::string& what, const std::string& arg, const std::str
         const socklen_t size = unix_address(arg, what == "abstract", a);
         return ::connect(fd, reinterpret_cast<const sockaddr*>(&a), size) == 0;
     }
+    if (what == "dgram-abstract" || what == "dgram-path") {
+        // From every kind of unix datagram socket the canary can make: one of its own, and
+        // an end of a pair (which sends to any address given too).
+        sockaddr_un a;
+        const socklen_t size = unix_address(arg, what == "dgram-abstract", a);
+        int pair[2] = {-1, -1};
+        const int own = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+        int error = errno;
+        if (::socketpair(AF_UNIX, SOCK_DGRAM, 0, pair) != 0) error = errno;
+        bool sent = false;
+        for (const int fd : {own, pair[0]}) {
+            if (fd < 0) continue;
+            char byte = 'x';
+            iovec io{&byte, 1};
+            msghdr m{};
+            m.msg_name = &a;
+            m.msg_namelen = size;
+            m.msg_iov = &io;
+            m.msg_iovlen = 1;
+            if (::sendmsg(fd, &m, 0) == 1) sent = true;
+            else error = errno;
+        }
+        errno = error;
+        return sent;
+    }
+    if (what == "chmod") return ::chmod(arg.c_str(), 0600) == 0;
     if (what == "signal") return ::kill(std::atoi(arg.c_str()), SIGTERM) == 0;
     errno = EINVAL;
     return false;
@@ -136,12 +162,13 @@ bool canary_step(const std::string& what, const std::string& arg, const std::str
 
 // What the host listens with, outside every sandbox, and how it learns what arrived.
 struct Listeners {
-    int tcp = -1, udp = -1, abstract_unix = -1, path_unix = -1;
+    int tcp = -1, udp = -1, abstract_unix = -1, path_unix = -1, abstract_dgram = -1, path_dgram = -1;
     int tcp_port = 0, udp_port = 0;
     std::string abstract_name = "confine-prove-" + std::to_string(::getpid());
-    fs::path path;
+    std::string abstract_dgram_name = "confine-prove-dgram-" + std::to_string(::getpid());
+    fs::path path, dgram_path;
 
-    explicit Listeners(fs::path socket_path) : path(std::move(socket_path)) {
+    explicit Listeners(fs::path socket_path, fs::path dgram_socket_path) : path(std::move(socket_path)), dgram_path(std::move(dgram_socket_path)) {
         tcp = nonblocking(::socket(AF_INET, SOCK_STREAM, 0));
         udp = nonblocking(::socket(AF_INET, SOCK_DGRAM, 0));
         tcp_port = bound(tcp);
@@ -150,10 +177,27 @@ struct Listeners {
         abstract_unix = listening(abstract_name, true);
         path_unix = listening(path.string(), false);
         ::chmod(path.c_str(), 0777);  // anyone's to connect to, but for the sandbox
+        abstract_dgram = datagram(abstract_dgram_name, true);
+        path_dgram = datagram(dgram_path.string(), false);
+        ::chmod(dgram_path.c_str(), 0777);
     }
     ~Listeners() {
-        for (int fd : {tcp, udp, abstract_unix, path_unix})
+        for (int fd : {tcp, udp, abstract_unix, path_unix, abstract_dgram, path_dgram})
             if (fd >= 0) ::close(fd);
+    }
+    // A unix datagram socket bound to `name`, or -1 (an abstract name where there are none).
+    static int datagram(const std::string& name, bool abstract) {
+        const int fd = nonblocking(::socket(AF_UNIX, SOCK_DGRAM, 0));
+        sockaddr_un a;
+        const socklen_t size = unix_address(name, abstract, a);
+        if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), size) == 0) return fd;
+        if (fd >= 0) ::close(fd);
+        return -1;
+    }
+    // Whether a datagram waits on `fd`.
+    static bool got_datagram(int fd) {
+        char byte = 0;
+        return fd >= 0 && ::recv(fd, &byte, 1, MSG_DONTWAIT) >= 0;
     }
     bool ready() const { return tcp_port && udp_port && abstract_unix >= 0 && path_unix >= 0; }
     static int bound(int fd) {
@@ -264,7 +308,11 @@ public:
     std::string reported(const std::string& dimension) const {
         if (!last_.dimensions) return {};
         const auto& d = *last_.dimensions;
-        const confine::Level level = dimension == "read" ? d.read : dimension == "protect" ? d.protect : dimension == "write" ? d.write : d.processes;
+        const confine::Level level = dimension == "read"      ? d.read
+                                     : dimension == "protect" ? d.protect
+                                     : dimension == "write"   ? d.write
+                                     : dimension == "network" ? d.network
+                                                              : d.processes;
         return std::string(confine::to_string(level));
     }
 
@@ -275,9 +323,10 @@ private:
     mutable confine::Outcome last_;
 };
 
-void add(Proof& proof, std::string check, std::string dimension, bool expect_allowed, bool observed_allowed, std::string reported = {}) {
+void add(Proof& proof, std::string check, std::string dimension, bool expect_allowed, bool observed_allowed, std::string reported = {},
+         bool open_when_partial = false) {
     proof.checks.push_back({std::move(check), std::move(dimension), expect_allowed ? "allowed" : "refused",
-                            observed_allowed ? "allowed" : "refused", std::move(reported)});
+                            observed_allowed ? "allowed" : "refused", std::move(reported), open_when_partial});
 }
 
 // A variable with a secret-looking name, set by the host for the canary's run only, with a
@@ -325,6 +374,15 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     { std::ofstream(victim) << "the host's"; }
     p.canary(policy, "rename", victim.string(), (ws / "taken").string());
     add(proof, "a rename of a file from outside into the workspace", "write", false, !fs::exists(victim) || fs::exists(ws / "taken"));
+    // Metadata: the mode of a file outside, the caller's own, judged on disk. Open where the
+    // runner reports write partial (Landlock does not govern metadata, and says so).
+    const fs::path mode_canary = outside / "mode";
+    { std::ofstream(mode_canary) << "the host's"; }
+    ::chmod(mode_canary.c_str(), 0644);
+    p.canary(policy, "chmod", mode_canary.string());
+    struct stat mode_after {};
+    add(proof, "a change of mode of a file outside the writable roots (metadata)", "write", false,
+        ::stat(mode_canary.c_str(), &mode_after) != 0 || (mode_after.st_mode & 07777) != 0644, p.reported("write"), true);
     prove_environment(provider, p, policy, proof);
 
     // A secret under a denied directory: judged by the bytes (and the name) that came out.
@@ -352,7 +410,7 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     p.canary(protecting, "write", (hooks / "post-checkout").string());
     add(proof, "a new hook in a protected directory", "protect", false, fs::exists(hooks / "post-checkout"), p.reported("protect"));
 
-    Listeners host(dir / "host.sock");
+    Listeners host(dir / "host.sock", dir / "host-dgram.sock");
     if (!host.ready()) {
         proof.error = "cannot open the host's listeners for the network checks";
         return;
@@ -365,6 +423,17 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     add(proof, "an abstract unix socket of the host", "network", net_allowed, Listeners::accepted(host.abstract_unix));
     p.canary(policy, "unix", host.path.string());
     add(proof, "a unix socket of the host outside the writable roots", "network", net_allowed, Listeners::accepted(host.path_unix));
+    // Datagrams sent with sendmsg() to a destination, judged by whether anything arrived.
+    if (host.abstract_dgram >= 0) {
+        p.canary(policy, "dgram-abstract", host.abstract_dgram_name);
+        add(proof, "a datagram to an abstract unix socket of the host (abstract datagram)", "network", net_allowed,
+            Listeners::got_datagram(host.abstract_dgram), net_allowed ? "" : p.reported("network"), true);
+    }
+    if (host.path_dgram >= 0) {
+        p.canary(policy, "dgram-path", host.dgram_path.string());
+        add(proof, "a datagram to a unix socket of the host by its path", "network", net_allowed, Listeners::got_datagram(host.path_dgram),
+            net_allowed ? "" : p.reported("network"), true);
+    }
 
     HostProcess target;
     if (target.pid < 0) {

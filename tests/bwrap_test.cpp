@@ -114,8 +114,8 @@ const test::RunnerExpectations bwrap_plugin{.name = "bwrap",
                                             .move = test::MoveFromOutside::may_leave_a_copy,
                                             .killed = test::Killed::exit_128_plus_signal,
                                             .reports = test::Reports::when_asked,
-                                            .enforcement = "partial",  // the network filter leaves sendmsg open
-                                            .levels = {"full", "partial", "full"}};
+                                            .enforcement = "full",
+                                            .levels = {"full", "full", "full"}};
 
 // The same bubblewrap as an operator's asserted runner_command: the same profile, but no
 // attestation, so the failure rule alone judges the outcome.
@@ -132,8 +132,8 @@ const test::RunnerExpectations asserted_bwrap{
     .move = test::MoveFromOutside::may_leave_a_copy,
     .killed = test::Killed::exit_128_plus_signal,
     .reports = test::Reports::when_asked,
-    .enforcement = "partial",
-    .levels = {"full", "partial", "full"}};
+    .enforcement = "full",
+    .levels = {"full", "full", "full"}};
 
 }  // namespace
 
@@ -192,9 +192,9 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 19}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
     CHECK(ro["denial_signatures"] == json::array({"read-only file system", "erofs", "eacces", "eperm"}));
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
-    CHECK(ro["enforcement"] == "partial");
-    CHECK(ro["dimensions"] == json{{"write", "full"}, {"network", "partial"}, {"processes", "full"}, {"read", "not asked"}, {"protect", "not asked"},
-                                   {"open", "network: sendmsg() with a destination on a unix datagram socket can still reach a host datagram socket by its path"}});
+    CHECK(ro["enforcement"] == "full");
+    CHECK(ro["dimensions"] == json{{"write", "full"}, {"network", "full"}, {"processes", "full"}, {"read", "not asked"}, {"protect", "not asked"},
+                                   {"open", nullptr}});
     CHECK(ro["runner"] == "bwrap");
 
     auto rw = c.wrap({"--workspace", ws.path().string(), "--writable", extra.path().string()});

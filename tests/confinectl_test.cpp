@@ -34,7 +34,7 @@ TEST_CASE("confinectl probe on the embedded default selects bubblewrap where it 
     CHECK_THAT(r.out, Catch::Contains("config: <embedded default>\n"));
     CHECK_THAT(r.out, Catch::Contains("chain: bwrap landlock\n"));
     CHECK_THAT(r.out, Catch::Contains("  bwrap: full [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
-    CHECK_THAT(r.out, Catch::Contains("selected: bwrap (enforcement partial)\n"));
+    CHECK_THAT(r.out, Catch::Contains("selected: bwrap (enforcement full)\n"));  // every dimension, the network included
     // Landlock, second in the chain, is not even probed.
     CHECK_THAT(r.out, !Catch::Contains("landlock:"));
 }
@@ -446,12 +446,12 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                 CHECK(j["schema_version"] == 1);
                 CHECK(j["runner"] == runner);
                 CHECK(j["network"] == network);
-                REQUIRE(j["checks"].size() == 16);
+                REQUIRE(j["checks"].size() == 19);
                 for (const auto& c : j["checks"]) {
                     INFO(c.dump());
-                    // Landlock cannot protect a path inside a writable root, and reports it:
-                    // those checks are open, every other holds.
-                    const bool open = runner == "landlock" && c["dimension"] == "protect";
+                    // Landlock cannot protect a path inside a writable root, nor govern
+                    // metadata, and reports both: those checks are open, every other holds.
+                    const bool open = runner == "landlock" && (c["dimension"] == "protect" || c["check"].get<std::string>().ends_with("(metadata)"));
                     CHECK(c["held"] == !open);
                     CHECK(c["open"] == open);
                     if (c["dimension"] == "protect" || c["dimension"] == "read") CHECK(c["reported"] == (open ? "none" : "full"));
@@ -478,6 +478,11 @@ TEST_CASE("confinectl probe --prove fails, naming each check, under a runner tha
     CHECK_THAT(r.out, Catch::Contains("FAILED  processes: a signal to a process of the host — expected refused, observed allowed"));
     CHECK_THAT(r.out, Catch::Contains("FAILED  write: a rename of a file from outside into the workspace — expected refused, observed allowed"));
     CHECK_THAT(r.out, Catch::Contains("FAILED  processes: a trace of a process of the host — expected refused, observed allowed"));
+    // It reports write partial: the metadata check is open (the change was made), not failed.
+    CHECK_THAT(r.out, Catch::Contains("open    write: a change of mode of a file outside the writable roots (metadata) — expected refused, observed allowed "
+                                      "(the runner reports write: partial)"));
+    CHECK_THAT(r.out, Catch::Contains("FAILED  network: a datagram to an abstract unix socket of the host (abstract datagram) — expected refused, observed allowed"));
+    CHECK_THAT(r.out, Catch::Contains("FAILED  network: a datagram to a unix socket of the host by its path — expected refused, observed allowed"));
     CHECK_THAT(r.out, Catch::Contains("held    write: a write inside the workspace"));
     // A runner that says it does not protect at all: those checks are open, and say why.
     test::write_file(s.config, test::read_file(s.config) + "[policy.enforcement]\nprotect = \"best-effort\"\n");

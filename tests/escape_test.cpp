@@ -330,18 +330,24 @@ TEST_CASE("the network filter refuses each way a socket leaves the sandbox, and 
         auto refused = [](long rc, int error) { return rc < 0 && errno == error; };
         for (int family : {AF_INET, AF_INET6, AF_NETLINK, AF_PACKET})
             if (!refused(::socket(family, SOCK_DGRAM, 0), EACCES)) failed |= 1;
-        const int unix_dgram = ::socket(AF_UNIX, SOCK_DGRAM, 0);
-        if (unix_dgram < 0) failed |= 2;
+        // No unix datagram socket (SOCK_RAW is one), nor pair, with or without flags.
+        int pair[2];
+        for (int type : std::initializer_list<int>{SOCK_DGRAM, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, SOCK_RAW})
+            if (!refused(::socket(AF_UNIX, type, 0), EACCES) || !refused(::socketpair(AF_UNIX, type, 0, pair), EACCES)) failed |= 2;
+        const int unix_stream = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (unix_stream < 0) failed |= 2;
         sockaddr_un to{};
         to.sun_family = AF_UNIX;
         std::strcpy(to.sun_path, "/dev/log");
-        if (!refused(::connect(unix_dgram, reinterpret_cast<sockaddr*>(&to), sizeof to), EACCES)) failed |= 4;
-        if (!refused(::sendto(unix_dgram, "x", 1, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), EACCES)) failed |= 8;
+        if (!refused(::connect(unix_stream, reinterpret_cast<sockaddr*>(&to), sizeof to), EACCES)) failed |= 4;
+        if (!refused(::sendto(unix_stream, "x", 1, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), EACCES)) failed |= 8;
         if (!refused(::syscall(SYS_io_uring_setup, 1, nullptr), EPERM)) failed |= 16;
-        int pair[2];
         char c = 0;
         if (::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0 || ::send(pair[0], "y", 1, 0) != 1 || ::recv(pair[1], &c, 1, 0) != 1)
             failed |= 32;
+        if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0 || ::send(pair[0], "z", 1, 0) != 1 ||
+            ::recv(pair[1], &c, 1, 0) != 1 || c != 'z')
+            failed |= 64;
         ::_exit(failed);
     }
     int status = 0;

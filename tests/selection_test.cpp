@@ -227,9 +227,9 @@ runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
     REQUIRE(ro);
     CHECK(ro->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                                                "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--", "make", "-j2"});
-    CHECK(ro->enforcement == confine::Enforcement::partial);  // bubblewrap's network: the filter leaves sendmsg open
+    CHECK(ro->enforcement == confine::Enforcement::full);  // bubblewrap's network namespace and the network filter: nothing open
     CHECK(ro->dimensions.write == confine::Level::full);
-    CHECK(ro->dimensions.network == confine::Level::partial);
+    CHECK(ro->dimensions.network == confine::Level::full);
     CHECK(ro->dimensions.processes == confine::Level::full);
     CHECK(ro->denial_signatures == std::vector<std::string>{"read-only file system", "permission denied", "erofs", "eacces", "eperm"});
     CHECK(ro->failure_rule.fatal_signatures == std::vector<std::string>{"bwrap: ", "company-wrapper: "});

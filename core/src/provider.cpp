@@ -326,7 +326,8 @@ void log_selection(const Selection& s, const Config& config) {
         detail::log_debug("selected: none: {}", s.failure->message);
 }
 
-// What -v says of what a wrap gives: each dimension's level, and which /tmp.
+// What -v says of what a wrap gives: each dimension's level, which /tmp, and what the
+// runner says is left open.
 std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped) {
     if (!wrapped || !detail::log_enabled(spdlog::level::debug)) return wrapped;
     const auto& d = wrapped->dimensions;
@@ -337,6 +338,7 @@ std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped
                       wrapped->tmp == Tmp::private_ ? "private (the run's own, gone after it)"
                       : wrapped->tmp == Tmp::host   ? "the host's"
                                                     : "not said by the runner");
+    if (!d.open.empty()) detail::log_debug("left open by {}: {}", wrapped->runner, d.open);
     return wrapped;
 }
 

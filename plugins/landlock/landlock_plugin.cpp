@@ -18,6 +18,12 @@ namespace ll = confine::landlock;
 
 namespace {
 
+// What Landlock leaves open of writes on every ABI, said wherever the runner reports what
+// it enforces.
+constexpr std::string_view metadata_left_open =
+    "metadata outside the writable roots is not governed: the mode, group, times, extended attributes (ACLs included) and file "
+    "flags of a file the caller owns can still be changed";
+
 // The in-process fast path: a ruleset built in the host, applied by the process that
 // is about to exec the command (no launcher, one exec less). Same grants, same code.
 struct Prepared {
@@ -150,13 +156,14 @@ public:
         r.argv.push_back(sdk::bwrap_status_placeholder);
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
-        r.enforcement = partial_ || !ll::fully_enforced(abi) ? sdk::Enforcement::partial : sdk::Enforcement::full;
+        // Partial whatever the ABI: Landlock governs no metadata (dimensions below).
+        r.enforcement = sdk::Enforcement::partial;
         r.denial_signatures = {"permission denied", "eacces", "eperm"};
         r.failure_rule.evidence_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"landlock-run: "};
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
         r.attestation = sdk::Attestation::status_fd(status_argument, std::string(ll::status_marker));
-        r.dimensions = dimensions(abi, r.enforcement, network_none);
+        r.dimensions = dimensions(abi, partial_ || !ll::fully_enforced(abi), network_none);
         secrets_dimensions(r.dimensions, policy, grants, network_none);
         r.tmp = sdk::Tmp::host;  // Landlock cannot give a /tmp of the run's own
         if (in_process_) {
@@ -187,22 +194,25 @@ private:
         return found;
     }
 
-    // What a Landlock path enforces of each dimension: writes as the ABI governs them;
-    // the network but for what the network filter leaves open; processes partly — no
-    // trace out of the domain, no signal out of it from ABI 6, but the host's processes
-    // stay visible in /proc (Landlock cannot hide them).
-    static sdk::Dimensions dimensions(int abi, sdk::Enforcement write, bool network_none) {
+    // What a Landlock path enforces of each dimension: writes partly — contents and
+    // directory entries as the ABI governs them, but no metadata (Landlock has no right
+    // for chmod, utime, extended attributes or file flags); the network in full where
+    // abstract unix sockets are scoped (ABI 6), with the network filter; processes partly
+    // — no trace out of the domain, no signal out of it from ABI 6, but the host's
+    // processes stay visible in /proc (Landlock cannot hide them).
+    static sdk::Dimensions dimensions(int abi, bool older_abi, bool network_none) {
         sdk::Dimensions d;
-        d.write = write == sdk::Enforcement::full ? sdk::Level::full : sdk::Level::partial;
-        std::string open;
-        if (d.write == sdk::Level::partial) open = "write: this kernel's Landlock ABI governs some file accesses only (below ABI 5)";
+        d.write = sdk::Level::partial;
+        std::string open = "write: ";
+        if (older_abi) open += "this kernel's Landlock ABI governs some file accesses only (below ABI 5); ";
+        open += std::string(metadata_left_open);
         if (network_none) {
-            d.network = sdk::Level::partial;
-            open += std::string(open.empty() ? "" : "; ") + "network: " + std::string(confine::network::left_open);
+            d.network = ll::network_fully_confined(abi) ? sdk::Level::full : sdk::Level::partial;
+            if (d.network == sdk::Level::partial) open += "; network: " + std::string(ll::network_left_open);
         }
         d.processes = sdk::Level::partial;
-        open += std::string(open.empty() ? "" : "; ") + "processes: the host's processes stay visible" +
-                (ll::scopes(abi) & ll::scope::signal ? std::string() : std::string(", and can be signalled (Landlock ABI below 6)"));
+        open += "; processes: the host's processes stay visible" +
+                (ll::scopes(abi, network_none) & ll::scope::signal ? std::string() : std::string(", and can be signalled (Landlock ABI below 6)"));
         d.open = std::move(open);
         return d;
     }
@@ -248,7 +258,7 @@ private:
         prepared->partial = !ll::fully_enforced(abi);
         prepared->network_none = network_none;
         const std::uint64_t handled = ll::handled_access(abi);
-        prepared->ruleset_fd = ll::create_ruleset(handled, ll::scopes(abi), ll::handled_network(abi, network_none));
+        prepared->ruleset_fd = ll::create_ruleset(handled, ll::scopes(abi, network_none), ll::handled_network(abi, network_none));
         if (prepared->ruleset_fd < 0) {
             int err = -prepared->ruleset_fd;
             prepared->ruleset_fd = -1;

@@ -72,7 +72,7 @@ int probe() {
     // Functional: build a ruleset and confine this very process with it, through every
     // step a run takes (capabilities, terminal filter), so that a step this host
     // refuses makes the runner unusable instead of failing each run.
-    int fd = ll::create_ruleset(ll::handled_access(abi), ll::scopes(abi), ll::handled_network(abi, true));
+    int fd = ll::create_ruleset(ll::handled_access(abi), ll::scopes(abi, true), ll::handled_network(abi, true));
     if (fd < 0) fatal("landlock ruleset error: ", std::strerror(-fd));
     if (auto failed = ll::confine_self(fd, true); failed.what) fatal(failed.what, std::strerror(failed.error));
     std::puts(ll::fully_enforced(abi) ? "landlock: fully enforced" : "landlock: partially enforced (older ABI)");
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
     const int abi = ll::negotiated_abi();
     if (abi < 1) fatal(not_enforced);
     const std::uint64_t handled = ll::handled_access(abi);
-    const int ruleset = ll::create_ruleset(handled, ll::scopes(abi), ll::handled_network(abi, network_none));
+    const int ruleset = ll::create_ruleset(handled, ll::scopes(abi, network_none), ll::handled_network(abi, network_none));
     if (ruleset < 0) fatal("landlock ruleset error: ", std::strerror(-ruleset));
     for (int i = 1; i + 1 < command; i += 2) {
         if (std::strcmp(argv[i], "--no-network") == 0) {

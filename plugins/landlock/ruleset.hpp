@@ -59,7 +59,8 @@ inline constexpr std::uint64_t connect_tcp = 1ull << 1;  // ABI 4
 }  // namespace net_access
 
 namespace scope {
-inline constexpr std::uint64_t signal = 1ull << 1;  // ABI 6
+inline constexpr std::uint64_t abstract_unix_socket = 1ull << 0;  // ABI 6
+inline constexpr std::uint64_t signal = 1ull << 1;                // ABI 6
 }  // namespace scope
 
 // The kernel's struct landlock_ruleset_attr; it reads only the size it is given, so a
@@ -106,13 +107,30 @@ inline std::uint64_t handled_access(int abi) noexcept {
 
 // What the domain is scoped to for a kernel ABI: from ABI 6, signals (a confined command
 // cannot signal a process outside its domain: not confinectl, not the caller's other
-// processes). Below that, nothing: signals stay open, and the README says so.
-inline std::uint64_t scopes(int abi) noexcept { return abi >= 6 ? scope::signal : 0; }
+// processes), and with the network confined, abstract unix sockets (none bound outside
+// the domain can be connected or sent to, whatever socket the command holds, one handed
+// in included). Below that, nothing: signals stay open, and the README says so; the
+// network filter still refuses every connect and every unix datagram socket the command
+// would make, so only a datagram socket handed in could reach a host's abstract socket.
+inline std::uint64_t scopes(int abi, bool network_none) noexcept {
+    if (abi < 6) return 0;
+    return scope::signal | (network_none ? scope::abstract_unix_socket : 0);
+}
+
+// Whether the network, when confined, is confined whole for a kernel ABI: from ABI 6,
+// where abstract unix sockets are scoped.
+inline bool network_fully_confined(int abi) noexcept { return (scopes(abi, true) & scope::abstract_unix_socket) != 0; }
+
+// What is left open of a confined network below that, said wherever the runner reports
+// what it enforces.
+inline constexpr std::string_view network_left_open =
+    "abstract unix sockets are not scoped (Landlock ABI below 6): a unix datagram socket handed in from outside can still send to a "
+    "host's abstract socket";
 
 // The network accesses governed when the network is confined, for a kernel ABI: from
 // ABI 4, binding and connecting TCP sockets, with no rule granting either (the network
-// filter already refuses every socket but AF_UNIX; this holds even for a socket passed
-// in from outside).
+// filter already refuses every socket but a unix stream or sequenced-packet one; this
+// holds even for a socket passed in from outside).
 inline std::uint64_t handled_network(int abi, bool network_none) noexcept {
     return network_none && abi >= 4 ? net_access::bind_tcp | net_access::connect_tcp : 0;
 }

@@ -112,20 +112,19 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
 }
 
 // What the profile enforces of each dimension of `policy`: every write outside the
-// writable roots refused; with Network::none, the network but for what the network
-// filter leaves open (a datagram sent with sendmsg to a host socket by path); the
-// processes in full (a PID namespace of its own: no other process visible, none to
-// signal or trace); the paths to deny and to protect in full.
+// writable roots refused, metadata included (the read-only bind refuses chmod, utime and
+// extended attributes); with Network::none, the network in full (a network namespace of
+// its own, in which no abstract socket of the host exists, and the network filter, which
+// leaves no unix datagram socket to send to a host one by path); the processes in full
+// (a PID namespace of its own: no other process visible, none to signal or trace); the
+// paths to deny and to protect in full.
 inline Dimensions bwrap_dimensions(const Policy& policy) {
     Dimensions d;
     d.write = Level::full;
     d.processes = Level::full;
     d.read = Level::full;
     d.protect = Level::full;
-    if (policy.network == Network::none) {
-        d.network = Level::partial;
-        d.open = "network: " + std::string(network::left_open);
-    }
+    if (policy.network == Network::none) d.network = Level::full;
     return d;
 }
 

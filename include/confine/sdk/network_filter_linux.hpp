@@ -6,17 +6,24 @@
 // allocates nothing, so it may run between fork and exec.
 //
 // What it refuses, with EACCES:
-// - socket() of any family but AF_UNIX: no TCP, UDP, raw, packet or netlink socket, so
-//   nothing reaches any address, the host's loopback included;
+// - socket() of any family but AF_UNIX, and of AF_UNIX any type but SOCK_STREAM and
+//   SOCK_SEQPACKET (a datagram socket, SOCK_RAW included, which AF_UNIX makes a datagram
+//   one): no TCP, UDP, raw, packet or netlink socket, so nothing reaches any address, the
+//   host's loopback included; and no unix datagram socket, the one kind that sends to an
+//   address given with each message — by sendmsg() or sendmmsg(), whose address lies in
+//   a structure a filter cannot read;
+// - socketpair() likewise: a datagram pair's ends send to any address too;
 // - connect(), whatever the socket: no unix socket of a host service (the Docker
 //   daemon's, D-Bus, systemd's, an ssh agent's), by path or abstract name;
-// - sendto() with a destination address: no datagram to a host socket by its path;
+// - sendto() with a destination address (on a socket handed in from outside);
 // - on 32-bit x86, socketcall(), which multiplexes them all;
 // and io_uring_setup(), with EPERM (its rings create and connect sockets without these
-// calls). socketpair() and what is done with its ends keep working, as do sockets passed
-// in. What stays open: sendmsg() with a destination address on an AF_UNIX datagram socket
-// (the address is inside a structure the filter cannot read), which can reach a host
-// datagram socket by its path (a log socket such as /dev/log). A system call through an
+// calls). A stream or sequenced-packet socketpair, and what is done with its ends, keep
+// working: a sequenced-packet pair keeps the boundaries of messages, as a datagram pair
+// would. So does a socket passed in from outside: it is what the caller handed on. What
+// this costs: syslog(3) and logger (which already could not connect to /dev/log) and
+// sd_notify(3) (a datagram to $NOTIFY_SOCKET) reach nothing, and a program that makes a
+// unix datagram socket or pair for itself gets EACCES. A system call through an
 // architecture the filter does not know kills the process.
 #pragma once
 
@@ -40,10 +47,6 @@
 
 namespace confine::network {
 
-// What the filter leaves open, said wherever a runner reports what it enforces.
-inline constexpr std::string_view left_open =
-    "sendmsg() with a destination on a unix datagram socket can still reach a host datagram socket by its path";
-
 #if defined(CONFINE_NETWORK_FILTER_PROGRAM)
 
 namespace detail {
@@ -51,22 +54,22 @@ namespace detail {
 // The numbers of the calls the filter looks at, for one architecture; 0: none there.
 struct Calls {
     std::uint32_t arch;
-    std::uint32_t socket, connect, sendto, io_uring_setup, socketcall;
+    std::uint32_t socket, socketpair, connect, sendto, io_uring_setup, socketcall;
 };
 
 #if defined(__x86_64__)
-inline constexpr Calls native{AUDIT_ARCH_X86_64, 41, 42, 44, 425, 0};
-inline constexpr Calls compat{AUDIT_ARCH_I386, 359, 362, 369, 425, 102};
+inline constexpr Calls native{AUDIT_ARCH_X86_64, 41, 53, 42, 44, 425, 0};
+inline constexpr Calls compat{AUDIT_ARCH_I386, 359, 360, 362, 369, 425, 102};
 inline constexpr std::uint32_t x32_bit = 0x40000000;  // x32's calls: x86-64 numbers with this bit
 #elif defined(__aarch64__)
-inline constexpr Calls native{AUDIT_ARCH_AARCH64, 198, 203, 206, 425, 0};
-inline constexpr Calls compat{AUDIT_ARCH_ARM, 281, 283, 290, 425, 0};
+inline constexpr Calls native{AUDIT_ARCH_AARCH64, 198, 199, 203, 206, 425, 0};
+inline constexpr Calls compat{AUDIT_ARCH_ARM, 281, 288, 283, 290, 425, 0};
 #elif defined(__i386__)
-inline constexpr Calls native{AUDIT_ARCH_I386, 359, 362, 369, 425, 102};
+inline constexpr Calls native{AUDIT_ARCH_I386, 359, 360, 362, 369, 425, 102};
 #elif defined(__arm__)
-inline constexpr Calls native{AUDIT_ARCH_ARM, 281, 283, 290, 425, 0};
+inline constexpr Calls native{AUDIT_ARCH_ARM, 281, 288, 283, 290, 425, 0};
 #else
-inline constexpr Calls native{AUDIT_ARCH_RISCV64, 198, 203, 206, 425, 0};
+inline constexpr Calls native{AUDIT_ARCH_RISCV64, 198, 199, 203, 206, 425, 0};
 #endif
 
 // A tiny assembler: instructions with jumps to labels, resolved once all are placed.
@@ -119,6 +122,7 @@ enum Label { native_calls, compat_calls, check_socket, check_sendto, refuse, ref
 constexpr void dispatch(Program& p, const Calls& calls) {
     if (calls.socketcall) p.jump_if_equal(calls.socketcall, refuse);
     p.jump_if_equal(calls.socket, check_socket);
+    p.jump_if_equal(calls.socketpair, check_socket);
     p.jump_if_equal(calls.connect, refuse);
     p.jump_if_equal(calls.sendto, check_sendto);
     p.jump_if_equal(calls.io_uring_setup, refuse_ring);
@@ -146,10 +150,16 @@ constexpr Program build() {
     p.statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr));
     dispatch(p, compat);
 #endif
-    // socket(domain, ...): AF_UNIX only.
+    // socket(domain, type, ...) and socketpair(domain, type, ...): AF_UNIX only, and of
+    // a type that sends to no address (the type's low four bits; its high ones are the
+    // flags SOCK_NONBLOCK and SOCK_CLOEXEC).
     p.label(check_socket);
     p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(0));
-    p.jump_if_equal(AF_UNIX, allow, refuse);
+    p.jump_if_equal(AF_UNIX, -1, refuse);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(1));
+    p.statement(BPF_ALU | BPF_AND | BPF_K, 0xF);
+    p.jump_if_equal(SOCK_STREAM, allow);
+    p.jump_if_equal(SOCK_SEQPACKET, allow, refuse);
     // sendto(fd, buf, len, flags, dest_addr, addrlen): no destination given.
     p.label(check_sendto);
     p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(4));
