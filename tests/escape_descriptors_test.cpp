@@ -1,0 +1,185 @@
+// The escape suite's descriptor cases: the command gets descriptors 0, 1 and 2, those
+// asked for with --pass-fd, and nothing else its caller leaked (docs/design.md §11). A
+// caller that leaks a descriptor — a file outside opened for appending, a directory of
+// `/`, a connected socket — leaks it to every process it starts; confinectl must not hand
+// it on. Tried through every Linux way, as root and as nobody, and judged by the world
+// afterwards: the file outside as it was, nothing created outside, no byte on the socket.
+#include "support.hpp"
+#include "ways.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace fs = std::filesystem;
+using test::as_user;
+using test::name_of;
+using test::Sandbox;
+using test::Tree;
+using test::Way;
+
+namespace {
+
+// A unix socket the host listens on, outside every writable root: what a leaked
+// connection to it carries arrives here.
+struct Listener {
+    int fd = -1;
+    int peer = -1;
+    fs::path path;
+    explicit Listener(fs::path where) : path(std::move(where)) {
+        fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+        REQUIRE(fd >= 0);
+        REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);
+        REQUIRE(::listen(fd, 4) == 0);
+        ::chmod(path.c_str(), 0777);  // the leaking caller may be nobody
+    }
+    ~Listener() {
+        for (int d : {peer, fd})
+            if (d >= 0) ::close(d);
+    }
+    // Everything that arrived on the (one) connection so far; "" when nothing did.
+    std::string received() {
+        if (peer < 0) peer = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        std::string got;
+        char buffer[256];
+        ssize_t n = 0;
+        while (peer >= 0 && (n = ::recv(peer, buffer, sizeof buffer, MSG_DONTWAIT)) > 0) got.append(buffer, static_cast<std::size_t>(n));
+        return got;
+    }
+};
+
+// The caller's leaks: 5 the file outside, opened for appending; 6 a directory of "/";
+// 7 a connection to the host's listener (single digits: sh redirects no other).
+std::vector<std::string> leaking(const Tree& t, const Listener& host) {
+    return {DESCRIPTORS, "leak", "5=append:" + t.outside_file.string(), "6=dir:/", "7=unix:" + host.path.string(), "--"};
+}
+
+// confinectl run through `box`, started by a caller that leaks, as root or nobody.
+test::Result leaked_run(const Sandbox& box, const Tree& t, const Listener& host, std::vector<std::string> extra, const std::vector<std::string>& command,
+                        bool unprivileged, bool read_only = false, bool verbose = false) {
+    std::vector<std::string> args = box.args(t, command, read_only);
+    args.insert(args.begin() + 1, extra.begin(), extra.end());  // after "run"
+    if (verbose) args.insert(args.begin(), "-v");
+    std::vector<std::string> argv = as_user(unprivileged);
+    for (auto& a : leaking(t, host)) argv.push_back(std::move(a));
+    argv.push_back(box.confine.confinectl().string());
+    argv.insert(argv.end(), args.begin(), args.end());
+    return test::run(argv);
+}
+
+// What the command tries with each leaked descriptor (but 5 when it was passed on).
+std::string attempts(const Tree& t, bool file_passed = false) {
+    const std::string r = t.root.path().string();
+    return std::string(file_passed ? "" : "echo LEAK >&5; ") + "echo x > /proc/self/fd/6" + r + "/escaped; " + std::string(DESCRIPTORS) +
+           " openat 6 " + r.substr(1) + "/escaped-at; echo LEAK >&7; true";
+}
+
+void attempt_leaks(Way way, bool unprivileged) {
+    if (unprivileged) test::require_user_switch();
+    Sandbox box(way);
+    INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root"));
+    for (bool read_only : {false, true}) {
+        Tree t(unprivileged);
+        Listener host(t.root / "host.sock");
+        const auto r = leaked_run(box, t, host, {}, {"/bin/sh", "-c", attempts(t)}, unprivileged, read_only);
+        INFO((read_only ? "read-only" : "workspace-write") << "\nstdout: " << r.out << "\nstderr: " << r.err);
+        CHECK(r.exit_code == 0);  // the attempts ran, confined
+        CHECK(test::read_file(t.outside_file) == "original");
+        CHECK_FALSE(fs::exists(t.root / "escaped"));
+        CHECK_FALSE(fs::exists(t.root / "escaped-at"));
+        CHECK(host.received().empty());
+    }
+}
+
+// --pass-fd 5 hands on exactly descriptor 5: the command sees 0, 1, 2 and 5 open, its
+// write through 5 lands, and the other leaks still reach nothing.
+void pass_one(Way way, bool unprivileged) {
+    if (unprivileged) test::require_user_switch();
+    Sandbox box(way);
+    INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root"));
+    Tree t(unprivileged);
+    Listener host(t.root / "host.sock");
+    const auto listed = leaked_run(box, t, host, {"--pass-fd", "5"}, {DESCRIPTORS, "list"}, unprivileged);
+    INFO("stderr: " << listed.err);
+    CHECK(listed.exit_code == 0);
+    CHECK(listed.out == "0 1 2 5\n");
+    const auto wrote = leaked_run(box, t, host, {"--pass-fd", "5"}, {"/bin/sh", "-c", "echo PASSED >&5; " + attempts(t, true)}, unprivileged, false, true);
+    INFO("stderr: " << wrote.err);
+    CHECK(wrote.exit_code == 0);
+    CHECK(test::read_file(t.outside_file) == "originalPASSED\n");
+    CHECK_FALSE(fs::exists(t.root / "escaped"));
+    CHECK_FALSE(fs::exists(t.root / "escaped-at"));
+    CHECK(host.received().empty());
+    // -v says what was handed on; the report (written on the forked way) lists it.
+    CHECK(wrote.err.find("the command gets 0, 1, 2 and 5 (passed on)") != std::string::npos);
+    if (way == Way::landlock_forked) CHECK(nlohmann::json::parse(test::read_file(t.root / "report.json"))["passed_fds"] == nlohmann::json::array({5}));
+}
+
+}  // namespace
+
+#define DESCRIPTOR_CASES(WAY, TAG, TAGS)                                                                                              \
+    TEST_CASE("no leaked descriptor reaches the command through " TAG ", as root", "[escape][e2e]" TAGS) { attempt_leaks(WAY, false); } \
+    TEST_CASE("no leaked descriptor reaches the command through " TAG ", as an unprivileged user", "[escape][e2e]" TAGS) {           \
+        attempt_leaks(WAY, true);                                                                                                     \
+    }                                                                                                                                 \
+    TEST_CASE("--pass-fd hands on exactly the descriptor asked through " TAG ", as root", "[escape][e2e]" TAGS) { pass_one(WAY, false); } \
+    TEST_CASE("--pass-fd hands on exactly the descriptor asked through " TAG ", as an unprivileged user", "[escape][e2e]" TAGS) {     \
+        pass_one(WAY, true);                                                                                                          \
+    }
+
+DESCRIPTOR_CASES(Way::bwrap, "the bwrap plugin", "[bwrap]")
+DESCRIPTOR_CASES(Way::runner_command, "an asserted runner_command", "[bwrap]")
+DESCRIPTOR_CASES(Way::landlock_launcher, "landlock-run", "[landlock][linux-only]")
+DESCRIPTOR_CASES(Way::landlock_forked, "landlock in a forked child", "[landlock][linux-only]")
+DESCRIPTOR_CASES(Way::landlock_in_place, "landlock in place", "[landlock][linux-only]")
+
+TEST_CASE("run --pass-fd refuses a bad descriptor in one line, exit 125", "[confinectl][e2e]") {
+    test::Installed confine;
+    Tree t(false);
+    Listener host(t.root / "host.sock");
+    const std::vector<std::string> base{DESCRIPTORS, "leak", "5=append:" + t.outside_file.string(), "--", confine.confinectl().string(), "run",
+                                        "--workspace", t.ws.string()};
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"--pass-fd", "x"}, "--pass-fd: 'x' is not a descriptor number"},
+        {{"--pass-fd", ""}, "run: --pass-fd needs a non-empty value (N)"},
+        {{"--pass-fd", "1"}, "--pass-fd 1: descriptors 0, 1 and 2 are the command's anyway"},
+        {{"--pass-fd", "77"}, "--pass-fd 77: not an open descriptor"},
+        {{"--pass-fd", "5", "--pass-fd", "5"}, "--pass-fd 5: named twice"},
+        {{"--report-fd", "5", "--pass-fd", "5"}, "--pass-fd 5: it is --report-fd's, which the command never gets"},
+    };
+    for (const auto& [flags, line] : cases) {
+        std::vector<std::string> argv = base;
+        argv.insert(argv.end(), flags.begin(), flags.end());
+        argv.insert(argv.end(), {"--", "/bin/sh", "-c", "echo RAN >&5"});
+        const auto r = test::run(argv);
+        INFO(line << "\nstderr: " << r.err);
+        CHECK(r.exit_code == 125);
+        CHECK(r.err == "confinectl: " + line + "\n");
+        CHECK(test::read_file(t.outside_file) == "original");  // nothing ran
+    }
+}
+
+TEST_CASE("wrap --json lists the descriptors a host may pass on", "[confinectl]") {
+    test::Installed confine;
+    Tree t(false);
+    auto listed = confine.run({"wrap", "--json", "--workspace", t.ws.string(), "--pass-fd", "7", "--pass-fd", "9", "--", "/bin/true"});
+    INFO(listed.err);
+    REQUIRE(listed.exit_code == 0);
+    CHECK(nlohmann::json::parse(listed.out)["pass_fds"] == nlohmann::json::array({7, 9}));
+    auto none = confine.run({"wrap", "--json", "--workspace", t.ws.string(), "--", "/bin/true"});
+    REQUIRE(none.exit_code == 0);
+    CHECK(nlohmann::json::parse(none.out)["pass_fds"] == nlohmann::json::array());
+    auto bad = confine.run({"wrap", "--json", "--workspace", t.ws.string(), "--pass-fd", "2", "--", "/bin/true"});
+    CHECK(bad.exit_code == 125);
+    CHECK(nlohmann::json::parse(bad.out)["error"]["code"] == "USAGE");
+}
