@@ -37,7 +37,10 @@ void attempt_preload(Way way, bool unprivileged, bool own) {
     const std::string quiet = test::read_file(library);
     const std::vector<std::string> variables{"LD_PRELOAD=" + library.string(), "CONFINE_TEST_PRELOAD_MARKER=" + marker.string()};
     INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << (own ? ", confinectl's own LD_PRELOAD" : ", LD_PRELOAD given with --env"));
-    for (const std::string& script : {"cp " + std::string(PRELOAD_MARKS) + " " + library.string(), std::string("true")}) {
+    // Replaced by a rename, as an attacker would: a library truncated in place would crash
+    // whatever has it mapped (the command itself among them) before anything loads it anew.
+    const std::string replace = "cp " + std::string(PRELOAD_MARKS) + " " + t.ws.string() + "/new.so && mv " + t.ws.string() + "/new.so " + library.string();
+    for (const std::string& script : {replace, std::string("true")}) {
         std::vector<std::string> args = box.args(t, {"/bin/sh", "-c", script});
         if (!own)
             for (const auto& v : variables) args.insert(args.begin() + 1, {"--env", v});

@@ -366,7 +366,7 @@ TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and pro
             INFO(proof.out << proof.err);
             CHECK(proof.exit_code == (cap < 6 ? 1 : 0));
             const auto checks = json::parse(proof.out)["checks"];
-            REQUIRE(checks.size() == 16);
+            REQUIRE(checks.size() == 17);
             for (const auto& c : checks) {
                 INFO(c.dump());
                 const bool open = c["dimension"] == "protect";  // reported none, on every ABI
