@@ -34,7 +34,7 @@ struct Listener {
     int peer = -1;
     fs::path path;
     explicit Listener(fs::path where) : path(std::move(where)) {
-        fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        fd = nonblocking(::socket(AF_UNIX, SOCK_STREAM, 0));
         sockaddr_un a{};
         a.sun_family = AF_UNIX;
         std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
@@ -43,13 +43,21 @@ struct Listener {
         REQUIRE(::listen(fd, 4) == 0);
         ::chmod(path.c_str(), 0777);  // the leaking caller may be nobody
     }
+    // `d` close-on-exec and non-blocking (portably: no SOCK_NONBLOCK on macOS).
+    static int nonblocking(int d) {
+        if (d >= 0) {
+            ::fcntl(d, F_SETFD, FD_CLOEXEC);
+            ::fcntl(d, F_SETFL, ::fcntl(d, F_GETFL) | O_NONBLOCK);
+        }
+        return d;
+    }
     ~Listener() {
         for (int d : {peer, fd})
             if (d >= 0) ::close(d);
     }
     // Everything that arrived on the (one) connection so far; "" when nothing did.
     std::string received() {
-        if (peer < 0) peer = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (peer < 0) peer = nonblocking(::accept(fd, nullptr, nullptr));
         std::string got;
         char buffer[256];
         ssize_t n = 0;

@@ -167,7 +167,8 @@ struct RunOptions {
     Capture capture;
     // Foreground only: when the selected runner can confine in-process, confine the
     // calling process itself and replace it with the command — no fork, no parent
-    // left. run() then returns only if that failed, with an Outcome saying why.
+    // left. run() then returns only if that failed, with an Outcome saying why (this
+    // process's descriptors above 2 but pass_fds are close-on-exec by then).
     bool exec_in_place = false;
 };
 
