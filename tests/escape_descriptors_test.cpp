@@ -7,6 +7,9 @@
 #include "support.hpp"
 #include "ways.hpp"
 
+#include <confine/execute.hpp>
+#include <confine/provider.hpp>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -190,4 +193,53 @@ TEST_CASE("wrap --json lists the descriptors a host may pass on", "[confinectl]"
     auto bad = confine.run({"wrap", "--json", "--workspace", t.ws.string(), "--pass-fd", "2", "--", "/bin/true"});
     CHECK(bad.exit_code == 125);
     CHECK(nlohmann::json::parse(bad.out)["error"]["code"] == "USAGE");
+}
+
+// A library host's spawn(): the descriptors this process leaks (not close-on-exec, as a
+// careless host leaves them) stay out of the command on every runner; pass_fds hands on
+// exactly those named, and the outcome lists them. A bad entry is USAGE, nothing run.
+TEST_CASE("spawn() gives the command only descriptors 0 to 2 and pass_fds on bubblewrap and both Landlock ways", "[escape][e2e][linux-only]") {
+    test::TempDir plugins;
+    test::install_builtin(plugins.path(), "bwrap");
+    test::install_builtin(plugins.path(), "landlock");
+    Tree t(false);
+    const int leaked = ::open(t.outside_file.c_str(), O_WRONLY | O_APPEND);  // inheritable on purpose
+    const int passed = ::open("/dev/null", O_WRONLY);
+    REQUIRE(leaked > 2);
+    REQUIRE(passed > 2);
+    for (const std::string config : {"[platform.linux]\nchain = [\"bwrap\"]\n", "[platform.linux]\nchain = [\"landlock\"]\n",
+                                     "[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nin_process = false\n"}) {
+        INFO(config);
+        if (config.find("bwrap") != std::string::npos) test::require_bwrap();
+        else test::require_landlock();
+        auto provider = confine::Provider::create(test::config_from(config),
+                                                  {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins.path()}});
+        REQUIRE(provider);
+        const confine::Policy policy{confine::Mode::workspace_write, t.ws, {}};
+        confine::RunOptions options;
+        auto listed = confine::spawn(**provider, policy, std::vector<std::string>{DESCRIPTORS, "list"}, options);
+        REQUIRE(listed);
+        CHECK(listed->wait().stdout_text == "0 1 2\n");
+        CHECK(listed->wait().outcome.passed_fds.empty());
+        auto wrote = confine::spawn(**provider, policy, std::vector<std::string>{"/bin/sh", "-c", "echo LEAK >&" + std::to_string(leaked) + "; true"}, options);
+        REQUIRE(wrote);
+        CHECK(wrote->wait().outcome.kind == confine::OutcomeKind::completed);
+        CHECK(test::read_file(t.outside_file) == "original");
+        options.pass_fds = {passed};
+        auto handed = confine::spawn(**provider, policy, std::vector<std::string>{DESCRIPTORS, "list"}, options);
+        REQUIRE(handed);
+        CHECK(handed->wait().stdout_text == "0 1 2 " + std::to_string(passed) + "\n");
+        CHECK(handed->wait().outcome.passed_fds == std::vector<int>{passed});
+        for (const std::vector<int>& bad : {std::vector<int>{1}, std::vector<int>{passed, passed}, std::vector<int>{999}}) {
+            options.pass_fds = bad;
+            auto refused = confine::spawn(**provider, policy, std::vector<std::string>{"/bin/true"}, options);
+            REQUIRE_FALSE(refused);
+            CHECK(refused.error().code == confine::ErrorCode::usage);
+            auto refused_run = confine::run(**provider, policy, std::vector<std::string>{"/bin/true"}, options);
+            REQUIRE_FALSE(refused_run);
+            CHECK(refused_run.error().code == confine::ErrorCode::usage);
+        }
+    }
+    ::close(leaked);
+    ::close(passed);
 }
