@@ -195,6 +195,27 @@ TEST_CASE("wrap --json lists the descriptors a host may pass on", "[confinectl]"
     CHECK(nlohmann::json::parse(bad.out)["error"]["code"] == "USAGE");
 }
 
+// On a kernel without close_range (before 5.9; imitated by a seccomp filter), the forked
+// child marks each descriptor /proc lists instead: still nothing leaked reaches the command.
+TEST_CASE("without close_range no leaked descriptor reaches the command either", "[escape][e2e][linux-only]") {
+    for (const Way way : {Way::bwrap, Way::landlock_launcher, Way::landlock_forked, Way::landlock_in_place}) {
+        Sandbox box(way);
+        Tree t(false);
+        Listener host(t.root / "host.sock");
+        std::vector<std::string> argv{DESCRIPTORS, "leak", "--no-close-range", "5=append:" + t.outside_file.string(), "6=dir:/",
+                                      "7=unix:" + host.path.string(), "--", box.confine.confinectl().string()};
+        const auto args = box.args(t, {"/bin/sh", "-c", attempts(t)});
+        argv.insert(argv.end(), args.begin(), args.end());
+        const auto r = test::run(argv);
+        INFO(name_of(way) << "\nstderr: " << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(test::read_file(t.outside_file) == "original");
+        CHECK_FALSE(fs::exists(t.root / "escaped"));
+        CHECK_FALSE(fs::exists(t.root / "escaped-at"));
+        CHECK(host.received().empty());
+    }
+}
+
 // A library host's spawn(): the descriptors this process leaks (not close-on-exec, as a
 // careless host leaves them) stay out of the command on every runner; pass_fds hands on
 // exactly those named, and the outcome lists them. A bad entry is USAGE, nothing run.

@@ -1,14 +1,21 @@
 // descriptors: a caller that leaks descriptors, and what a command can do with one.
 //
-//   descriptors leak N=append:FILE N=dir:DIR N=unix:SOCKET ... -- PROGRAM [ARG...]
+//   descriptors leak [--no-close-range] N=append:FILE N=dir:DIR N=unix:SOCKET ... -- PROGRAM [ARG...]
 //       opens each (a file for appending, a directory, a connection to a listening unix
 //       socket) as descriptor N, inheritable, as a careless build tool or shell leaves
-//       them, and executes PROGRAM
+//       them, and executes PROGRAM; with --no-close-range (Linux), in a process where
+//       close_range(2) fails with ENOSYS, as on a kernel older than 5.9
 //   descriptors openat N PATH
 //       creates or appends to PATH relative to directory descriptor N with openat(2) and
 //       writes one line; says "ok" or why not (exit 0 either way)
 //   descriptors list
 //       prints the numbers of its open descriptors, in order, on one line
+#if defined(__linux__)
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#endif
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -16,6 +23,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,8 +47,30 @@ int open_as(const std::string& kind, const std::string& path) {
     return -1;
 }
 
+// A seccomp filter under which close_range (436 on x86_64 and aarch64) fails with ENOSYS,
+// for this process and everything it starts. False when it cannot be installed.
+bool without_close_range() {
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 436, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+    return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+#else
+    errno = ENOSYS;
+    return false;
+#endif
+}
+
 int leak(int argc, char** argv) {
     int i = 0;
+    if (argc > 0 && std::strcmp(argv[0], "--no-close-range") == 0) {
+        if (!without_close_range()) return std::fprintf(stderr, "descriptors: cannot refuse close_range: %s\n", std::strerror(errno)), 2;
+        i = 1;
+    }
     for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
         const std::string spec = argv[i];
         const auto eq = spec.find('='), colon = spec.find(':');

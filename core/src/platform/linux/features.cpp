@@ -3,7 +3,9 @@
 #include "linux_features.hpp"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
+#if __has_include(<linux/close_range.h>)
+#include <linux/close_range.h>  // CLOSE_RANGE_CLOEXEC; without it, inherit_only() marks each descriptor
+#endif
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
