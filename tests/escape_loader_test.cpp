@@ -11,6 +11,7 @@
 #include <confine/loader_environment.hpp>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -113,4 +114,17 @@ TEST_CASE("the loader's variables may name no place a confined command can write
     const confine::Policy read_only{confine::Mode::read_only, {}, {}};
     CHECK_FALSE(confine::loader_environment_problem(std::vector<std::string>{"LD_PRELOAD=" + (t.ws / "x.so").string()}, read_only));
     CHECK(confine::loader_environment_problem(std::vector<std::string>{"LD_PRELOAD=/tmp/x.so"}, read_only));
+}
+
+// A host that runs a wrap itself starts the runner with the wrap's environment: wrap
+// --json refuses one the runner would load a library from a writable root with.
+TEST_CASE("wrap --json refuses an environment whose loader variables name a writable root", "[confinectl][loader-environment]") {
+    test::Installed confine;
+    Tree t(false);
+    const auto r = confine.run({"wrap", "--json", "--workspace", t.ws.string(), "--env", "LD_LIBRARY_PATH=/usr/lib:" + t.ws.string(), "--", "/bin/true"});
+    INFO(r.err);
+    CHECK(r.exit_code == 125);
+    CHECK(r.err == "confinectl: LD_LIBRARY_PATH entry '" + t.ws.string() + "' lies in the workspace " + t.ws.string() +
+                       ", where a confined command may write: a program started before the sandbox would load it unconfined; refusing to run\n");
+    CHECK(nlohmann::json::parse(r.out)["error"]["code"] == "INVALID_POLICY");
 }
