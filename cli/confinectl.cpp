@@ -474,7 +474,8 @@ std::optional<std::string> own_loader_problem(const PolicyFlags& flags) {
     const auto policy = flags.policy(confine::Config{});
     if (!policy) return std::nullopt;  // said, with the configuration's view, once it is read
     const auto own = confine::current_environment();
-    if (auto bad = confine::loader_environment_problem(own, *policy, {}, "confinectl itself loads it, unconfined, at every start (this one included, before it could look)")) return bad->message;
+    const std::string_view who = "confinectl itself loads it, unconfined, at every start (this one included, before it could look)";
+    if (auto bad = confine::loader_environment_problem(own, *policy, {}, who)) return bad->message;
     return std::nullopt;
 }
 
