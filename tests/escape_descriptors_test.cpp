@@ -180,7 +180,7 @@ TEST_CASE("run --pass-fd refuses a bad descriptor in one line, exit 125", "[conf
     }
 }
 
-TEST_CASE("wrap --json lists the descriptors a host may pass on", "[confinectl]") {
+TEST_CASE("wrap --json lists the descriptors a host may pass on", "[confinectl][linux-only]") {
     test::Installed confine;
     Tree t(false);
     auto listed = confine.run({"wrap", "--json", "--workspace", t.ws.string(), "--pass-fd", "7", "--pass-fd", "9", "--", "/bin/true"});
