@@ -5,6 +5,7 @@
 // a sandbox that is unavailable), like env, timeout and chroot.
 #include <confine/config.hpp>
 #include <confine/execute.hpp>
+#include <confine/loader_environment.hpp>
 #include <confine/log.hpp>
 #include <confine/plugins.hpp>
 #include <confine/provider.hpp>
@@ -425,10 +426,11 @@ std::atomic<int> g_child_pid{0};
 // attesting runner's command writes to stderr directly.
 std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::Policy& policy,
                                                                         const std::vector<std::string>& command, bool reporting,
-                                                                        const std::vector<std::string>& env) {
+                                                                        const std::vector<std::string>& env, const std::vector<int>& pass_fds) {
     confinectl::forward_signals(g_child_pid);
     confine::RunOptions options;
     options.environment_overrides = env;
+    options.pass_fds = pass_fds;
     options.on_started = [](int pid) { g_child_pid = pid; };
     options.exec_in_place = !reporting;
     options.denial_hint = reporting;
@@ -463,9 +465,24 @@ int fail_to_start(const confine::Error& error) {
     std::_Exit(status);
 }
 
+// confinectl was loaded with its caller's LD_PRELOAD, LD_LIBRARY_PATH and LD_AUDIT before
+// main() ran: nothing here can undo that. What it can do is refuse, before it has loaded
+// or started anything more, to run a command that could rewrite such a library, which
+// the next confinectl would then run unconfined (docs/design.md §11). Judged against the
+// roots the flags name; the configuration adds none.
+std::optional<std::string> own_loader_problem(const PolicyFlags& flags) {
+    const auto policy = flags.policy(confine::Config{});
+    if (!policy) return std::nullopt;  // said, with the configuration's view, once it is read
+    const auto own = confine::current_environment();
+    const std::string_view who = "confinectl itself loads it, unconfined, at every start (this one included, before it could look)";
+    if (auto bad = confine::loader_environment_problem(own, *policy, {}, who)) return bad->message;
+    return std::nullopt;
+}
+
 int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
-            const ReportRequest& report_request) {
+            const ReportRequest& report_request, const std::vector<int>& pass_fds) {
     if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
+    if (auto bad = own_loader_problem(flags)) return fail(*bad);
     auto provider = open_provider(source, provider_options(false));
     if (!provider) return exit_failure;
     if (auto bad = plugin_unusable(source, *provider)) return fail(*bad);
@@ -477,7 +494,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     // Probing happens here, before any signal is forwarded: a signal now ends confinectl
     // by its default action, and the command never starts.
     provider->selection();
-    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env);
+    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds);
     if (!outcome) return fail_to_start(outcome.error());
     report->write(*outcome);
     end_as(*outcome);
@@ -487,7 +504,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
 // object there too ({"schema_version", "error": {"code", "message"}}), with the one
 // stderr line and the exit status run would give (125; 126 or 127 for the command).
 int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
-             const std::optional<std::string>& runner) {
+             const std::optional<std::string>& runner, const std::vector<int>& pass_fds) {
     Output out;
     auto failed = [&out](confine::ErrorCode code, const std::string& line) {
         out << confinectl::error_json(code, line);
@@ -512,6 +529,8 @@ int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<s
     auto env = confine::run_environment(**provider, options);
     if (!env) return failed(env.error().code, env.error().message);
     options.environment = env->variables;
+    // The host starts the runner with this environment, before the sandbox exists.
+    if (auto bad = confine::loader_environment_problem(env->variables, *policy)) return failed(bad->code, bad->message);
     // Looked up as run does it: a typo is the caller's error, never a sandbox failure;
     // on Windows the wrap names the file found, as run's does.
     auto resolved = confine::resolve_command(command, options);
@@ -521,11 +540,14 @@ int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<s
         const auto& e = wrapped.error();
         return failed(e.code, e.code == confine::ErrorCode::sandbox_unavailable ? "sandbox unavailable: " + e.message : e.message);
     }
-    const auto text = confinectl::wrap_json(*wrapped, *env);
+    const auto text = confinectl::wrap_json(*wrapped, *env, pass_fds);
     if (!text) return failed(confine::ErrorCode::invalid_policy, text.error());
     out << *text;
     return 0;
 }
+
+const confine::cli::OptionSpec pass_fd_option{"--pass-fd", "N", true,
+                                              "Hand descriptor N on to the command (it gets 0, 1, 2 and these, no other)"};
 
 const std::vector<confine::cli::OptionSpec> policy_options{
     {"--mode", "MODE", false, "read-only or workspace-write (default)"},
@@ -545,8 +567,10 @@ std::vector<confine::cli::CommandSpec> command_specs() {
     std::vector<OptionSpec> wrap_options{config, {"--json", "", false, "JSON output (the only format)"},
                                          {"--runner", "NAME", false, "Wrap with this runner, whatever the chain (not probed; for review)"}};
     wrap_options.insert(wrap_options.end(), policy_options.begin(), policy_options.end());
+    wrap_options.push_back(pass_fd_option);
     std::vector<OptionSpec> run_options{config};
     run_options.insert(run_options.end(), policy_options.begin(), policy_options.end());
+    run_options.push_back(pass_fd_option);
     run_options.push_back({"--report", "FILE", false, "Write a JSON report of the outcome to FILE"});
     run_options.push_back({"--report-fd", "N", false, "Write the JSON report to descriptor N (not inherited by the command)"});
     return {
@@ -562,14 +586,38 @@ std::vector<confine::cli::CommandSpec> command_specs() {
     };
 }
 
-// --report-fd's value: a descriptor number, or a reason why not.
-std::expected<int, std::string> descriptor_number(const std::string& text) {
+// --report-fd's or --pass-fd's value: a descriptor number, or a reason why not.
+std::expected<int, std::string> descriptor_number(const std::string& text, const std::string& option = "--report-fd") {
     int fd = 0;
     for (char c : text) {
-        if (c < '0' || c > '9' || fd > 100000000) return std::unexpected("--report-fd: '" + text + "' is not a descriptor number");
+        if (c < '0' || c > '9' || fd > 100000000) return std::unexpected(option + ": '" + text + "' is not a descriptor number");
         fd = fd * 10 + (c - '0');
     }
+    if (text.empty()) return std::unexpected(option + ": '' is not a descriptor number");
     return fd;
+}
+
+// --pass-fd's values: descriptors handed on to the command, each a number above 2, named
+// once, not one confinectl uses itself (--report-fd's), and — for `run`, whose command
+// inherits them from confinectl — open now, before confinectl has opened anything of its
+// own that could take a free number. Or one line saying which is wrong.
+std::expected<std::vector<int>, std::string> pass_fds(const confine::cli::Parsed& p, bool open_here, std::optional<int> report_fd) {
+    std::vector<int> fds;
+    for (const auto& text : p.all("--pass-fd")) {
+#if defined(_WIN32)
+        (void)open_here, (void)report_fd;
+        return std::unexpected("--pass-fd " + text + ": passing descriptors on is not available on Windows");
+#endif
+        auto fd = descriptor_number(text, "--pass-fd");
+        if (!fd) return std::unexpected(fd.error());
+        const std::string named = "--pass-fd " + std::to_string(*fd) + ": ";
+        if (*fd <= 2) return std::unexpected(named + "descriptors 0, 1 and 2 are the command's anyway");
+        if (std::find(fds.begin(), fds.end(), *fd) != fds.end()) return std::unexpected(named + "named twice");
+        if (report_fd && *fd == *report_fd) return std::unexpected(named + "it is --report-fd's, which the command never gets");
+        if (auto bad = confine::check_pass_fds(std::span<const int>(&*fd, 1), open_here)) return std::unexpected(named + "not an open descriptor");
+        fds.push_back(*fd);
+    }
+    return fds;
 }
 
 // --report and --report-fd, read; or why they cannot be used.
@@ -604,10 +652,19 @@ int run_command(const confine::cli::Parsed& p) {
     if (name == "check-config") return cmd_check_config(p.operands.empty() ? std::string() : p.operands.front());
     PolicyFlags policy;
     policy.read(p);
-    if (name == "wrap") return cmd_wrap(source, policy, p.operands, p.value("--runner"));
+    if (name == "wrap") {
+        auto passed = pass_fds(p, false, std::nullopt);
+        if (!passed) {
+            Output() << confinectl::error_json(confine::ErrorCode::usage, passed.error());
+            return fail(passed.error());
+        }
+        return cmd_wrap(source, policy, p.operands, p.value("--runner"), *passed);
+    }
     auto report = report_request(p);
     if (!report) return fail(report.error());
-    return cmd_run(source, policy, p.operands, *report);
+    auto passed = pass_fds(p, true, report->fd);
+    if (!passed) return fail(passed.error());
+    return cmd_run(source, policy, p.operands, *report, *passed);
 }
 
 }  // namespace

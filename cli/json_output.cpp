@@ -172,7 +172,8 @@ std::expected<json, std::string> environment_json(const confine::FilteredEnviron
 
 }  // namespace
 
-std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, const confine::FilteredEnvironment& environment) {
+std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, const confine::FilteredEnvironment& environment,
+                                                  std::span<const int> pass_fds) {
     auto env = environment_json(environment);
     if (!env) return std::unexpected(env.error());
     json j{{"schema_version", schema_version},
@@ -189,7 +190,8 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
            {"dimensions", dimensions_json(w.dimensions, {w.network_asked, w.read_asked, w.protect_asked})},
            {"tmp", tmp_json(w.tmp)},
            {"placeholders", placeholders_json(w)},
-           {"environment", std::move(*env)}};
+           {"environment", std::move(*env)},
+           {"pass_fds", std::vector<int>(pass_fds.begin(), pass_fds.end())}};
     // An argv is run as it is: one that JSON cannot carry exactly is refused, never altered.
     for (std::size_t i = 0; i < w.argv.size(); ++i) {
         try {
@@ -221,7 +223,8 @@ std::string run_report_json(const confine::Outcome& o) {
            {"denial_hint", or_null(o.denial_hint)},
            {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked}) : json(nullptr)},
            {"tmp", tmp_json(o.tmp)},
-           {"environment", {{"removed", o.environment_removed}}}};
+           {"environment", {{"removed", o.environment_removed}}},
+           {"passed_fds", o.passed_fds}};
     return text_of(j, -1);
 }
 

@@ -31,9 +31,11 @@ std::string plugins_json(std::span<const std::filesystem::path> dirs,
 // `wrap --json`: what a host that spawns the command itself needs — the argv, the
 // enforcement, the denial signatures, the failure rule, how to attest, and the
 // environment to give the runner (`environment`: its variables, the names removed and
-// the names set). Indented. An argv or a variable that is not UTF-8 is an error: it
-// cannot be carried exactly.
-std::expected<std::string, std::string> wrap_json(const confine::WrapResult& wrapped, const confine::FilteredEnvironment& environment);
+// the names set), and the descriptors (`pass_fds`) the host may hand on to the command
+// besides 0, 1, 2 and the placeholders' — it must close every other one itself. Indented.
+// An argv or a variable that is not UTF-8 is an error: it cannot be carried exactly.
+std::expected<std::string, std::string> wrap_json(const confine::WrapResult& wrapped, const confine::FilteredEnvironment& environment,
+                                                  std::span<const int> pass_fds = {});
 
 struct Proof;
 // `probe --prove --json`: the runner, the policy's network, and each check with its

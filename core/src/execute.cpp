@@ -1,4 +1,5 @@
 #include <confine/execute.hpp>
+#include <confine/loader_environment.hpp>
 #include <confine/provider.hpp>
 #include <confine/sdk/bwrap_profile.hpp>
 
@@ -101,6 +102,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
             else if (wrapped.argv[i] == sdk::bwrap_network_filter_placeholder) spec.network_filter_argument = i;
     }
     spec.environment = options.environment;
+    spec.pass_fds = options.pass_fds;
     spec.working_directory = options.working_directory;
     spec.background = background;
     // The failure rule needs stderr when nothing attests. Where something attests, only
@@ -218,6 +220,23 @@ std::expected<FilteredEnvironment, Error> run_environment(const Provider& provid
     return filter_environment(provider.config().environment, current_environment(), options.environment_overrides);
 }
 
+std::optional<Error> check_pass_fds(std::span<const int> pass_fds, bool open_here) {
+    for (std::size_t i = 0; i < pass_fds.size(); ++i) {
+        const int fd = pass_fds[i];
+        const std::string named = "descriptor " + std::to_string(fd) + " to pass on";
+#if defined(_WIN32)
+        (void)open_here;
+        return Error{ErrorCode::usage, named + ": passing descriptors on is not available on Windows"};
+#else
+        if (fd >= 0 && fd <= 2) return Error{ErrorCode::usage, named + ": 0, 1 and 2 are the command's already"};
+        if (fd < 0 || (open_here && ::fcntl(fd, F_GETFD) < 0)) return Error{ErrorCode::usage, named + ": not an open descriptor"};
+        if (std::find(pass_fds.begin(), pass_fds.begin() + static_cast<std::ptrdiff_t>(i), fd) != pass_fds.begin() + static_cast<std::ptrdiff_t>(i))
+            return Error{ErrorCode::usage, named + ": named twice"};
+#endif
+    }
+    return std::nullopt;
+}
+
 namespace {
 
 // `options` with the environment the runner is to get in place of the one given, and the
@@ -229,6 +248,13 @@ std::expected<RunOptions, Error> with_run_environment(const Provider& provider, 
         detail::log_debug("environment: inherit {}; removed {}; set {}", to_string(provider.config().environment.inherit),
                           env->removed.empty() ? std::string("(none)") : detail::shell_words(env->removed) + " (their values are not passed on)",
                           env->set.empty() ? std::string("(none)") : detail::shell_words(env->set));
+    if (auto bad = check_pass_fds(options.pass_fds)) return std::unexpected(*bad);
+    if (detail::log_enabled(spdlog::level::debug)) {
+        std::string passed;
+        for (const int fd : options.pass_fds) passed += (passed.empty() ? "" : " ") + std::to_string(fd);
+        detail::log_debug("descriptors: the command gets 0, 1, 2{}; every other one of this process is closed at the exec",
+                          passed.empty() ? std::string() : " and " + passed + " (passed on)");
+    }
     RunOptions filtered = options;
     filtered.environment = std::move(env->variables);
     filtered.environment_overrides.clear();
@@ -245,8 +271,9 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
     auto filtered = with_run_environment(provider, given, removed);
     if (!filtered) return std::unexpected(filtered.error());
     const RunOptions& options = *filtered;
-    auto finish = [&removed](Outcome outcome) {
+    auto finish = [&removed, &options](Outcome outcome) {
         outcome.environment_removed = std::move(removed);
+        outcome.passed_fds = options.pass_fds;
         return outcome;
     };
     auto command = resolve(argv, options);
@@ -256,6 +283,8 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
     foreground.terminal = has_terminal();
     // Where the command runs is what a runner grants in read-only mode (ABI 1.8).
     if (foreground.working_directory.empty()) foreground.working_directory = options.working_directory;
+    // Nothing started before the sandbox may load a library the command could rewrite.
+    if (auto bad = loader_environment_problem(*options.environment, foreground, options.working_directory)) return std::unexpected(*bad);
     auto wrapped = provider.wrap(foreground, command->argv);
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
@@ -323,12 +352,14 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
     Policy background = policy;
     background.terminal = false;
     if (background.working_directory.empty()) background.working_directory = options.working_directory;
+    if (auto bad = loader_environment_problem(*options.environment, background, options.working_directory)) return std::unexpected(*bad);
     auto wrapped = provider.wrap(background, command->argv);
     auto impl = std::make_shared<Process::Impl>();
     if (!wrapped) {
         if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
         impl->result.outcome = unavailable(provider, wrapped.error());
         impl->result.outcome.environment_removed = std::move(removed);
+        impl->result.outcome.passed_fds = options.pass_fds;
         impl->joined = true;
         return Process(std::move(impl));
     }
@@ -338,6 +369,7 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
         impl_ptr->control.settle();
         impl_ptr->result.outcome = classify(wrap, executed.observed);
         impl_ptr->result.outcome.environment_removed = std::move(removed);
+        impl_ptr->result.outcome.passed_fds = options.pass_fds;
         impl_ptr->result.stdout_text = std::move(executed.stdout_text);
         impl_ptr->result.stderr_text = std::move(executed.stderr_text);
         impl_ptr->result.stdout_dropped = executed.stdout_dropped;

@@ -47,6 +47,10 @@ struct ExecSpec {
     // The runner's argument that stands for a descriptor of the network filter's program
     // ({network-filter-fd}, for bubblewrap's --seccomp): the host fills one and hands it.
     std::optional<std::size_t> network_filter_argument;
+    // The caller's descriptors the command is handed, under the same numbers
+    // (RunOptions::pass_fds); every other one above 2 is closed at the exec, but for those
+    // the host hands the runner itself (status, directories, network filter).
+    std::vector<int> pass_fds;
     std::optional<std::chrono::milliseconds> timeout;
     std::function<void(int)> on_started;
     // What stderr is read for as it passes (docs/design.md §13), and how much of the

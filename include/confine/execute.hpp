@@ -65,6 +65,9 @@ struct Outcome {
     // The names of the variables the environment filter left out of the command's
     // environment (run_environment()), sorted; never their values.
     std::vector<std::string> environment_removed;
+    // The caller's descriptors handed on to the command (RunOptions::pass_fds), in the
+    // order given; the command got no other beyond 0, 1 and 2.
+    std::vector<int> passed_fds;
     Basis basis = Basis::selection;
     // For sandbox_unavailable: the matched fatal stderr line, or what the attestation,
     // spawn error or selection said. Empty otherwise.
@@ -137,6 +140,14 @@ struct RunOptions {
     // On top of the filter, as `confinectl run --env` gives them: "NAME" passes the
     // starting environment's NAME through whatever the filter says; "NAME=VALUE" sets it.
     std::vector<std::string> environment_overrides;
+    // Descriptors of this process handed on to the command, under the same numbers
+    // (POSIX; each open, above 2, named once). The command gets descriptors 0, 1 and 2,
+    // these, and nothing else this process holds or was left by its own caller: every
+    // other one is closed when the runner (or, confined in place, the command) is
+    // executed — but for those the host hands the runner itself (a status pipe,
+    // directories, the network filter), which the runner keeps from the command. A bad
+    // entry is USAGE, and nothing runs. Not available on Windows (USAGE when not empty).
+    std::vector<int> pass_fds;
     // Called with the runner's process id as soon as it exists (e.g. to forward signals),
     // and again with the command's own when the runner reports it (a status-descriptor
     // runner such as bubblewrap), so that a forwarded signal reaches the command itself.
@@ -156,7 +167,8 @@ struct RunOptions {
     Capture capture;
     // Foreground only: when the selected runner can confine in-process, confine the
     // calling process itself and replace it with the command — no fork, no parent
-    // left. run() then returns only if that failed, with an Outcome saying why.
+    // left. run() then returns only if that failed, with an Outcome saying why (this
+    // process's descriptors above 2 but pass_fds are close-on-exec by then).
     bool exec_in_place = false;
 };
 
@@ -166,6 +178,12 @@ struct RunOptions {
 // INVALID_POLICY for a bad override. A host that runs a wrap itself gives the runner
 // exactly `variables`, and no other variable.
 std::expected<FilteredEnvironment, Error> run_environment(const Provider& provider, const RunOptions& options = {});
+
+// Why `pass_fds` cannot be handed on (RunOptions::pass_fds): an entry that is not an open
+// descriptor of this process, is 0, 1 or 2, or is named twice; nullopt when they can.
+// With `open_here` false (a wrap a host runs itself, whose descriptors are its own) only
+// the numbers are judged. One line naming the descriptor.
+std::optional<Error> check_pass_fds(std::span<const int> pass_fds, bool open_here = true);
 
 // run() and spawn() look the command up first, as a shell would (PATH from the
 // environment it will get, relative paths from its working directory), so that a

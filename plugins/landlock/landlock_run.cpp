@@ -24,6 +24,21 @@ constexpr int launcher_failure = 125;
 // The status descriptor (--status-fd), once checked; -1 without one.
 int status_fd = -1;
 
+// A rule path that names a descriptor of this process (/proc/self/fd/N, as a host hands a
+// root over): the descriptor is made close-on-exec, so that the command does not inherit it.
+void close_handed_descriptor(const char* path) {
+    constexpr char prefix[] = "/proc/self/fd/";
+    if (std::strncmp(path, prefix, sizeof prefix - 1) != 0) return;
+    int fd = 0;
+    const char* digit = path + sizeof prefix - 1;
+    if (*digit == '\0') return;
+    for (; *digit; ++digit) {
+        if (*digit < '0' || *digit > '9' || fd > 100000000) return;
+        fd = fd * 10 + (*digit - '0');
+    }
+    if (fd > 2) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
 void write_all(int fd, const char* text, std::size_t size) {
     while (size > 0) {
         const ssize_t n = ::write(fd, text, size);
@@ -155,6 +170,10 @@ int main(int argc, char** argv) {
     }
     if (auto failed = ll::confine_self(ruleset, network_none); failed.what) fatal(failed.what, std::strerror(failed.error));
     ::close(ruleset);
+    // A root handed over as a descriptor (/proc/self/fd/N) is granted now: the command
+    // gets no descriptor it was not given (docs/landlock-run.md).
+    for (int i = 1; i + 1 < command; ++i)
+        if (std::strcmp(argv[i], "--rw") == 0 || std::strcmp(argv[i], "--ro") == 0) close_handed_descriptor(argv[++i]);
     if (!ll::fully_enforced(abi)) ll::print_partial_notice();
     // The host's attestation: confined, and about to become the command. The descriptor
     // closes at the exec; should the exec fail, its line follows.

@@ -51,6 +51,7 @@ void observe(ChildReport& report, int status, const ExecSpec& spec, Observation&
     if (stage == ChildStage::trace) o.attestation_detail = "cannot trace the runner to attest it";
     if (stage == ChildStage::chdir) o.attestation_detail = "cannot enter the working directory " + spec.working_directory.string();
     if (stage == ChildStage::terminal) o.attestation_detail = "cannot install the terminal filter";
+    if (stage == ChildStage::descriptors) o.attestation_detail = "cannot keep the caller's other descriptors from the command";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "log.hpp"
 #include "exec_arrays.hpp"
 #include "executor.hpp"
+#include "fd.hpp"
 #include "linux_features.hpp"
 
 #include <unistd.h>
@@ -34,6 +35,13 @@ Observation exec_in_place(const ExecSpec& spec) {
         message[sizeof message - 1] = '\0';
         o.attested = Observation::Attested::runner_stopped;
         o.runner_message = message;
+        return o;
+    }
+    // The command gets descriptors 0, 1 and 2 and those passed on, nothing else this
+    // process holds or was leaked (docs/design.md §11).
+    if (const int error = inherit_only(spec.pass_fds.data(), spec.pass_fds.size())) {
+        o.attested = Observation::Attested::runner_stopped;
+        o.runner_message = std::string("cannot keep the caller's other descriptors from the command: ") + std::strerror(error);
         return o;
     }
     ::execve(program->c_str(), arrays.argv(), arrays.envp());

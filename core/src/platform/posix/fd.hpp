@@ -4,6 +4,7 @@
 
 #include <confine/sdk/trust_posix.hpp>
 
+#include <cstddef>
 #include <mutex>
 
 namespace confine::detail {
@@ -17,6 +18,15 @@ using Fd = trust::Descriptor;
 // command holds. Linux makes both ends so in one call (platform/linux/descriptors.cpp);
 // the portable version (platform/posix/without_linux.cpp) says what it does instead.
 bool make_pipe(Fd& read_end, Fd& write_end);
+
+// Leaves the next exec only descriptors 0, 1 and 2 and the `count` descriptors of
+// `kept`: every other descriptor above 2 becomes close-on-exec, and those of `kept` stop
+// being so (docs/design.md §11: the command gets only what the policy gives, nothing the
+// caller leaked). Async-signal-safe, no allocation: the forked child calls it between
+// fork and exec. 0, or an errno value when it could not (the exec must not happen then).
+// Linux marks them all in one call (close_range); elsewhere each open descriptor up to
+// the limit on open files is marked.
+int inherit_only(const int* kept, std::size_t count) noexcept;
 
 // Held by this library around each of its forks and spawns, so that none of its
 // children can inherit a descriptor make_pipe has made but not yet marked close-on-exec.

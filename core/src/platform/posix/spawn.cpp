@@ -32,8 +32,22 @@ struct ChildPlan {
     bool trace;
     const InProcess* in_process;
     const ChildEnds* ends;
+    // The descriptors above 2 the runner inherits: its status descriptor, directories and
+    // network filter, and those the caller passes on; every other one closes at the exec.
+    const int* kept;
+    std::size_t kept_count;
     sigset_t mask;  // the parent's, restored in the child before its exec
 };
+
+// What the runner inherits above the standard descriptors: the host's own hand-overs
+// and the caller's pass_fds, nothing else (docs/design.md §11).
+std::vector<int> kept_descriptors(const ExecSpec& spec, const ChildEnds& child) {
+    std::vector<int> kept(spec.pass_fds.begin(), spec.pass_fds.end());
+    if (child.status.get() >= 0) kept.push_back(child.status.get());
+    for (const Fd& dir : child.directories) kept.push_back(dir.get());
+    if (child.network_filter.get() >= 0) kept.push_back(child.network_filter.get());
+    return kept;
+}
 
 // The runner's status descriptor: its number replaces the placeholder argument. Kept
 // above the standard descriptors, which the child rearranges.
@@ -129,10 +143,9 @@ void apply_in_process(const InProcess& in_process, int report_fd) noexcept {
     reset_signal_handlers();
     ::pthread_sigmask(SIG_SETMASK, &p.mask, nullptr);
     if (p.cwd[0] != '\0' && ::chdir(p.cwd) != 0) report_and_exit(report, ChildStage::chdir, errno, 127);
-    // The descriptors the runner inherits on purpose (it keeps them from the command).
-    if (ends.status.get() >= 0) ::fcntl(ends.status.get(), F_SETFD, 0);
-    for (const Fd& dir : ends.directories) ::fcntl(dir.get(), F_SETFD, 0);
-    if (ends.network_filter.get() >= 0) ::fcntl(ends.network_filter.get(), F_SETFD, 0);
+    // The descriptors the runner inherits on purpose (it keeps its own from the command),
+    // and no other: whatever the host leaked to this process closes at the exec.
+    if (const int error = inherit_only(p.kept, p.kept_count)) report_and_exit(report, ChildStage::descriptors, error, 125);
     if (p.trace)
         if (const int error = trace_me()) report_and_exit(report, ChildStage::trace, error, 125);
     if (!p.in_process)
@@ -185,8 +198,9 @@ std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std
     const ExecArrays arrays(argv, spec.environment);
     const std::string cwd = spec.working_directory.string();
     if (auto refused = make_output_pipes(spec, runner, child)) return std::unexpected(std::move(*refused));
+    const std::vector<int> kept = kept_descriptors(spec, child);
     ChildPlan plan{program.c_str(), arrays.argv(), arrays.envp(), cwd.c_str(), runner.own_group, spec.background,
-                   spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, {}};
+                   spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, kept.data(), kept.size(), {}};
     runner.pid = fork_child(plan);
     if (runner.pid < 0) return std::unexpected(SpawnRefusal{errno, {}});
     // Also here, so that no signal can race the child's own call (a background child makes

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,5 +117,23 @@ bool make_pipe(Fd& read_end, Fd& write_end) {
 }
 
 std::unique_lock<std::mutex> fork_guard() { return std::unique_lock(descriptors_in_the_making); }
+
+// No close_range: each number up to the limit on open files (where there is no finite
+// limit, the first 65536), with fcntl alone, which is async-signal-safe.
+int inherit_only(const int* kept, std::size_t count) noexcept {
+    struct rlimit limit {};
+    const rlim_t top = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY ? limit.rlim_cur : 65536;
+    for (rlim_t fd = 3; fd < top; ++fd) {
+        const int flags = ::fcntl(static_cast<int>(fd), F_GETFD);
+        if (flags < 0) {
+            if (errno == EBADF) continue;
+            return errno;
+        }
+        if ((flags & FD_CLOEXEC) == 0 && ::fcntl(static_cast<int>(fd), F_SETFD, flags | FD_CLOEXEC) != 0) return errno;
+    }
+    for (std::size_t i = 0; i < count; ++i)
+        if (::fcntl(kept[i], F_SETFD, 0) != 0) return errno;
+    return 0;
+}
 
 }  // namespace confine::detail
