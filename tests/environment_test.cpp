@@ -169,6 +169,6 @@ TEST_CASE("[policy.env] errors name file, line and column", "[environment][confi
     CHECK(error_of("[policy.env]\nset = { \"\" = \"x\" }\n") == "env.toml:2:9: policy.env.set '': an empty variable name");
     CHECK(error_of("[policy.env]\nset = { CI = 1 }\n") == "env.toml:2:14: policy.env.set.CI must be a string, not integer");
     CHECK(error_of("[policy.env]\nset = [\"CI=1\"]\n") == "env.toml:2:7: policy.env.set must be a table of names and strings, not array");
-    CHECK(error_of("[policy.env]\npass = [\"X\"]\n") == "env.toml:2:1: unknown key 'pass' in [policy.env] (known: inherit, exclude, include, set)");
+    CHECK(error_of("[policy.env]\npass = [\"X\"]\n") == "env.toml:2:1: unknown key 'pass' in [policy.env] (known: inherit, exclude, include, set, exclude_url_passwords)");
     CHECK(error_of("[policy]\nenv = \"all\"\n") == "env.toml:2:7: policy.env must be a table, not string");
 }
