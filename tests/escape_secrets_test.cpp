@@ -175,9 +175,10 @@ TEST_CASE("~ stands for $HOME and for the account's home from the user database,
         HomeSetTo same(elsewhere / "link");
         CHECK(confine::detail::caller_homes() == std::vector<fs::path>{account});
     }
-    {
-        HomeSetTo relative("not/absolute");  // not a home: only the account's
-        CHECK(confine::detail::caller_homes() == (account.empty() ? std::vector<fs::path>{} : std::vector<fs::path>{account}));
+    const std::vector<fs::path> only_account = account.empty() ? std::vector<fs::path>{} : std::vector<fs::path>{account};
+    for (const char* not_a_home : {"not/absolute", "/", "/nonexistent-confine-home"}) {
+        HomeSetTo set(not_a_home);  // only the account's
+        CHECK(confine::detail::caller_homes() == only_account);
     }
 
     const std::vector<fs::path> two{"/h/one", "/h/two"};

@@ -51,7 +51,9 @@ std::vector<fs::path> caller_homes() {
         if (!given || !*given) return;
         std::error_code ec;
         const fs::path real = fs::canonical(given, ec);
-        if (!ec && real.is_absolute() && std::find(homes.begin(), homes.end(), real) == homes.end()) homes.push_back(real);
+        // The root directory is no one's home (system accounts that have none say "/").
+        if (!ec && real.is_absolute() && real != real.root_path() && std::find(homes.begin(), homes.end(), real) == homes.end())
+            homes.push_back(real);
     };
 #if defined(_WIN32)
     add(std::getenv("USERPROFILE"));

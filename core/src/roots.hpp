@@ -24,8 +24,8 @@ std::optional<std::string> refused_writable_root(const std::filesystem::path& re
 bool is_within(const std::filesystem::path& path, const std::filesystem::path& root);
 
 // The caller's home directories, resolved, each once: $HOME, and the account's home
-// from the user database (getpwuid(geteuid())) when it differs; one that does not exist
-// is left out. On Windows, %USERPROFILE%.
+// from the user database (getpwuid(geteuid())) when it differs; one that does not exist,
+// or is the root directory, is left out. On Windows, %USERPROFILE%.
 std::vector<std::filesystem::path> caller_homes();
 
 // `entries` with each "~" and "~/..." entry replaced by one beneath every home of
