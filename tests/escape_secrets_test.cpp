@@ -431,3 +431,20 @@ DEFAULT_STORE_CASES(Way::runner_command, "an asserted runner_command", "[linux-o
 DEFAULT_STORE_CASES(Way::landlock_launcher, "landlock-run", "[linux-only]")
 DEFAULT_STORE_CASES(Way::landlock_forked, "landlock in a forked child", "[linux-only]")
 DEFAULT_STORE_CASES(Way::landlock_in_place, "landlock in place", "[linux-only]")
+
+TEST_CASE("confinectl refuses --env with a pattern to set in one line and 125, nothing run", "[environment][cli][secrets]") {
+    test::Installed confine;
+    const test::TempDir ws;
+    const fs::path marker = ws / "ran";
+    for (const std::string command : {"run", "wrap"}) {
+        std::vector<std::string> args{command};
+        if (command == "wrap") args.push_back("--json");
+        args.insert(args.end(), {"--workspace", ws.path().string(), "--env", "AWS_*=x", "--", "/usr/bin/touch", marker.string()});
+        auto r = confine.run(args);
+        INFO(command << ": " << r.err);
+        CHECK(r.exit_code == 125);
+        CHECK(r.err == "confinectl: --env 'AWS_*=x': a pattern cannot be set; name one variable\n");
+        if (command == "run") CHECK(r.out.empty());
+        CHECK_FALSE(fs::exists(marker));
+    }
+}
