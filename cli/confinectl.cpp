@@ -323,9 +323,12 @@ struct PolicyFlags {
 
     // Why an --env cannot be used, or nullopt.
     std::optional<std::string> env_problem() const {
-        for (const auto& e : env)
-            if (auto why = confine::invalid_environment_name(e.substr(0, e.find('='))))
-                return "--env '" + e.substr(0, e.find('\0')) + "': " + *why;
+        for (const auto& e : env) {
+            const std::string name = e.substr(0, e.find('='));
+            if (auto why = confine::invalid_environment_name(name)) return "--env '" + e.substr(0, e.find('\0')) + "': " + *why;
+            if (name.size() < e.size() && name.find('*') != std::string::npos)
+                return "--env '" + e.substr(0, e.find('\0')) + "': a pattern cannot be set; name one variable";
+        }
         return std::nullopt;
     }
 
@@ -557,7 +560,7 @@ const std::vector<confine::cli::OptionSpec> policy_options{
     {"--tmp", "TMP", false, "private (the run's own /tmp) or host (the host's); a runner that cannot give it fails closed (default: [policy] tmp, else either)"},
     {"--deny-read", "PATH", true, "A path the command may neither read nor list, besides [policy] deny_read"},
     {"--protect", "PATH", true, "A path inside a writable root that stays read-only, besides [policy] protect"},
-    {"--env", "NAME[=VALUE]", true, "Pass the variable NAME through whatever [policy.env] says, or set it to VALUE"},
+    {"--env", "NAME[=VALUE]", true, "Pass the variable NAME (a pattern: every one it matches, 'AWS_*') through whatever [policy.env] says, or set it to VALUE"},
 };
 
 std::vector<confine::cli::CommandSpec> command_specs() {

@@ -180,7 +180,7 @@ TEST_CASE("bwrap confines the network unless the run or the configuration allows
 }
 
 TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no capabilities", "[bwrap]") {
-    Bwrapped c;
+    Bwrapped c("[policy]\ndeny_read = []\n");  // the argv alone, whatever the account's home holds
     test::TempDir ws("/var/tmp"), extra("/var/tmp");
     auto ro = c.wrap({"--mode", "read-only"});
     const std::vector<std::string> base{bwrap,         "--ro-bind",         "/",          "/",   "--dev",         "/dev",
@@ -206,7 +206,7 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     CHECK(rw["argv"] == expected);
 
     // share_terminal_session = false is what it always is; said explicitly, it changes nothing.
-    Bwrapped own_session("[runner.bwrap]\nshare_terminal_session = false\n");
+    Bwrapped own_session("[runner.bwrap]\nshare_terminal_session = false\n[policy]\ndeny_read = []\n");
     CHECK(own_session.wrap({"--mode", "read-only"})["argv"] == ro["argv"]);
 }
 

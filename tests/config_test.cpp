@@ -158,8 +158,15 @@ TEST_CASE("[policy.enforcement] sets the least level per dimension, partial by d
 
 TEST_CASE("[policy] deny_read and protect default to the credential stores and git's files, and an operator replaces them", "[config][secrets]") {
     const auto d = test::config_from("");
-    CHECK(d.deny_read == std::vector<std::string>{"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube", "~/.docker",
-                                                  "~/.netrc", "~/.git-credentials", "~/.pypirc", "~/.npmrc"});
+    CHECK(d.deny_read == std::vector<std::string>{"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube", "~/.docker", "~/.oci",
+                                                  "~/.config/doctl", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
+                                                  "~/.config/gh/hosts.yml", "~/.config/hub", "~/.config/glab-cli", "~/.pypirc", "~/.npmrc",
+                                                  "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.gem/credentials", "~/.composer/auth.json",
+                                                  "~/.config/composer/auth.json", "~/.m2/settings-security.xml", "~/.config/containers/auth.json",
+                                                  "~/.terraform.d/credentials.tfrc.json", "~/.vault-token", "~/.config/rclone", "~/.s3cfg",
+                                                  "~/.boto", "~/.pgpass", "~/.my.cnf", "~/.mylogin.cnf", "~/.password-store",
+                                                  "~/.local/share/keyrings", "~/.cache/huggingface/token", "~/.claude/.credentials.json",
+                                                  "~/.codex/auth.json"});
     CHECK(d.protect == std::vector<std::string>{".git/hooks", ".git/config", ".gitmodules"});
     CHECK(d.minimums.read == confine::Minimum::partial);
     CHECK(d.minimums.protect == confine::Minimum::best_effort);

@@ -390,9 +390,10 @@ TEST_CASE("a runner below a dimension's minimum runs nothing, and best-effort ac
     const fs::path marker = ws / "ran";
     const fs::path report = confine.scratch("report.json");
     // `runner`: more of [runner.usable] (whose launcher is the fake one); `policy`: more tables.
+    // No path to deny (the account's own home, which ~ also names, holds what it holds).
     auto run = [&](const std::string& runner, const std::string& policy, std::vector<std::string> flags = {}) {
         test::write_file(config, "plugin_dirs = [\"" + plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"usable\"]\n"
-                                 "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = false\n" + runner + policy);
+                                 "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = false\n" + runner + "[policy]\ndeny_read = []\n" + policy);
         std::vector<std::string> args{"run", "--config", config.string(), "--workspace", ws.path().string(), "--report", report.string()};
         args.insert(args.end(), flags.begin(), flags.end());
         args.insert(args.end(), {"--", "/usr/bin/touch", marker.string()});
@@ -630,6 +631,7 @@ TEST_CASE("confinectl run refuses a missing or non-directory workspace and bad f
 
 TEST_CASE("confinectl run uses the current directory as the default workspace", "[cli][run]") {
     FakeRunnerSetup s(true, false);
+    test::write_file(s.config, test::read_file(s.config) + "[policy]\ndeny_read = []\n");  // the argv alone, whatever the account's home holds
     auto r = test::run({"/bin/sh", "-c", "cd \"$1\" && shift && exec \"$@\"", "sh", s.workspace.path().string(),
                         s.confine.confinectl().string(), "wrap", "--json", "--config", s.config.string(), "--", "echo", "hi"});
     CHECK(r.exit_code == 0);
@@ -709,6 +711,7 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
     CHECK(j["attestation"]["exec_index"] == 2);
 
     FakeRunnerSetup plain(true, false);
+    test::write_file(plain.config, test::read_file(plain.config) + "[policy]\ndeny_read = []\n");  // the argv alone, whatever the account's home holds
     auto ro = plain.confine.run({"wrap", "--json", "--config", plain.config.string(), "--mode", "read-only", "--", "true"});
     CHECK(json::parse(ro.out)["argv"] == json::array({"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=read-only", "--", "true"}));
     test::TempDir cache;

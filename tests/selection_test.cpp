@@ -211,6 +211,8 @@ TEST_CASE("a runner_command assertion replaces the chain and is never probed", "
 runner_command = ["/usr/bin/bwrap", "--unshare-net"]
 runner_failure_signatures = ["bwrap: ", "company-wrapper: "]
 [runner.usable]
+[policy]
+deny_read = []
 )");
     const auto& s = provider->selection();
     REQUIRE(s.usable());
@@ -251,7 +253,8 @@ TEST_CASE("wrap goes through the selected runner", "[selection]") {
     test::TempDir dir;
     test::TempDir ws;
     test::install_fake(dir.path(), "usable");
-    auto provider = provider_for(dir, chain({"usable"}));
+    // No credential store to deny: the account's own home (~ is both homes) holds what it holds.
+    auto provider = provider_for(dir, chain({"usable"}) + "[policy]\ndeny_read = []\n");
     std::vector<std::string> argv{"echo", "hi"};
     auto wrapped = provider->wrap({confine::Mode::workspace_write, ws.path(), {}}, argv);
     REQUIRE(wrapped);

@@ -190,8 +190,11 @@ private:
                 auto set = environment_set(value);
                 if (!set) return set.error();
                 env.set = std::move(*set);
+            } else if (k == "exclude_url_passwords") {
+                if (!value.is_boolean()) return fail(value.source(), "policy.env.exclude_url_passwords must be true or false, not " + type_name(value));
+                env.exclude_url_passwords = *value.value<bool>();
             } else {
-                return fail(key_ptr->source(), "unknown key '" + k + "' in [policy.env] (known: inherit, exclude, include, set)");
+                return fail(key_ptr->source(), "unknown key '" + k + "' in [policy.env] (known: inherit, exclude, include, set, exclude_url_passwords)");
             }
         }
         return std::nullopt;

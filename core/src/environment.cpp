@@ -118,6 +118,31 @@ bool environment_pattern_matches(std::string_view pattern, std::string_view name
     return p == pattern.size();
 }
 
+bool url_carries_password(std::string_view value) noexcept {
+    auto scheme_char = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+    };
+    for (std::size_t at = value.find("://"); at != std::string_view::npos; at = value.find("://", at + 3)) {
+        // A scheme before it: a letter, then letters, digits, '+', '-', '.'.
+        std::size_t start = at;
+        while (start > 0 && scheme_char(value[start - 1])) --start;
+        while (start < at && !((value[start] >= 'a' && value[start] <= 'z') || (value[start] >= 'A' && value[start] <= 'Z'))) ++start;
+        if (start == at) continue;
+        // The authority: up to the path, query, fragment or a space (a password holding
+        // ',' or ';' unencoded still counts: a list of URLs is not cut there).
+        std::size_t end = at + 3;
+        while (end < value.size() && value[end] != '/' && value[end] != '?' && value[end] != '#' && value[end] != ' ' && value[end] != '\t' &&
+               value[end] != '\n')
+            ++end;
+        const std::string_view authority = value.substr(at + 3, end - at - 3);
+        const std::size_t user_end = authority.rfind('@');
+        if (user_end == std::string_view::npos) continue;
+        const std::size_t colon = authority.substr(0, user_end).find(':');
+        if (colon != std::string_view::npos && colon + 1 < user_end) return true;
+    }
+    return false;
+}
+
 std::optional<std::string> invalid_environment_name(std::string_view name) { return invalid_name_text(name, "variable name"); }
 
 std::optional<std::string> invalid_environment_pattern(std::string_view pattern) { return invalid_name_text(pattern, "name pattern"); }
@@ -153,13 +178,22 @@ std::expected<FilteredEnvironment, Error> filter_environment(const EnvironmentPo
         if (auto why = invalid_environment_name(name)) return std::unexpected(invalid("environment override " + quoted(o) + ": " + *why));
         if (o.find('\0') != std::string::npos) return std::unexpected(invalid("environment override " + quoted(name) + ": a value must not contain NUL"));
         if (eq == std::string::npos) passed.push_back(name);
+        else if (name.find('*') != std::string::npos)
+            return std::unexpected(invalid("environment override " + quoted(o) + ": a pattern cannot be set; name one variable"));
         else set_value(name, o.substr(eq + 1));
     }
     auto is_set = [&set](std::string_view name) { return std::any_of(set.begin(), set.end(), [&](const auto& s) { return same_name(s.first, name); }); };
-    auto is_passed = [&passed](std::string_view name) { return std::any_of(passed.begin(), passed.end(), [&](const auto& p) { return same_name(p, name); }); };
-    auto kept = [&](std::string_view name) {
+    // "NAME" passes that name (compared as the platform compares names); a name holding
+    // `*` is a pattern, which passes every name it matches, as `include` does.
+    auto is_passed = [&passed](std::string_view name) {
+        return std::any_of(passed.begin(), passed.end(), [&](const std::string& p) {
+            return p.find('*') != std::string::npos ? environment_pattern_matches(p, name) : same_name(p, name);
+        });
+    };
+    auto kept = [&](std::string_view name, std::string_view value) {
         if (is_passed(name) || matches_any(policy.include, name)) return true;
         if (matches_any(policy.exclude, name)) return false;
+        if (policy.exclude_url_passwords && url_carries_password(value)) return false;
         switch (policy.inherit) {
         case EnvInherit::all: return true;
         case EnvInherit::core:
@@ -173,7 +207,8 @@ std::expected<FilteredEnvironment, Error> filter_environment(const EnvironmentPo
     for (const auto& entry : environment) {
         const std::string_view name = name_of(entry);
         if (is_set(name)) continue;  // its value is the one set, below
-        if (kept(name)) out.variables.push_back(entry);
+        const std::string_view value = name.size() < entry.size() ? std::string_view(entry).substr(name.size() + 1) : std::string_view();
+        if (kept(name, value)) out.variables.push_back(entry);
         else removed.emplace(std::string(name));
     }
     for (auto& [name, value] : set) {

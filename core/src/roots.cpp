@@ -45,26 +45,45 @@ std::optional<std::string> refused_writable_root(const fs::path& real, const fs:
     return std::nullopt;
 }
 
-fs::path caller_home() {
-    std::error_code ec;
-    auto resolved = [&ec](const fs::path& p) {
-        fs::path real = fs::canonical(p, ec);
-        return ec ? fs::path() : real;
+std::vector<fs::path> caller_homes() {
+    std::vector<fs::path> homes;
+    auto add = [&homes](const char* given) {
+        if (!given || !*given) return;
+        std::error_code ec;
+        const fs::path real = fs::canonical(given, ec);
+        // The root directory is no one's home (system accounts that have none say "/").
+        if (!ec && real.is_absolute() && real != real.root_path() && std::find(homes.begin(), homes.end(), real) == homes.end())
+            homes.push_back(real);
     };
 #if defined(_WIN32)
-    if (const char* profile = std::getenv("USERPROFILE"); profile && *profile) return resolved(profile);
-    return {};
+    add(std::getenv("USERPROFILE"));
 #else
-    if (const char* home = std::getenv("HOME"); home && *home == '/')
-        if (fs::path real = resolved(home); !real.empty()) return real;
-    if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir && *pw->pw_dir == '/') return resolved(pw->pw_dir);
-    return {};
+    // $HOME says where the caller's files are today; the user database says where the
+    // account's are whatever the environment says. A caller that points HOME elsewhere
+    // (a build, a test, an attacker's wrapper) must not uncover the account's ~/.ssh.
+    if (const char* home = std::getenv("HOME"); home && *home == '/') add(home);
+    if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir && *pw->pw_dir == '/') add(pw->pw_dir);
 #endif
+    return homes;
+}
+
+std::vector<fs::path> with_homes(const std::vector<fs::path>& entries, const std::vector<fs::path>& homes) {
+    std::vector<fs::path> out;
+    for (const auto& entry : entries) {
+        const std::string s = entry.generic_string();
+        if (s != "~" && !s.starts_with("~/")) {
+            out.push_back(entry);
+            continue;
+        }
+        for (const auto& home : homes) out.push_back(s == "~" ? home : home / s.substr(2));
+    }
+    return out;
 }
 
 std::expected<Policy, Error> resolve_policy(const Policy& policy) {
     auto bad = [](std::string m) { return std::unexpected(Error{ErrorCode::invalid_policy, std::move(m)}); };
-    const fs::path home = caller_home();
+    const std::vector<fs::path> homes = caller_homes();
+    const fs::path home = homes.empty() ? fs::path() : homes.front();
     Policy out;
     out.mode = policy.mode;
     out.network = policy.network;
@@ -81,10 +100,13 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy) {
         if (st.type() != fs::file_type::directory) return bad(what + " is not a directory: " + p.string());
         fs::path real = fs::canonical(p, ec);
         if (ec) return bad("cannot resolve " + what + " " + p.string() + ": " + ec.message());
-        if (auto why = refused_writable_root(real, home)) {
-            const std::string shown = real == p.lexically_normal() ? p.string() : p.string() + " (which resolves to " + real.string() + ")";
-            return bad("refusing " + what + " " + shown + ": " + *why);
-        }
+        // Every home the caller has: the account's start-up files are as much its own as
+        // those where $HOME points.
+        for (const fs::path& h : homes.empty() ? std::vector<fs::path>{fs::path()} : homes)
+            if (auto why = refused_writable_root(real, h)) {
+                const std::string shown = real == p.lexically_normal() ? p.string() : p.string() + " (which resolves to " + real.string() + ")";
+                return bad("refusing " + what + " " + shown + ": " + *why);
+            }
         return real;
     };
     if (policy.mode == Mode::workspace_write) {
@@ -114,8 +136,8 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy) {
             out.working_directory = real;
         }
     }
-    if (auto err = resolve_denied(policy.deny_read, home, out)) return std::unexpected(*err);
-    if (auto err = resolve_protected(policy.protect, home, out)) return std::unexpected(*err);
+    if (auto err = resolve_denied(with_homes(policy.deny_read, homes), home, out)) return std::unexpected(*err);
+    if (auto err = resolve_protected(with_homes(policy.protect, homes), home, out)) return std::unexpected(*err);
     return out;
 }
 

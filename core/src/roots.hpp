@@ -23,12 +23,19 @@ std::optional<std::string> refused_writable_root(const std::filesystem::path& re
 // Whether `path` is `root` or lies beneath it, component by component (both resolved).
 bool is_within(const std::filesystem::path& path, const std::filesystem::path& root);
 
-// The caller's home directory, resolved ($HOME, else the user database), or empty.
-std::filesystem::path caller_home();
+// The caller's home directories, resolved, each once: $HOME, and the account's home
+// from the user database (getpwuid(geteuid())) when it differs; one that does not exist,
+// or is the root directory, is left out. On Windows, %USERPROFILE%.
+std::vector<std::filesystem::path> caller_homes();
+
+// `entries` with each "~" and "~/..." entry replaced by one beneath every home of
+// `homes` (none when `homes` is empty); the other entries as they are, in order.
+std::vector<std::filesystem::path> with_homes(const std::vector<std::filesystem::path>& entries, const std::vector<std::filesystem::path>& homes);
 
 // The policy with every root resolved (links followed once, here) and checked: each an
-// existing directory that refused_writable_root() accepts; duplicates dropped. What a
-// runner is given is what was checked.
+// existing directory that refused_writable_root() accepts for every home of the caller;
+// duplicates dropped. deny_read and protect entries beginning with "~" stand for that
+// path beneath each of caller_homes(). What a runner is given is what was checked.
 std::expected<Policy, Error> resolve_policy(const Policy& policy);
 
 // Resolves `entries` (absolute, or "~/..." beneath `home`) into out.deny_read: each where

@@ -35,8 +35,9 @@ std::string_view to_string(EnvInherit inherit) noexcept;  // "all", "core", "non
 // [policy.env]. Patterns are globs on a variable's NAME, compared case-insensitively
 // (ASCII): `*` matches any run of characters, empty included; every other character
 // matches itself. Precedence, highest first: a value set (`set`, then an override
-// NAME=VALUE over it), a name passed through (an override NAME, then `include`), a name
-// excluded (`exclude`), then `inherit`.
+// NAME=VALUE over it), a name passed through (an override NAME or pattern, then
+// `include`), a name excluded (`exclude`) or a value that carries a URL's password
+// (`exclude_url_passwords`), then `inherit`.
 struct EnvironmentPolicy {
     EnvInherit inherit = EnvInherit::all;
     // Removed even where `inherit` keeps them. The embedded default (config/confine.toml)
@@ -46,7 +47,16 @@ struct EnvironmentPolicy {
     std::vector<std::string> include;
     // Given to the command with these values, whatever the caller's environment says.
     std::vector<std::pair<std::string, std::string>> set;
+    // Removed even where `inherit` keeps them, whatever their names: the variables whose
+    // value holds a URL with a password (url_carries_password()), such as
+    // DATABASE_URL=postgres://user:password@host/db or HTTPS_PROXY=http://u:p@proxy:3128.
+    bool exclude_url_passwords = true;
 };
+
+// Whether `value` holds, anywhere, a URL whose authority carries a password:
+// "scheme://user:password@host" (the user may be empty: "redis://:password@host"). A
+// user alone ("ssh://git@host") is not a password.
+bool url_carries_password(std::string_view value) noexcept;
 
 // The core set of `inherit = "core"`, as patterns, for the platform confine was built
 // for: on POSIX HOME, LOGNAME, USER, PATH, SHELL, TERM, COLORTERM, LANG, LANGUAGE, LC_*,
@@ -75,7 +85,8 @@ struct FilteredEnvironment {
 
 // The environment a command gets from `environment` ("NAME=VALUE" entries) under
 // `policy`, with `overrides` on top: "NAME" passes the starting environment's NAME
-// through whatever the policy says, "NAME=VALUE" sets it. Names are compared exactly on
+// through whatever the policy says, a pattern ("AWS_*", a name holding `*`) every name it
+// matches, "NAME=VALUE" sets it (a pattern cannot be set). Names are compared exactly on
 // POSIX and case-insensitively on Windows, as the platform's own environment does; a
 // name's entries are kept or removed together. INVALID_POLICY, naming what is wrong,
 // for a bad pattern, name, value (NUL) or override.
