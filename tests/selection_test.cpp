@@ -1,5 +1,6 @@
 #include "support.hpp"
 
+#include <confine/execute.hpp>
 #include <confine/provider.hpp>
 
 #include <catch2/catch.hpp>
@@ -787,4 +788,22 @@ TEST_CASE("an explicit deny_read or protect that the runner cannot enforce fails
     const auto& s = skipping->selection();
     CHECK(s.runner == std::optional<std::string>("partial"));
     CHECK_THAT(s.candidates.at(0).verdict->reason, Catch::Contains("asks protect explicitly"));
+}
+
+TEST_CASE("run() and spawn() return a configuration error as it is, and run nothing on any runner", "[selection][config]") {
+    test::TempDir dir, tree("/var/tmp");
+    for (auto n : {"usable", "partial"}) test::install_fake(dir.path(), n);
+    // The selected runner is fine; a later one's table is not.
+    auto provider = provider_for(dir, chain({"usable", "partial"}) + "[runner.partial]\ncolour = 1\n");
+    const fs::path marker = tree / "ran";
+    const std::vector<std::string> argv{"/usr/bin/touch", marker.string()};
+    const confine::Policy policy{confine::Mode::workspace_write, tree.path(), {}};
+    auto ran = confine::run(*provider, policy, argv);
+    REQUIRE_FALSE(ran);
+    CHECK(ran.error().code == ErrorCode::plugin_create_failed);
+    CHECK_THAT(ran.error().message, Catch::StartsWith("test.toml:4:1: runner.partial: unknown setting 'colour'"));
+    auto spawned = confine::spawn(*provider, policy, argv);
+    REQUIRE_FALSE(spawned);
+    CHECK(spawned.error().message == ran.error().message);
+    CHECK_FALSE(fs::exists(marker));
 }
