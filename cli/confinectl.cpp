@@ -400,9 +400,9 @@ public:
     bool wanted() const { return file_ || fd_; }
 
     // A report that cannot be written is said, and does not change the exit status.
-    void write(const confine::Outcome& outcome) {
+    void write(const confine::Outcome& outcome, const std::vector<confine::Candidate>& skipped) {
         if (!wanted()) return;
-        const std::string text = confinectl::run_report_json(outcome);
+        const std::string text = confinectl::run_report_json(outcome, skipped);
         const std::optional<std::string> error = file_ ? file_->write(text) : confinectl::write_to_descriptor(*fd_, text);
         if (error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", error->c_str());
     }
@@ -474,7 +474,11 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     provider->selection();
     auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env);
     if (!outcome) return fail_to_start(outcome.error());
-    report->write(*outcome);
+    // The runners the chain passed over, as unusable here, stay visible in the report.
+    std::vector<confine::Candidate> skipped;
+    for (const auto& c : provider->selection().candidates)
+        if (c.verdict && !c.verdict->usable()) skipped.push_back(c);
+    report->write(*outcome, skipped);
     end_as(*outcome);
 }
 

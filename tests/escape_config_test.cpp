@@ -14,6 +14,7 @@
 #include "ways.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -154,6 +155,17 @@ TEST_CASE("a runner that cannot work here is still skipped in the chain, and say
         CHECK(fs::exists(marker));
         CHECK_THAT(r.err, Catch::Contains("runner bwrap: unusable (probed): " + confine.absent_bwrap_reason()));
         CHECK_THAT(r.err, Catch::Contains("selected: landlock"));
+        // And in the run report.
+        const fs::path report = tree.root / "report.json";
+        auto reported = confine.run({"run", "--config", config.string(), "--report", report.string(), "--workspace", tree.ws.string(), "--",
+                                     "/bin/true"},
+                                    {}, as_user(unprivileged));
+        CHECK(reported.exit_code == 0);
+        const auto j = nlohmann::json::parse(test::read_file(report));
+        CHECK(j["runner"] == "landlock");
+        REQUIRE(j["skipped"].size() == 1);
+        CHECK(j["skipped"][0]["runner"] == "bwrap");
+        CHECK(j["skipped"][0]["reason"] == confine.absent_bwrap_reason());
         auto probe = confine.run({"probe", "--config", config.string()}, {}, as_user(unprivileged));
         CHECK(probe.exit_code == 0);
         CHECK_THAT(probe.out, Catch::Contains("  bwrap: unusable: " + confine.absent_bwrap_reason()));
