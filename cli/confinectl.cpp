@@ -124,13 +124,19 @@ std::expected<std::unique_ptr<confine::Provider>, confine::Error> provider_for(c
     return confine::Provider::create(std::move(*config), std::move(options));
 }
 
+// Why nothing can run, as one line: a configuration error as check-config says it, any
+// other failure as a sandbox that is unavailable.
+std::string unavailable_line(const confine::Error& failure) {
+    return confine::is_configuration_error(failure.code) ? failure.message : "sandbox unavailable: " + failure.message;
+}
+
 // With --plugin, the runner must pass its probe before it is used: it is not one a
 // configuration chose. The reason it does not, or nullopt.
 std::optional<std::string> plugin_unusable(const Source& source, const confine::Provider& provider) {
     if (!source.plugin) return std::nullopt;
     const confine::Selection s = provider.diagnose();
     if (s.usable()) return std::nullopt;
-    return "sandbox unavailable: " + s.failure->message;
+    return unavailable_line(*s.failure);
 }
 
 std::unique_ptr<confine::Provider> open_provider(const Source& source, confine::ProviderOptions options = {}) {
@@ -205,7 +211,7 @@ int cmd_probe(const Source& runners, bool as_json, bool proving) {
         else print_probe(out, s, source);
         out.flush();
     }
-    if (!s.usable()) return fail("sandbox unavailable: " + s.failure->message);
+    if (!s.usable()) return fail(unavailable_line(*s.failure));
     return proving ? prove(out, *provider, as_json) : 0;
 }
 
@@ -251,7 +257,6 @@ int cmd_check_config(const std::string& file) {
     if (!config) return fail(config.error().message);
     if (auto bad = confine::untrusted_runner_command(*config)) return fail(bad->message);
     const std::string source = config->source;
-    const auto runners = config->runners;
     // What this platform will run with, once every default is applied, and where it was said.
     const std::string platform(confine::current_platform());
     std::string effective;
@@ -280,21 +285,11 @@ int cmd_check_config(const std::string& file) {
     }
     auto provider = confine::Provider::create(std::move(*config));
     if (!provider) return fail(provider.error().message);
-    // Runner settings are judged by their own plugins, where this machine has them.
-    confine::PluginSearch search((*provider)->plugin_dirs());
-    for (const auto& [name, table] : runners) {
-        auto located = search.locate(name);
-        if (!located) {
-            if (located.error().code != confine::ErrorCode::plugin_not_found) return fail(located.error().message);
-            out << "note: " << confine::to_string(table.where) << ": runner." << name
-                      << ": no plugin here to check its settings against\n";
-            continue;
-        }
-        auto plugin = confine::load_plugin(*located, name);
-        if (!plugin) return fail(plugin.error().message);
-        auto runner = (*plugin)->create_runner(&table);
-        if (!runner) return fail(runner.error().message);
-    }
+    // Runner settings are judged by their own plugins, where this machine has them, as
+    // every run judges them: what fails here fails a run, with this line.
+    const auto judged = confine::judge_runner_settings((*provider)->config(), (*provider)->plugin_dirs());
+    if (judged.error) return fail(judged.error->message);
+    for (const auto& line : judged.unchecked) out << "note: " << line << '\n';
     out << effective << source << ": valid\n";
     return 0;
 }
@@ -409,9 +404,9 @@ public:
     bool wanted() const { return file_ || fd_; }
 
     // A report that cannot be written is said, and does not change the exit status.
-    void write(const confine::Outcome& outcome) {
+    void write(const confine::Outcome& outcome, const std::vector<confine::Candidate>& skipped) {
         if (!wanted()) return;
-        const std::string text = confinectl::run_report_json(outcome);
+        const std::string text = confinectl::run_report_json(outcome, skipped);
         const std::optional<std::string> error = file_ ? file_->write(text) : confinectl::write_to_descriptor(*fd_, text);
         if (error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", error->c_str());
     }
@@ -499,7 +494,11 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     provider->selection();
     auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds);
     if (!outcome) return fail_to_start(outcome.error());
-    report->write(*outcome);
+    // The runners the chain passed over, as unusable here, stay visible in the report.
+    std::vector<confine::Candidate> skipped;
+    for (const auto& c : provider->selection().candidates)
+        if (c.verdict && !c.verdict->usable()) skipped.push_back(c);
+    report->write(*outcome, skipped);
     end_as(*outcome);
 }
 

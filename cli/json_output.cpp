@@ -209,7 +209,7 @@ std::string error_json(confine::ErrorCode code, const std::string& message) {
                    2);
 }
 
-std::string run_report_json(const confine::Outcome& o) {
+std::string run_report_json(const confine::Outcome& o, const std::vector<confine::Candidate>& skipped) {
     const json evidence = o.evidence.empty() ? json(nullptr) : json{{"line", o.evidence}, {"rule", or_null(o.matched_rule)}};
     json j{{"schema_version", schema_version},
            {"outcome", std::string(confine::to_string(o.kind))},
@@ -225,6 +225,8 @@ std::string run_report_json(const confine::Outcome& o) {
            {"tmp", tmp_json(o.tmp)},
            {"environment", {{"removed", o.environment_removed}}},
            {"passed_fds", o.passed_fds}};
+    j["skipped"] = json::array();
+    for (const auto& c : skipped) j["skipped"].push_back({{"runner", c.runner}, {"reason", c.verdict ? c.verdict->reason : std::string()}});
     return text_of(j, -1);
 }
 

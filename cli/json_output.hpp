@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace confinectl {
 
@@ -44,7 +45,8 @@ std::string proof_json(const Proof& proof);
 
 // The report `run --report` and `run --report-fd` write after the command: its outcome
 // and what decided it. One line. Text that is not UTF-8 (a command's stderr line) is
-// carried with U+FFFD in place of each byte that is not.
-std::string run_report_json(const confine::Outcome& outcome);
+// carried with U+FFFD in place of each byte that is not. `skipped`: the runners of the
+// chain passed over before the one that ran, each with why it cannot work here.
+std::string run_report_json(const confine::Outcome& outcome, const std::vector<confine::Candidate>& skipped = {});
 
 }  // namespace confinectl

@@ -542,7 +542,7 @@ TEST_CASE("a runner program that could have been replaced confines nothing: the 
             p.check_refused(p.confine.run({"check-config", asserted.string()}), c.says);
             auto probed = p.confine.run({"probe", "--config", asserted.string()});
             CHECK(probed.exit_code == 125);
-            CHECK_THAT(probed.err, Catch::StartsWith("confinectl: sandbox unavailable: ") && Catch::Contains(c.says));
+            CHECK_THAT(probed.err, Catch::StartsWith("confinectl: " + asserted.string() + ":") && Catch::Contains(c.says));
         }
     }
 }

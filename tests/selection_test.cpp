@@ -1,5 +1,6 @@
 #include "support.hpp"
 
+#include <confine/execute.hpp>
 #include <confine/provider.hpp>
 
 #include <catch2/catch.hpp>
@@ -118,9 +119,10 @@ TEST_CASE("a longer chain is probed in order and the first usable runner wins", 
     REQUIRE(s.candidates.size() == 2);
     CHECK(s.candidates[0].verdict->reason == "fake unusable says no");
     CHECK(s.candidates[1].verdict->kind == confine::Verdict::Kind::full);
-    // Later runners are neither loaded nor probed.
-    CHECK(provider->loaded_plugins() == std::vector<std::string>{"unusable", "usable"});
-    CHECK(log.lines() == std::vector<std::string>{"load unusable", "create unusable", "probe unusable", "load usable", "create usable", "probe usable"});
+    // Later runners are neither loaded nor probed. A runner's table is judged before
+    // anything is probed: its runner is created with it first, and that one is used.
+    CHECK(provider->loaded_plugins() == std::vector<std::string>{"usable", "unusable"});
+    CHECK(log.lines() == std::vector<std::string>{"load usable", "create usable", "load unusable", "create unusable", "probe unusable", "probe usable"});
 }
 
 TEST_CASE("a partially enforcing runner is selected with partial enforcement", "[selection]") {
@@ -221,8 +223,10 @@ deny_read = []
     CHECK(s.enforcement == confine::Enforcement::full);
     CHECK(s.selected_without_probe);
     CHECK(s.chain.empty());
-    CHECK(provider->loaded_plugins().empty());
-    CHECK(log.lines().empty());
+    // The [runner.usable] table is judged by its runner (a configuration error is never a
+    // fallback, to the asserted command either); nothing is probed.
+    CHECK(provider->loaded_plugins() == std::vector<std::string>{"usable"});
+    CHECK(log.lines() == std::vector<std::string>{"load usable", "create usable"});
 
     std::vector<std::string> argv{"make", "-j2"};
     auto ro = provider->wrap({confine::Mode::read_only, {}, {}}, argv);
@@ -557,7 +561,9 @@ TEST_CASE("deny_read reaches the runner resolved, from the configuration and the
     fs::create_directories(ws);
     test::write_file(home / ".netrc", "secret\n");
     HomeAt at(home);
-    auto provider = provider_for(dir, chain({"usable"}) + "[policy]\ndeny_read = [\"~/.ssh\", \"~/.aws\", \"~/.kube\", \"~/.netrc\", \"~/.ssh/id_rsa\"]\n");
+    // Explicit asks, which the fake enforces partially: the file lowers what they need.
+    auto provider = provider_for(dir, chain({"usable"}) + "[policy]\ndeny_read = [\"~/.ssh\", \"~/.aws\", \"~/.kube\", \"~/.netrc\", \"~/.ssh/id_rsa\"]\n"
+                                                          "[policy.enforcement]\nread = \"partial\"\n");
     std::vector<std::string> argv{"true"};
     confine::Policy policy{confine::Mode::workspace_write, ws, {}};
     policy.deny_read = {tree / "extra-absent", ws / ".env"};
@@ -682,4 +688,125 @@ TEST_CASE("a protect minimum of partial skips a runner that cannot protect, and 
     REQUIRE_FALSE(refused);
     CHECK(refused.error().code == ErrorCode::sandbox_unavailable);
     CHECK(refused.error().message == "runner 'usable' enforces read at level none, below the minimum partial ([policy.enforcement] read)");
+}
+
+TEST_CASE("a configuration error fails the selection and every wrap with its own error, wherever it is, never falling back", "[selection][config]") {
+    test::TempDir dir;
+    for (auto n : {"usable", "partial"}) test::install_fake(dir.path(), n);
+    // A table the selected runner rejects, and one of a runner later in the chain, which
+    // the chain would never have loaded.
+    for (const std::string table : {"[runner.usable]\ncolour = 1\n", "[runner.partial]\ncolour = 1\n"}) {
+        INFO(table);
+        test::FakeLog log;
+        auto provider = provider_for(dir, chain({"usable", "partial"}) + table);
+        const auto& s = provider->selection();
+        CHECK_FALSE(s.usable());
+        REQUIRE(s.failure);
+        CHECK(s.failure->code == ErrorCode::plugin_create_failed);
+        CHECK(confine::is_configuration_error(s.failure->code));
+        CHECK_THAT(s.failure->message, Catch::StartsWith("test.toml:4:1: runner.") && Catch::Contains("unknown setting 'colour'"));
+        CHECK(log.count("probe usable") == 0);
+        auto wrapped = provider->wrap({confine::Mode::read_only, {}, {}}, true_argv);
+        REQUIRE_FALSE(wrapped);
+        CHECK(wrapped.error().code == ErrorCode::plugin_create_failed);
+        CHECK(wrapped.error().message == s.failure->message);
+        // What check-config asks says the same.
+        const auto judged = confine::judge_runner_settings(provider->config(), provider->plugin_dirs(), "linux");
+        REQUIRE(judged.error);
+        CHECK(judged.error->message == s.failure->message);
+    }
+    // A runner provided by two files, even one the chain would not reach.
+    test::TempDir other;
+    test::install_fake(other.path(), "partial");
+    auto twice = confine::Provider::create(test::config_from(chain({"usable", "partial"})),
+                                           {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{dir.path(), other.path()}});
+    REQUIRE(twice);
+    const auto& t = (*twice)->selection();
+    CHECK_FALSE(t.usable());
+    REQUIRE(t.failure);
+    CHECK(t.failure->code == ErrorCode::plugin_duplicate);
+    CHECK_THAT(t.failure->message, Catch::StartsWith("runner 'partial' is provided by more than one file: "));
+    // A table of a runner not installed here is noted, not an error; a chain runner that
+    // is not installed is skipped, as ever.
+    auto absent = provider_for(dir, chain({"ghost", "usable"}) + "[runner.ghost]\nx = 1\n");
+    CHECK(absent->selection().runner == std::optional<std::string>("usable"));
+    const auto judged = confine::judge_runner_settings(absent->config(), absent->plugin_dirs(), "linux");
+    CHECK_FALSE(judged.error);
+    CHECK(judged.unchecked == std::vector<std::string>{"test.toml:3:1: runner.ghost: no plugin here to check its settings against"});
+}
+
+TEST_CASE("an explicit deny_read or protect that the runner cannot enforce fails closed naming it, unless the file lowers the minimum",
+          "[selection][secrets][config]") {
+    test::TempDir dir, tree("/var/tmp");
+    for (auto n : {"usable", "partial"}) test::install_fake(dir.path(), n);
+    const fs::path ws = tree / "ws";
+    fs::create_directories(ws / ".git" / "hooks");
+    test::write_file(ws / ".env", "TOKEN=x\n");
+    test::write_file(ws / "ci.yml", "steps: []\n");
+    confine::Policy deny{confine::Mode::workspace_write, ws, {}};
+    deny.deny_read = {ws / ".env"};
+    confine::Policy protect{confine::Mode::workspace_write, ws, {}};
+    protect.protect = {ws / "ci.yml"};
+    // The fake says read partial and protect none.
+    auto provider = provider_for(dir, chain({"usable"}));
+    auto refused = provider->wrap(deny, true_argv);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::sandbox_unavailable);
+    CHECK(refused.error().message == "runner 'usable' cannot keep " + (ws / ".env").string() +
+                                         " unreadable, which the run's deny_read (--deny-read) asks explicitly: it enforces read there at level "
+                                         "partial ([policy.enforcement] read = \"partial\" would accept it)");
+    auto kept = provider->wrap(protect, true_argv);
+    REQUIRE_FALSE(kept);
+    CHECK(kept.error().message == "runner 'usable' cannot keep " + (ws / "ci.yml").string() +
+                                      " read-only, which the run's protect (--protect) asks explicitly: it enforces protect there at level "
+                                      "none ([policy.enforcement] protect = \"best-effort\" would accept it)");
+    // The default lists (.git/hooks here) are no explicit ask: the ordinary minimums apply.
+    auto defaults = provider->wrap({confine::Mode::workspace_write, ws, {}}, true_argv);
+    REQUIRE(defaults);
+    CHECK(defaults->protect_asked);
+    CHECK(defaults->dimensions.protect == confine::Level::none);
+    // An entry the configuration file writes is explicit, named where it is written.
+    auto written = provider_for(dir, chain({"usable"}) + "[policy]\ndeny_read = [\"" + (ws / ".env").string() + "\"]\n");
+    auto from_file = written->wrap({confine::Mode::workspace_write, ws, {}}, true_argv);
+    REQUIRE_FALSE(from_file);
+    CHECK_THAT(from_file.error().message, Catch::Contains(" unreadable, which test.toml:4:") && Catch::Contains(": policy.deny_read asks explicitly"));
+    // Lowered by the file: accepted, and reported.
+    auto lowered = provider_for(dir, chain({"usable"}) + "[policy.enforcement]\nread = \"partial\"\nprotect = \"best-effort\"\n");
+    auto accepted = lowered->wrap(deny, true_argv);
+    REQUIRE(accepted);
+    CHECK(accepted->dimensions.read == confine::Level::partial);
+    CHECK(lowered->wrap(protect, true_argv));
+    // In a chain, a later runner that can enforce it wraps the call instead.
+    auto chained = provider_for(dir, chain({"usable", "partial"}) + "[runner.partial]\nread = \"full\"\nprotect = \"full\"\n");
+    CHECK(chained->selection().runner == std::optional<std::string>("usable"));
+    auto instead = chained->wrap(deny, true_argv);
+    REQUIRE(instead);
+    CHECK(instead->runner == "partial");
+    CHECK(instead->dimensions.read == confine::Level::full);
+    auto plain = chained->wrap({confine::Mode::workspace_write, ws, {}}, true_argv);
+    REQUIRE(plain);
+    CHECK(plain->runner == "usable");
+    // And the file's explicit asks skip the runner at selection.
+    auto skipping = provider_for(dir, chain({"usable", "partial"}) + "[runner.partial]\nread = \"full\"\nprotect = \"full\"\n[policy]\nprotect = [\"ci.yml\"]\n");
+    const auto& s = skipping->selection();
+    CHECK(s.runner == std::optional<std::string>("partial"));
+    CHECK_THAT(s.candidates.at(0).verdict->reason, Catch::Contains("asks protect explicitly"));
+}
+
+TEST_CASE("run() and spawn() return a configuration error as it is, and run nothing on any runner", "[selection][config]") {
+    test::TempDir dir, tree("/var/tmp");
+    for (auto n : {"usable", "partial"}) test::install_fake(dir.path(), n);
+    // The selected runner is fine; a later one's table is not.
+    auto provider = provider_for(dir, chain({"usable", "partial"}) + "[runner.partial]\ncolour = 1\n");
+    const fs::path marker = tree / "ran";
+    const std::vector<std::string> argv{"/usr/bin/touch", marker.string()};
+    const confine::Policy policy{confine::Mode::workspace_write, tree.path(), {}};
+    auto ran = confine::run(*provider, policy, argv);
+    REQUIRE_FALSE(ran);
+    CHECK(ran.error().code == ErrorCode::plugin_create_failed);
+    CHECK_THAT(ran.error().message, Catch::StartsWith("test.toml:4:1: runner.partial: unknown setting 'colour'"));
+    auto spawned = confine::spawn(*provider, policy, argv);
+    REQUIRE_FALSE(spawned);
+    CHECK(spawned.error().message == ran.error().message);
+    CHECK_FALSE(fs::exists(marker));
 }

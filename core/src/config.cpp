@@ -132,7 +132,10 @@ private:
             if (k == "deny_read" || k == "protect") {
                 auto paths = policy_paths(*value_ptr, "policy." + k, k == "protect");
                 if (!paths) return paths.error();
+                std::vector<SourcePosition> where;
+                for (const toml::node& item : *value_ptr->as_array()) where.push_back(at(item.source()));
                 (k == "deny_read" ? cfg.deny_read : cfg.protect) = std::move(*paths);
+                (k == "deny_read" ? cfg.deny_read_where : cfg.protect_where) = std::move(where);
                 continue;
             }
             if (k != "network")
@@ -238,6 +241,9 @@ private:
             if (!text || (*text != "full" && *text != "partial" && *text != "best-effort"))
                 return fail(value_ptr->source(), "policy.enforcement." + k + " must be \"full\", \"partial\" or \"best-effort\"");
             *into = *text == "full" ? Minimum::full : *text == "partial" ? Minimum::partial : Minimum::best_effort;
+            // Written by the operator: it applies to what they ask explicitly, too.
+            if (k == "read") cfg.minimums.explicit_read = *into;
+            if (k == "protect") cfg.minimums.explicit_protect = *into;
         }
         return std::nullopt;
     }

@@ -26,9 +26,24 @@ std::string_view error_code_name(ErrorCode code) noexcept {
     case ErrorCode::plugin_call_failed: return "PLUGIN_CALL_FAILED";
     case ErrorCode::plugin_bad_result: return "PLUGIN_BAD_RESULT";
     case ErrorCode::plugin_not_executable: return "PLUGIN_NOT_EXECUTABLE";
+    case ErrorCode::plugin_create_unsupported: return "PLUGIN_CREATE_UNSUPPORTED";
     case ErrorCode::sandbox_unavailable: return "SANDBOX_UNAVAILABLE";
     }
     return "UNKNOWN";
+}
+
+bool is_configuration_error(ErrorCode code) noexcept {
+    switch (code) {
+    case ErrorCode::config_not_found:
+    case ErrorCode::config_unreadable:
+    case ErrorCode::config_syntax:
+    case ErrorCode::config_invalid:
+    case ErrorCode::config_untrusted:
+    case ErrorCode::plugin_untrusted:
+    case ErrorCode::plugin_duplicate:
+    case ErrorCode::plugin_create_failed: return true;
+    default: return false;
+    }
 }
 
 }  // namespace confine

@@ -287,7 +287,8 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
     if (auto bad = loader_environment_problem(*options.environment, foreground, options.working_directory)) return std::unexpected(*bad);
     auto wrapped = provider.wrap(foreground, command->argv);
     if (!wrapped) {
-        if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
+        // A bad policy, or a configuration that is wrong: the caller's to fix, said as it is.
+        if (wrapped.error().code == ErrorCode::invalid_policy || is_configuration_error(wrapped.error().code)) return std::unexpected(wrapped.error());
         return finish(unavailable(provider, wrapped.error()));
     }
     if (options.exec_in_place && wrapped->in_process) {
@@ -356,7 +357,8 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
     auto wrapped = provider.wrap(background, command->argv);
     auto impl = std::make_shared<Process::Impl>();
     if (!wrapped) {
-        if (wrapped.error().code == ErrorCode::invalid_policy) return std::unexpected(wrapped.error());
+        // A bad policy, or a configuration that is wrong: the caller's to fix, said as it is.
+        if (wrapped.error().code == ErrorCode::invalid_policy || is_configuration_error(wrapped.error().code)) return std::unexpected(wrapped.error());
         impl->result.outcome = unavailable(provider, wrapped.error());
         impl->result.outcome.environment_removed = std::move(removed);
         impl->result.outcome.passed_fds = options.pass_fds;

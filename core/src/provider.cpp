@@ -8,6 +8,7 @@
 #include <confine/sdk/bwrap_profile.hpp>
 #include <confine/sdk/program_trust.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 
 #if !defined(_WIN32)
@@ -17,6 +18,7 @@
 #include <cstring>
 #endif
 
+#include <map>
 #include <mutex>
 
 namespace fs = std::filesystem;
@@ -62,6 +64,53 @@ std::string_view name_of(Minimum m) {
     return m == Minimum::full ? "full" : m == Minimum::partial ? "partial" : "best-effort";
 }
 
+bool meets(Level level, Minimum minimum) {
+    return minimum == Minimum::best_effort || (minimum == Minimum::partial ? level != Level::none : level == Level::full);
+}
+
+// The deny_read and protect entries of a call that are explicit asks (docs/design.md
+// §12): every entry of the call's policy (--deny-read, --protect, a host's Policy), and
+// each entry a configuration file writes; not the embedded default's, nor the ssh agent's
+// socket that deny_read adds. Each with where it was said, for the line that refuses it.
+struct ExplicitAsk {
+    fs::path entry;
+    std::string said;  // "file:line:column: policy.deny_read", or the call's
+};
+struct ExplicitAsks {
+    std::vector<ExplicitAsk> read, protect;
+};
+
+ExplicitAsks explicit_asks(const Policy& policy, const Config& config) {
+    ExplicitAsks out;
+    for (const auto& p : policy.deny_read) out.read.push_back({p, "the run's deny_read (--deny-read)"});
+    for (const auto& p : policy.protect) out.protect.push_back({p, "the run's protect (--protect)"});
+    auto from_config = [](const std::vector<std::string>& entries, const std::vector<SourcePosition>& where, const char* key,
+                          std::vector<ExplicitAsk>& into) {
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            if (i < where.size() && where[i].file == embedded_config_name) continue;  // a default
+            into.push_back({entries[i], i < where.size() ? to_string(where[i]) + ": policy." + key : std::string("policy.") + key});
+        }
+    };
+    from_config(config.deny_read, config.deny_read_where, "deny_read", out.read);
+    from_config(config.protect, config.protect_where, "protect", out.protect);
+    return out;
+}
+
+// The part of a wrap's `open` text about `dimension` ("read: ..."), or "".
+std::string open_about(const std::string& open, std::string_view dimension) {
+    const std::string head = std::string(dimension) + ": ";
+    std::size_t at = open.find(head);
+    while (at != std::string::npos && at != 0 && open.compare(at - 2, 2, "; ") != 0) at = open.find(head, at + 1);
+    if (at == std::string::npos) return {};
+    // Up to the next dimension's part: "; <known dimension>: ".
+    std::size_t end = std::string::npos;
+    for (const char* next : {"; write: ", "; network: ", "; processes: ", "; read: ", "; protect: ", "; metadata: ", "; lifetime: ", "; limits: "}) {
+        const std::size_t found = open.find(next, at + head.size());
+        if (found != std::string::npos && found < end) end = found;
+    }
+    return open.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
 // The wrap as the host reports it: whether the network was asked, and `enforcement` the
 // weakest of the dimensions asked.
 WrapResult reported(WrapResult wrapped, const Policy& policy) {
@@ -97,8 +146,7 @@ std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy
     };
     for (const auto& [dimension, levels] : asked) {
         const auto [level, minimum] = levels;
-        const bool enough = minimum == Minimum::best_effort || (minimum == Minimum::partial ? level != Level::none : level == Level::full);
-        if (!enough)
+        if (!meets(level, minimum))
             return std::unexpected(Error{ErrorCode::sandbox_unavailable,
                                          "runner '" + wrapped.runner + "' enforces " + dimension + " at level " + std::string(to_string(level)) +
                                              ", below the minimum " + std::string(name_of(minimum)) + " ([policy.enforcement] " + dimension + ")"});
@@ -106,7 +154,68 @@ std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy
     return wrapped;
 }
 
+// A runner created while its [runner.<name>] table was judged, kept for the provider.
+struct Judged {
+    fs::path file;
+    std::unique_ptr<Runner> runner;
+};
+
+// judge_runner_settings, keeping in `keep` (when given) the runners it created.
+SettingsJudgement judge(const Config& config, const std::vector<fs::path>& plugin_dirs, std::string_view platform,
+                        std::map<std::string, Judged>* keep) {
+    SettingsJudgement out;
+    std::vector<std::string> names;
+    for (const auto& [name, table] : config.runners) names.push_back(name);
+    if (const auto pit = config.platforms.find(std::string(platform)); pit != config.platforms.end())
+        for (const auto& name : pit->second.chain)
+            if (!config.runners.contains(name)) names.push_back(name);
+    const PluginSearch search(plugin_dirs);
+    for (const auto& name : names) {
+        const auto table = config.runners.find(name);
+        const bool has_table = table != config.runners.end();
+        auto unchecked = [&](const std::string& why) {
+            if (has_table) out.unchecked.push_back(to_string(table->second.where) + ": runner." + name + ": " + why);
+        };
+        // Not there is not installed here; found twice is the configuration's (its
+        // plugin_dirs) fault, whichever runner the chain would pick.
+        auto located = search.locate(name);
+        if (!located) {
+            if (is_configuration_error(located.error().code)) {
+                out.error = located.error();
+                return out;
+            }
+            unchecked("no plugin here to check its settings against");
+            continue;
+        }
+        if (!has_table) continue;
+        auto plugin = load_plugin(*located, name);
+        if (!plugin) {
+            if (is_configuration_error(plugin.error().code)) {
+                out.error = plugin.error();
+                return out;
+            }
+            unchecked("its plugin cannot be loaded here, so its settings are not checked: " + plugin.error().message);
+            continue;
+        }
+        auto runner = (*plugin)->create_runner(&table->second);
+        if (!runner) {
+            if (is_configuration_error(runner.error().code)) {
+                out.error = runner.error();
+                return out;
+            }
+            unchecked("its runner cannot work here, so its settings are not checked: " + runner.error().message);
+            continue;
+        }
+        if (keep) keep->insert_or_assign(name, Judged{*located, std::move(*runner)});
+    }
+    return out;
+}
+
 }  // namespace
+
+SettingsJudgement judge_runner_settings(const Config& config, const std::vector<fs::path>& plugin_dirs, std::string_view platform) {
+    return judge(config, plugin_dirs, platform, nullptr);
+}
 
 struct Provider::Impl {
     Config config;
@@ -122,8 +231,37 @@ struct Provider::Impl {
 
     std::optional<VerdictCacheOptions> cache_options;
 
+    mutable std::once_flag judged_once;
+    mutable std::optional<Error> misconfigured;  // the configuration error, if any
+    mutable std::mutex judged_mutex;
+    mutable std::map<std::string, Judged> judged;  // runners created to judge their tables, not yet used
+
+    // The configuration error that fails every use of this provider, judged once
+    // (judge_runner_settings), or nullopt.
+    const std::optional<Error>& configuration_error() const {
+        std::call_once(judged_once, [this] {
+            std::map<std::string, Judged> kept;
+            auto judgement = judge(config, plugin_dirs, platform, &kept);
+            misconfigured = std::move(judgement.error);
+            std::lock_guard lock(loaded_mutex);
+            for (const auto& [name, j] : kept) loaded.push_back(name);
+            std::lock_guard held(judged_mutex);
+            judged = std::move(kept);
+        });
+        return misconfigured;
+    }
+
     // Locates, loads and creates one runner; an error says why it cannot be had.
     std::expected<std::unique_ptr<Runner>, Error> open_runner(const std::string& name, fs::path& file) const {
+        {
+            std::lock_guard lock(judged_mutex);
+            if (auto it = judged.find(name); it != judged.end()) {
+                file = it->second.file;
+                auto runner = std::move(it->second.runner);
+                judged.erase(it);
+                return runner;
+            }
+        }
         auto located = PluginSearch(plugin_dirs).locate(name);
         if (!located) return std::unexpected(located.error());
         file = *located;
@@ -153,6 +291,13 @@ struct Provider::Impl {
             return;
         }
         const PlatformConfig& pc = pit->second;
+        if (pc.runner_command.empty()) s.chain = pc.chain;
+        // A configuration error is never a fallback: not to another runner, not to the
+        // asserted command (docs/design.md §3).
+        if (const auto& bad = configuration_error()) {
+            s.failure = *bad;
+            return;
+        }
         if (!pc.runner_command.empty()) {
             // An operator's assertion: never probed, trusted to confine fully. A missing
             // command still fails closed when it is executed.
@@ -162,7 +307,7 @@ struct Provider::Impl {
             s.selected_without_probe = true;
             s.enforcement = Enforcement::full;
             if (auto bad = untrusted_runner_command(config, platform)) {
-                unavailable(s, bad->message);
+                s.failure = *bad;
                 s.runner.reset();
             }
             return;
@@ -187,7 +332,8 @@ struct Provider::Impl {
         if (!runner) {
             c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
             s.candidates.push_back(c);
-            unavailable(s, "runner '" + c.runner + "' cannot be used: " + runner.error().message);
+            if (is_configuration_error(runner.error().code)) s.failure = runner.error();
+            else unavailable(s, "runner '" + c.runner + "' cannot be used: " + runner.error().message);
             return;
         }
         s.candidates.push_back(c);
@@ -207,6 +353,14 @@ struct Provider::Impl {
             auto runner = open_runner(name, c.plugin_file);
             if (!runner) {
                 c.verdict = Verdict{Verdict::Kind::unusable, runner.error().message};
+                // Only a runner that cannot work here is skipped; a configuration error
+                // stops the chain where it is.
+                if (is_configuration_error(runner.error().code)) {
+                    s.candidates.push_back(c);
+                    if (cache) cache->save();
+                    s.failure = runner.error();
+                    return;
+                }
             } else {
                 verdict_for(c, **runner, cache);
             }
@@ -253,8 +407,87 @@ struct Provider::Impl {
         if (!wrapped) return std::nullopt;  // the run's own wrap says it, and runs nothing
         auto checked = meets_minimums(std::move(*wrapped), sample, config);
         if (!checked) return checked.error().message;
+        // What the configuration file asks explicitly (docs/design.md §12): the sample's
+        // paths stand for its entries, a protected one inside the workspace as its
+        // relative entries are in every writable root.
+        const ExplicitAsks asks = explicit_asks(Policy{}, config);
+        for (const auto& [dimension, level, need, entries] :
+             {std::tuple{"read", checked->dimensions.read, config.minimums.explicit_read.value_or(Minimum::full), &asks.read},
+              std::tuple{"protect", checked->dimensions.protect, config.minimums.explicit_protect.value_or(Minimum::full), &asks.protect}})
+            if (!entries->empty() && !meets(level, need))
+                return "runner '" + checked->runner + "' enforces " + dimension + " at level " + std::string(to_string(level)) + ", and " +
+                       entries->front().said + " asks " + dimension + " explicitly (at level " + std::string(name_of(need)) + ")";
         if (weakest && checked->enforcement == Enforcement::partial) *weakest = Enforcement::partial;
         return std::nullopt;
+    }
+
+    // Why `runner`, whose wrap of the whole call is `wrapped`, cannot honour an explicit
+    // ask of the call (docs/design.md §12), or nullopt. An explicit deny_read or protect
+    // entry asks its dimension in full for its path, unless the configuration wrote a
+    // lower minimum (Minimums::explicit_read). Where the whole wrap falls short, each
+    // explicit entry is wrapped alone (with the call's roots) to find the one it cannot
+    // honour: a default entry that the runner cannot enforce stays under the ordinary
+    // minimum. A wrap is a pure transformation: nothing runs.
+    std::optional<std::string> explicit_unmet(Runner& runner, const WrapResult& wrapped, const Policy& policy, const ExplicitAsks& asks,
+                                              std::span<const std::string> argv) const {
+        struct Asked {
+            const char* dimension;
+            Level level;
+            Minimum need;
+            const std::vector<ExplicitAsk>& entries;
+            bool read;
+        };
+        const Asked dimensions[] = {
+            {"read", wrapped.dimensions.read, config.minimums.explicit_read.value_or(Minimum::full), asks.read, true},
+            {"protect", wrapped.dimensions.protect, config.minimums.explicit_protect.value_or(Minimum::full), asks.protect, false},
+        };
+        for (const auto& d : dimensions) {
+            if (d.entries.empty() || meets(d.level, d.need)) continue;
+            for (const auto& ask : d.entries) {
+                Policy one = policy;
+                one.deny_read.clear();
+                one.protect.clear();
+                (d.read ? one.deny_read : one.protect) = {ask.entry};
+                auto resolved = detail::resolve_policy(one);
+                if (!resolved) return resolved.error().message;
+                const auto& paths = d.read ? resolved->deny_read : resolved->protect;
+                if (paths.empty()) continue;  // nothing there to deny or protect
+                auto alone = runner.wrap(*resolved, argv);
+                if (!alone) return alone.error().message;
+                const Level level = d.read ? alone->dimensions.read : alone->dimensions.protect;
+                if (meets(level, d.need)) continue;
+                std::string path;
+                for (const auto& p : paths) path += (path.empty() ? "" : ", ") + p.string();
+                const std::string open = open_about(alone->dimensions.open, d.dimension);
+                return "runner '" + alone->runner + "' cannot " + (d.read ? "keep " + path + " unreadable" : "keep " + path + " read-only") +
+                       ", which " + ask.said + " asks explicitly: it enforces " + d.dimension + " there at level " + std::string(to_string(level)) +
+                       (open.empty() ? std::string() : " (" + open + ")") + " ([policy.enforcement] " + d.dimension + " = \"" +
+                       std::string(name_of(level == Level::partial ? Minimum::partial : Minimum::best_effort)) + "\" would accept it)";
+            }
+        }
+        return std::nullopt;
+    }
+
+    mutable std::mutex later_mutex;
+    mutable std::map<std::string, std::unique_ptr<Runner>> later;  // by name; null: cannot be used here
+
+    // Runner `name` of the chain, past the selected one: loaded, probed usable and at the
+    // configuration's minimums, or null (remembered either way).
+    Runner* later_runner(const std::string& name, fs::path& file) const {
+        std::lock_guard lock(later_mutex);
+        if (auto it = later.find(name); it != later.end()) {
+            if (it->second) file = it->second->plugin().file;
+            return it->second.get();
+        }
+        std::unique_ptr<Runner> usable;
+        if (auto opened = open_runner(name, file)) {
+            const Verdict verdict = (*opened)->probe(config.probe_timeout_ms);
+            if (verdict.usable() && !below_minimums(**opened)) usable = std::move(*opened);
+            detail::log_debug("runner {}: {}{}{}", name, usable ? "usable" : "unusable", verdict.reason.empty() ? "" : ": ", verdict.reason);
+        }
+        Runner* out = usable.get();
+        later.insert_or_assign(name, std::move(usable));
+        return out;
     }
 
     // The verdict on candidate `c`, whose runner is `runner`: from the cache if it holds
@@ -490,15 +723,39 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
         // Whatever stopped the runner from wrapping, nothing may run unconfined.
         return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
     }
-    return logged(meets_minimums(std::move(*wrapped), *resolved, impl_->config));
+    auto checked = meets_minimums(std::move(*wrapped), *resolved, impl_->config);
+    if (!checked) return checked;
+    // What the caller or the operator asked explicitly, the runner must honour; in a
+    // chain of several, a later runner that can is used for this call instead, as a
+    // runner below a minimum is skipped (docs/design.md §12).
+    const ExplicitAsks asks = explicit_asks(policy, impl_->config);
+    auto unmet = impl_->explicit_unmet(*impl_->selected, *checked, policy, asks, argv);
+    if (!unmet) return logged(std::move(checked));
+    if (!s.selected_without_probe && s.runner) {
+        const auto selected = std::find(s.chain.begin(), s.chain.end(), *s.runner);
+        for (auto it = selected == s.chain.end() ? selected : selected + 1; it != s.chain.end(); ++it) {
+            fs::path file;
+            Runner* runner = impl_->later_runner(*it, file);
+            if (!runner || writable_by_the_run(*resolved, relied_on(impl_->config, file))) continue;
+            auto other = runner->wrap(*resolved, argv);
+            if (!other) continue;
+            auto other_checked = meets_minimums(std::move(*other), *resolved, impl_->config);
+            if (!other_checked || impl_->explicit_unmet(*runner, *other_checked, policy, asks, argv)) continue;
+            detail::log_debug("runner {} wraps this call instead: {}", *it, *unmet);
+            return logged(std::move(other_checked));
+        }
+    }
+    return std::unexpected(Error{ErrorCode::sandbox_unavailable, std::move(*unmet)});
 }
 
 std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, const Policy& policy,
                                                      std::span<const std::string> argv) const {
     auto resolved = checked_policy(policy, argv, impl_->config);
     if (!resolved) return std::unexpected(resolved.error());
+    if (const auto& bad = impl_->configuration_error()) return std::unexpected(*bad);
     fs::path file;
     auto opened = impl_->open_runner(std::string(runner), file);
+    if (!opened && is_configuration_error(opened.error().code)) return std::unexpected(opened.error());
     if (!opened) return std::unexpected(Error{ErrorCode::sandbox_unavailable, "runner '" + std::string(runner) + "' cannot be used: " + opened.error().message});
     if (auto bad = writable_by_the_run(*resolved, relied_on(impl_->config, file))) return std::unexpected(*bad);
     auto wrapped = (*opened)->wrap(*resolved, argv);
@@ -515,7 +772,7 @@ std::optional<Error> untrusted_runner_command(const Config& config, std::string_
     std::error_code ec;
     if (!fs::exists(program, ec)) return std::nullopt;
     if (auto bad = untrusted_runner_program(program, Policy{Mode::read_only, {}, {}}))
-        return Error{ErrorCode::sandbox_unavailable, to_string(pit->second.where) + ": platform." + std::string(platform) +
+        return Error{ErrorCode::config_invalid, to_string(pit->second.where) + ": platform." + std::string(platform) +
                                                          ".runner_command: refusing " + program + ": " + *bad};
     return std::nullopt;
 }

@@ -71,6 +71,12 @@ struct Minimums {
     // best-effort: the Linux fallback (Landlock) cannot keep a path inside a writable
     // root read-only at all, and says so (protect: none).
     Minimum protect = Minimum::best_effort;
+    // What an explicit ask must be enforced at: a deny_read or protect entry of the call's
+    // policy (--deny-read, --protect, Policy) or one a configuration file writes — not the
+    // embedded default's. nullopt: full. A configuration file that writes the dimension's
+    // minimum sets it too, to that minimum: the operator lowered it knowingly.
+    std::optional<Minimum> explicit_read;
+    std::optional<Minimum> explicit_protect;
 };
 
 struct Config {
@@ -86,6 +92,12 @@ struct Config {
     // [policy] protect: what stays read-only inside the writable roots, as written: a path
     // relative to each writable root (".git/hooks"), absolute, or "~/...".
     std::vector<std::string> protect;
+    // Where each entry of deny_read and protect is written, in the same order: an entry of
+    // the embedded default ("<embedded default>") is a default; one a configuration file
+    // writes is the operator's explicit ask (Minimums::explicit_read). An entry added
+    // without a position (a host's own) counts as explicit.
+    std::vector<SourcePosition> deny_read_where;
+    std::vector<SourcePosition> protect_where;
     // [policy.env]: what of the caller's environment the command gets (environment.hpp).
     // run() and spawn() apply it to every run, on every runner and path.
     EnvironmentPolicy environment;

@@ -27,15 +27,25 @@ enum class ErrorCode : int {
     plugin_descriptor_size_unknown = 26,
     plugin_name_mismatch = 27,    // descriptor's runner name differs from the file name
     plugin_duplicate = 28,        // one runner name provided by two files
-    plugin_create_failed = 29,    // the plugin rejected its settings
+    plugin_create_failed = 29,    // the plugin rejected its settings (or failed to create its runner)
     plugin_call_failed = 30,      // probe or wrap returned an error or threw
     plugin_bad_result = 31,       // a malformed result crossed the boundary
     plugin_not_executable = 32,   // the file lacks its execute permission: not installed as code
+    plugin_create_unsupported = 33,  // the runner cannot work here: its create said CONFINE_E_UNSUPPORTED
     sandbox_unavailable = 40,     // no runner can confine here: fail closed
 };
 
 // Stable upper-case name, e.g. "SANDBOX_UNAVAILABLE".
 std::string_view error_code_name(ErrorCode code) noexcept;
+
+// Whether `code` says that the configuration in effect is wrong — as opposed to a runner
+// that cannot work on this machine (not installed, a plugin built for another host, a
+// kernel without the feature, a create that says CONFINE_E_UNSUPPORTED), which a chain
+// skips. A configuration error is never a fallback (docs/design.md §3): the file itself
+// (CONFIG_*), a plugin refused as untrusted, a runner provided by two files, a runner
+// that rejects its [runner.<name>] settings (PLUGIN_CREATE_FAILED) — each fails the run
+// closed with the line `confinectl check-config` prints.
+bool is_configuration_error(ErrorCode code) noexcept;
 
 struct Error {
     ErrorCode code;

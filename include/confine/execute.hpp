@@ -5,7 +5,7 @@
 //   confine::Policy policy{confine::Mode::workspace_write, "/home/me/ws", {}};
 //   std::vector<std::string> argv{"make", "-j2"};
 //   auto outcome = confine::run(**provider, policy, argv);
-//   if (!outcome) ...                               // bad policy: nothing ran
+//   if (!outcome) ...                               // bad policy or configuration: nothing ran
 //   else if (outcome->kind == confine::OutcomeKind::sandbox_unavailable) ...
 //
 //   auto process = confine::spawn(**provider, policy, argv, {.timeout = 30s});
@@ -188,7 +188,9 @@ std::optional<Error> check_pass_fds(std::span<const int> pass_fds, bool open_her
 // run() and spawn() look the command up first, as a shell would (PATH from the
 // environment it will get, relative paths from its working directory), so that a
 // command that does not exist is the caller's error (COMMAND_NOT_FOUND,
-// COMMAND_NOT_EXECUTABLE) and never mistaken for a runner failure.
+// COMMAND_NOT_EXECUTABLE) and never mistaken for a runner failure. A configuration that
+// is wrong (is_configuration_error: a [runner.<name>] table its runner rejects, a plugin
+// provided twice) is returned as that error too: nothing runs, on no other runner.
 //
 // Runs in the foreground: stdin, stdout and stderr are the caller's. stderr goes through
 // a pipe and this process where something must read it: always for a runner that cannot

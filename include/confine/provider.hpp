@@ -9,7 +9,9 @@
 //
 // Failing closed is the rule on every path: no chain, an empty chain, no usable
 // runner, a missing or refused plugin, a probe that times out — each yields
-// SANDBOX_UNAVAILABLE, never a command run without confinement.
+// SANDBOX_UNAVAILABLE, never a command run without confinement. A configuration error
+// (a [runner.<name>] table its runner rejects, a plugin provided twice or refused as
+// untrusted) is never a fallback: it is the failure, with its own code.
 #pragma once
 
 #include <confine/config.hpp>
@@ -54,6 +56,21 @@ std::optional<std::filesystem::path> default_verdict_cache_file();
 // design.md §11), or nullopt. A run checks it again against its own writable roots.
 std::optional<Error> untrusted_runner_command(const Config& config, std::string_view platform = current_platform());
 
+// What of a configuration only its plugins can judge (docs/design.md §3), for `platform`:
+// each runner that a [runner.<name>] table or the platform's chain names must be
+// provided by one plugin file at most, and each table must be accepted by its runner
+// (created with it). `error` is the first configuration error found
+// (is_configuration_error(error->code)): the line `confinectl check-config` prints, and
+// what fails every run closed. `unchecked` names, one line each, the tables that no
+// plugin here could judge: a runner not installed here, or one that cannot work here —
+// the same runner a chain would skip.
+struct SettingsJudgement {
+    std::optional<Error> error;
+    std::vector<std::string> unchecked;
+};
+SettingsJudgement judge_runner_settings(const Config& config, const std::vector<std::filesystem::path>& plugin_dirs,
+                                        std::string_view platform = current_platform());
+
 struct ProviderOptions {
     std::optional<std::string> platform;  // default: current_platform()
     // Searched after the configuration's plugin_dirs, instead of the install's own
@@ -82,7 +99,9 @@ struct Selection {
     std::optional<std::string> runner;       // the selected runner
     bool selected_without_probe = false;     // a chain of one, or an asserted command
     std::optional<Enforcement> enforcement;  // known when probed or asserted
-    std::optional<Error> failure;            // SANDBOX_UNAVAILABLE when nothing is selected
+    // Why nothing is selected: SANDBOX_UNAVAILABLE, or — when the configuration itself is
+    // wrong (is_configuration_error) — that error, which no chain falls back from.
+    std::optional<Error> failure;
 
     bool usable() const noexcept { return runner.has_value(); }
 };

@@ -154,7 +154,9 @@ std::expected<std::unique_ptr<Runner>, Error> Plugin::create_runner(const Runner
             std::lock_guard lock(runner->host->mutex);
             key = runner->host->setting_at_fault;
         }
-        return std::unexpected(Error{ErrorCode::plugin_create_failed,
+        // A runner that says it cannot work here is unusable, and a chain skips it; any
+        // other failure (its settings rejected above all) is the configuration's.
+        return std::unexpected(Error{st == CONFINE_E_UNSUPPORTED ? ErrorCode::plugin_create_unsupported : ErrorCode::plugin_create_failed,
                                      where(message.empty() ? "cannot create runner: " + status_text(st) : message, key)});
     }
     return std::make_unique<Runner>(std::move(runner));

@@ -333,7 +333,10 @@ typedef struct confine_plugin_descriptor {
     const char* plugin_version;
     const char* summary;
     /* Create one runner instance. Settings the runner does not know are an error
-     * (CONFINE_E_INVALID_ARGUMENT with a message naming the key). */
+     * (CONFINE_E_INVALID_ARGUMENT with a message naming the key). Any error but
+     * CONFINE_E_UNSUPPORTED is a configuration error, which fails every run closed;
+     * CONFINE_E_UNSUPPORTED says the runner cannot work on this machine, and a chain
+     * goes on to its next runner. */
     confine_status (*create)(const confine_host* host, const confine_runner_config* config,
                              void** out_instance, char** out_error);
     void (*destroy)(void* instance);
