@@ -222,6 +222,10 @@ std::string run_report_json(const confine::Outcome& o) {
            {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked}) : json(nullptr)},
            {"tmp", tmp_json(o.tmp)},
            {"environment", {{"removed", o.environment_removed}}}};
+    json set_aside = json::array();
+    for (const auto& m : o.set_aside)
+        set_aside.push_back({{"path", m.path.string()}, {"moved_to", m.error.empty() ? json(m.moved_to.string()) : json(nullptr)}, {"error", or_null(m.error)}});
+    j["set_aside"] = set_aside;
     return text_of(j, -1);
 }
 

@@ -1,5 +1,6 @@
 #include <confine/provider.hpp>
 
+#include "git_guard.hpp"
 #include "log.hpp"
 #include "roots.hpp"
 #include "trust.hpp"
@@ -340,6 +341,17 @@ std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped
     return wrapped;
 }
 
+// The wrap with its run-end check (git_guard.hpp): what must still be absent after the
+// run, as it is now, before the run.
+std::expected<WrapResult, Error> watched(std::expected<WrapResult, Error> wrapped, const Policy& resolved, const Policy& asked,
+                                         const Config& config) {
+    if (!wrapped) return wrapped;
+    std::vector<fs::path> entries(config.protect.begin(), config.protect.end());
+    entries.insert(entries.end(), asked.protect.begin(), asked.protect.end());
+    wrapped->git_watch = detail::watch_git(resolved, entries);
+    return wrapped;
+}
+
 // What -v says of the policy a run gets, its roots resolved.
 void log_policy(const Policy& p) {
     if (!detail::log_enabled(spdlog::level::debug)) return;
@@ -481,14 +493,15 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
         if (auto bad = untrusted_runner_program(s.runner_command.front(), *resolved))
             return std::unexpected(Error{ErrorCode::sandbox_unavailable,
                                          "cannot start runner '" + std::string(asserted_runner_name) + "' (" + s.runner_command.front() + "): " + *bad});
-        return logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv), *resolved, impl_->config));
+        return watched(logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv), *resolved, impl_->config)),
+                       *resolved, policy, impl_->config);
     }
     auto wrapped = impl_->selected->wrap(*resolved, argv);
     if (!wrapped) {
         // Whatever stopped the runner from wrapping, nothing may run unconfined.
         return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
     }
-    return logged(meets_minimums(std::move(*wrapped), *resolved, impl_->config));
+    return watched(logged(meets_minimums(std::move(*wrapped), *resolved, impl_->config)), *resolved, policy, impl_->config);
 }
 
 std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, const Policy& policy,

@@ -48,6 +48,13 @@ enum class Basis {
     selection,    // no runner could be selected or could wrap the command
 };
 
+// One thing the run-end check moved aside (see Outcome::set_aside).
+struct SetAside {
+    std::filesystem::path path;      // where the command left it
+    std::filesystem::path moved_to;  // where it is now: beside it, `NAME.confine-blocked-N`
+    std::string error;               // why it could not be moved (moved_to then empty)
+};
+
 struct Outcome {
     OutcomeKind kind = OutcomeKind::sandbox_unavailable;
     std::optional<int> exit_code;  // when it exited
@@ -65,6 +72,11 @@ struct Outcome {
     // The names of the variables the environment filter left out of the command's
     // environment (run_environment()), sorted; never their values.
     std::vector<std::string> environment_removed;
+    // What the run-end check found where git would read it on the host and where nothing
+    // stood when the run began (a repository's `commondir`, `config.worktree`, a `.git`
+    // in a root inside a parent repository, a submodule's `.git`, an included
+    // configuration file, ...): moved aside, never removed (docs/design.md §11).
+    std::vector<SetAside> set_aside;
     Basis basis = Basis::selection;
     // For sandbox_unavailable: the matched fatal stderr line, or what the attestation,
     // spawn error or selection said. Empty otherwise.
