@@ -118,17 +118,22 @@ const std::vector<GitAttack>& attacks() {
         {".git replaced by a gitfile naming a git directory in the workspace", plain,
          evil_git_dir + "cp -a $WS/.git/objects $WS/.git/refs $WS/evil/ 2>/dev/null; mv $WS/.git $WS/.old;"
                         "echo 'gitdir: evil' > $WS/g && mv -f -T $WS/g $WS/.git; rmdir $WS/.git; echo 'gitdir: evil' > $WS/.git; true"},
-        {"an existing worktree's commondir and configuration",
+        {"an existing worktree's commondir",
          [](GitTree& g) {
              g.init(g.ws);
              REQUIRE(g.git(g.ws, {"worktree", "add", "-q", (g.tree.root / "linked").string()}).exit_code == 0);
-             REQUIRE(g.git(g.ws, {"worktree", "add", "-q", (g.ws / "inner").string()}).exit_code == 0);
              g.repo = g.tree.root / "linked";
          },
-         evil_git_dir +
-             "echo $WS/evil > $WS/.git/worktrees/linked/commondir; printf '$EVIL' > $WS/.git/worktrees/linked/config.worktree;"
-             "rm -rf $WS/.git/worktrees/linked; mkdir -p $WS/.git/worktrees/linked; echo $WS/evil > $WS/.git/worktrees/linked/commondir;"
-             "echo 'gitdir: $WS/evil' > $WS/inner/.git"},
+         evil_git_dir + "echo $WS/evil > $WS/.git/worktrees/linked/commondir; echo $WS/evil > $WS/c; mv -f $WS/c $WS/.git/worktrees/linked/commondir"},
+        {"an existing worktree's own configuration (extensions.worktreeConfig)",
+         [](GitTree& g) {
+             g.init(g.ws);
+             REQUIRE(g.git(g.ws, {"config", "core.repositoryformatversion", "1"}).exit_code == 0);
+             REQUIRE(g.git(g.ws, {"config", "extensions.worktreeConfig", "true"}).exit_code == 0);
+             REQUIRE(g.git(g.ws, {"worktree", "add", "-q", (g.tree.root / "linked").string()}).exit_code == 0);
+             g.repo = g.tree.root / "linked";
+         },
+         "printf '[core]\\n\\tfsmonitor = touch $M\\n' > $WS/.git/worktrees/linked/config.worktree"},
         {"a linked worktree's own .git file", [](GitTree& g) {
              g.init(g.ws);
              REQUIRE(g.git(g.ws, {"worktree", "add", "-q", (g.ws / "inner").string()}).exit_code == 0);
