@@ -54,7 +54,10 @@ std::optional<std::string> read_regular(const fs::path& file) {
     if (ec || size > max_read) return std::nullopt;
     std::ifstream in(file, std::ios::binary);
     if (!in) return std::nullopt;
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::string text(static_cast<std::size_t>(size), '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
 }
 
 std::string trimmed(std::string_view s) {
@@ -365,7 +368,6 @@ SetAside move_aside(const fs::path& p) {
         fs::path to = p;
         to += ".confine-blocked-" + std::to_string(n);
         if (present_at(to)) continue;
-        std::error_code ec;
 #if defined(__linux__)
         // Without replacing anything that appeared in between.
         if (::renameat2(AT_FDCWD, p.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
@@ -376,6 +378,7 @@ SetAside move_aside(const fs::path& p) {
         out.error = std::strerror(errno);
         return out;
 #else
+        std::error_code ec;
         fs::rename(p, to, ec);
         if (!ec) {
             out.moved_to = to;
