@@ -170,6 +170,17 @@ const std::vector<GitAttack>& attacks() {
              g.init(g.tree.root.path());  // the parent, around the workspace
          },
          evil_git_dir + "cp -a $WS/evil $WS/.git"},
+        {"a .git planted in a tracked subdirectory, where the owner runs git next",
+         [](GitTree& g) {
+             g.init(g.ws);
+             fs::create_directories(g.ws / "src" / "deep");
+             test::write_file(g.ws / "src" / "deep" / "main.c", "int main(void) { return 0; }\n");
+             g.own();
+             REQUIRE(g.git(g.ws, {"add", "src"}).exit_code == 0);
+             REQUIRE(g.git(g.ws, {"commit", "-q", "-m", "src"}).exit_code == 0);
+             g.repo = g.ws / "src" / "deep";
+         },
+         evil_git_dir + "cp -a $WS/evil $WS/src/deep/.git; echo 'gitdir: $WS/evil' > $WS/src/.git"},
         {"a repository of the command's own, added to the index as a submodule", plain,
          "cd $WS && mkdir nested && cd nested && git init -q && git -c user.name=x -c user.email=x@y commit -q --allow-empty -m x &&"
          " git config core.fsmonitor 'touch $M' && printf '$HOOK' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && cd .. &&"

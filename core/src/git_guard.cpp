@@ -34,6 +34,7 @@ namespace {
 
 constexpr int max_depth = 4;          // submodules within submodules
 constexpr std::size_t max_repositories = 256;
+constexpr std::size_t max_tracked_directories = 200000;
 constexpr std::uintmax_t max_read = std::uintmax_t{64} << 20;  // an index, a configuration
 
 fs::file_type type_of(const fs::path& p) {
@@ -134,7 +135,7 @@ ConfigPaths config_paths(const std::string& text) {
 
 // The gitlinks (submodules) an index lists: their paths, relative to the worktree's top.
 // Index versions 2, 3 and 4; anything else, or a damaged index, gives what was read.
-std::vector<std::string> gitlinks(const fs::path& index_file) {
+std::vector<std::string> gitlinks(const fs::path& index_file, std::vector<std::string>* directories = nullptr) {
     std::vector<std::string> out;
     auto data = read_regular(index_file);
     if (!data || data->size() < 12 || data->compare(0, 4, "DIRC") != 0) return out;
@@ -146,8 +147,8 @@ std::vector<std::string> gitlinks(const fs::path& index_file) {
     // SHA-1 or SHA-256: the hash length is the one that makes the first entry's layout fit;
     // tried both ways, the one that reads every entry wins.
     for (const std::size_t hash : {std::size_t{20}, std::size_t{32}}) {
-        std::vector<std::string> found;
-        std::string previous;
+        std::vector<std::string> found, dirs;
+        std::string previous, previous_dir;
         std::size_t at = 12;
         bool ok = true;
         for (std::uint32_t i = 0; i < count && ok; ++i) {
@@ -183,9 +184,30 @@ std::vector<std::string> gitlinks(const fs::path& index_file) {
                 if (at > size) { ok = false; break; }
             }
             if ((mode & 0170000) == 0160000) found.push_back(name);
+            // The directories that hold it; the index is sorted, so those the previous
+            // entry's directory lies in are in already.
+            if (directories) {
+                const auto slash = name.rfind('/');
+                const std::string dir = slash == std::string::npos ? std::string() : name.substr(0, slash);
+                if (dir != previous_dir) {
+                    auto within_previous = [&](std::size_t length) {
+                        return previous_dir.size() >= length && previous_dir.compare(0, length, dir, 0, length) == 0 &&
+                               (previous_dir.size() == length || previous_dir[length] == '/');
+                    };
+                    for (std::size_t end = dir.find('/'); !dir.empty(); end = dir.find('/', end + 1)) {
+                        const std::size_t length = end == std::string::npos ? dir.size() : end;
+                        if (!within_previous(length)) dirs.push_back(dir.substr(0, length));
+                        if (end == std::string::npos) break;
+                    }
+                    previous_dir = dir;
+                }
+            }
             previous = std::move(name);
         }
-        if (ok) return found;
+        if (ok) {
+            if (directories) *directories = std::move(dirs);
+            return found;
+        }
     }
     return out;
 }
@@ -307,6 +329,14 @@ private:
             if (present_at(sub / ".git")) repository(sub, depth + 1);
             else absent(sub / ".git");
         }
+        // Each directory the index tracks, where the user runs git too: a `.git` planted
+        // there would be the repository git finds first (one created in a directory of the
+        // command's own, as `git init` does, is its own).
+        std::vector<std::string> tracked;
+        (void)gitlinks(git_dir / "index", &tracked);
+        if (tracked.size() > max_tracked_directories) tracked.resize(max_tracked_directories);
+        for (const auto& dir : tracked)
+            if (safe_relative(dir) && !present_at(top / dir / ".git")) absent(top / dir / ".git");
     }
 
     // What a configuration file names: its included files, and a hooks directory.

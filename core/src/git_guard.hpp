@@ -26,8 +26,8 @@ struct GitScan {
     std::vector<std::filesystem::path> present;
     // What does not exist at the start and must not exist after the run: the files above
     // that are missing (`commondir`, `config.worktree`, an included file, ...), a `.git`
-    // in a root that sits inside a parent repository, a submodule's `.git` that is not
-    // there.
+    // in a root that sits inside a parent repository or in a directory the index tracks,
+    // a submodule's `.git` that is not there.
     std::vector<std::filesystem::path> absent;
     // Each repository entered: its top (where its `.git` is) and its git directory, whose
     // index names the submodules git enters from it.
