@@ -213,8 +213,8 @@ std::vector<std::string> gitlinks(const fs::path& index_file, std::vector<std::s
 }
 
 // Everything in the index files of `git_dir` (its index, and a split index's shared ones).
-std::vector<std::string> all_gitlinks(const fs::path& git_dir) {
-    auto out = gitlinks(git_dir / "index");
+std::vector<std::string> all_gitlinks(const fs::path& git_dir, std::vector<std::string>* directories = nullptr) {
+    auto out = gitlinks(git_dir / "index", directories);
     std::error_code ec;
     for (fs::directory_iterator it(git_dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
@@ -237,7 +237,8 @@ bool safe_relative(const std::string& p) {
 
 class Scanner {
 public:
-    Scanner(const std::vector<std::string>& places, const fs::path& home) : places_(places), home_(home) {}
+    Scanner(const std::vector<std::string>& places, const fs::path& home, bool with_absent)
+        : places_(places), home_(home), with_absent_(with_absent) {}
 
     GitScan scan() {
         for (const auto& place : places_) {
@@ -323,17 +324,16 @@ private:
         }
         // The submodules git enters from here: each gitlink's `.git` as it is now, or held
         // absent (checked again at the end against what the index then lists).
-        for (const auto& link : all_gitlinks(git_dir)) {
+        // Each directory the index tracks, where the user runs git too: a `.git` planted
+        // there would be the repository git finds first (one created in a directory of the
+        // command's own, as `git init` does, is its own). Only for the run-end check.
+        std::vector<std::string> tracked;
+        for (const auto& link : all_gitlinks(git_dir, with_absent_ ? &tracked : nullptr)) {
             if (!safe_relative(link)) continue;
             const fs::path sub = top / link;
             if (present_at(sub / ".git")) repository(sub, depth + 1);
             else absent(sub / ".git");
         }
-        // Each directory the index tracks, where the user runs git too: a `.git` planted
-        // there would be the repository git finds first (one created in a directory of the
-        // command's own, as `git init` does, is its own).
-        std::vector<std::string> tracked;
-        (void)gitlinks(git_dir / "index", &tracked);
         if (tracked.size() > max_tracked_directories) tracked.resize(max_tracked_directories);
         for (const auto& dir : tracked)
             if (safe_relative(dir) && !present_at(top / dir / ".git")) absent(top / dir / ".git");
@@ -365,6 +365,7 @@ private:
 
     const std::vector<std::string>& places_;
     fs::path home_;
+    bool with_absent_;
     GitScan out_;
 };
 
@@ -424,7 +425,9 @@ SetAside move_aside(const fs::path& p) {
 
 }  // namespace
 
-GitScan scan_git(const std::vector<std::string>& places, const fs::path& home) { return Scanner(places, home).scan(); }
+GitScan scan_git(const std::vector<std::string>& places, const fs::path& home, bool with_absent) {
+    return Scanner(places, home, with_absent).scan();
+}
 
 bool protects_git(const std::vector<fs::path>& entries) {
     return std::any_of(entries.begin(), entries.end(), [](const fs::path& e) { return !e.is_absolute() && e.begin() != e.end() && *e.begin() == ".git"; });
@@ -433,7 +436,7 @@ bool protects_git(const std::vector<fs::path>& entries) {
 std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vector<fs::path>& entries) {
     const auto places = writable_places(resolved);
     if (!protects_git(entries) || places.empty()) return nullptr;
-    auto scan = scan_git(places, caller_home());
+    auto scan = scan_git(places, caller_home(), true);
     auto watch = std::make_shared<GitWatch>();
     watch->absent = std::move(scan.absent);
     watch->repositories = std::move(scan.repositories);

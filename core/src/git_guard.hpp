@@ -40,8 +40,9 @@ struct GitScan {
 };
 
 // The repositories of the writable places (`places`, resolved), and what of them git
-// reads. `home` expands `~/` in an include path.
-GitScan scan_git(const std::vector<std::string>& places, const std::filesystem::path& home);
+// reads. `home` expands `~/` in an include path. Without `with_absent`, the tracked
+// directories' `.git` (a stat each) are left out of `absent`.
+GitScan scan_git(const std::vector<std::string>& places, const std::filesystem::path& home, bool with_absent);
 
 // Whether protect `entries` (as asked, before resolution) protect repositories: one is
 // relative and under `.git`.
