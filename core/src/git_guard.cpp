@@ -246,10 +246,12 @@ public:
             if (present_at(root / ".git")) repository(root, 0);
             else if (inside_a_repository(root)) absent(root / ".git");
         }
-        std::sort(out_.present.begin(), out_.present.end());
-        out_.present.erase(std::unique(out_.present.begin(), out_.present.end()), out_.present.end());
-        std::sort(out_.absent.begin(), out_.absent.end());
-        out_.absent.erase(std::unique(out_.absent.begin(), out_.absent.end()), out_.absent.end());
+        // By their text (cheaper than path comparison, and the same order for these).
+        for (auto* list : {&out_.present, &out_.absent}) {
+            std::sort(list->begin(), list->end(), [](const fs::path& a, const fs::path& b) { return a.native() < b.native(); });
+            list->erase(std::unique(list->begin(), list->end(), [](const fs::path& a, const fs::path& b) { return a.native() == b.native(); }),
+                        list->end());
+        }
         return std::move(out_);
     }
 
