@@ -366,10 +366,12 @@ TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and pro
             INFO(proof.out << proof.err);
             CHECK(proof.exit_code == (cap < 6 ? 1 : 0));
             const auto checks = json::parse(proof.out)["checks"];
-            REQUIRE(checks.size() == 16);
+            REQUIRE(checks.size() == 18);
             for (const auto& c : checks) {
                 INFO(c.dump());
-                const bool open = c["dimension"] == "protect";  // reported none, on every ABI
+                // Protect is reported none, on every ABI; the planted commondir is held by the
+                // host's run-end check all the same.
+                const bool open = c["dimension"] == "protect" && c["check"].get<std::string>().find("commondir") == std::string::npos;
                 CHECK(c["open"] == open);
                 CHECK(c["held"] == (open || (cap < 6 && c["check"] == "a signal to a process of the host") ? false : true));
             }
