@@ -175,10 +175,25 @@ std::expected<json, std::string> environment_json(const confine::FilteredEnviron
 std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, const confine::FilteredEnvironment& environment) {
     auto env = environment_json(environment);
     if (!env) return std::unexpected(env.error());
+    // What of git the run-end check holds (confine::run_end_check) is not held for a host
+    // that runs this argv itself and does not check afterwards: said, and protect is then
+    // partial where it was full.
+    confine::Dimensions dimensions = w.dimensions;
+    confine::Enforcement enforcement = w.enforcement;
+    bool protect_asked = w.protect_asked;
+    if (w.git_watch && (!protect_asked || dimensions.protect == confine::Level::full)) {
+        protect_asked = true;
+        dimensions.protect = confine::Level::partial;
+        enforcement = confine::Enforcement::partial;
+        dimensions.open += std::string(dimensions.open.empty() ? "" : "; ") +
+                           "protect: what git reads that is missing at the start (a commondir, a config.worktree, an included file, the .git "
+                           "of a root inside a parent repository, of a tracked directory or of a submodule) is held absent only by the "
+                           "run-end check that confinectl run and the library's run() make after the runner has ended";
+    }
     json j{{"schema_version", schema_version},
            {"runner", w.runner},
            {"argv", w.argv},
-           {"enforcement", std::string(confine::to_string(w.enforcement))},
+           {"enforcement", std::string(confine::to_string(enforcement))},
            {"denial_signatures", w.denial_signatures},
            {"failure_rule",
             {{"evidence_exit_codes", w.failure_rule.evidence_exit_codes},
@@ -186,7 +201,7 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
              {"fatal_signatures", w.failure_rule.fatal_signatures},
              {"informational_lines", w.failure_rule.informational_lines}}},
            {"attestation", attestation_json(w.attestation)},
-           {"dimensions", dimensions_json(w.dimensions, {w.network_asked, w.read_asked, w.protect_asked})},
+           {"dimensions", dimensions_json(dimensions, {w.network_asked, w.read_asked, protect_asked})},
            {"tmp", tmp_json(w.tmp)},
            {"placeholders", placeholders_json(w)},
            {"environment", std::move(*env)}};

@@ -241,6 +241,13 @@ void attempt_reported(Way way) {
     CHECK_FALSE(fs::exists(g.ws / ".git" / "commondir"));
     CHECK(fs::exists(g.ws / ".git" / "commondir.confine-blocked-1"));  // moved, never removed
     CHECK(g.git(g.ws, {"status"}).exit_code == 0);
+    // A host that runs the wrap itself is told what only the run-end check holds.
+    auto wrap = box.confine.run({"wrap", "--json", "--config", box.config.string(), "--workspace", g.ws.string(), "--", "/bin/true"});
+    REQUIRE(wrap.exit_code == 0);
+    const auto w = json::parse(wrap.out);
+    CHECK(w["dimensions"]["protect"] == "partial");
+    CHECK(w["enforcement"] == "partial");
+    CHECK_THAT(w["dimensions"]["open"].get<std::string>(), Catch::Contains("held absent only by the run-end check"));
 }
 
 // Landlock keeps nothing in a writable root read-only: the report says so, naming git.

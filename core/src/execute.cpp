@@ -314,6 +314,11 @@ bool Process::finished() const {
     return impl_->joined || !impl_->thread.joinable();
 }
 
+std::vector<SetAside> run_end_check(const WrapResult& wrapped) {
+    if (!wrapped.git_watch) return {};
+    return detail::settle_git(*wrapped.git_watch);
+}
+
 std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
                                     const RunOptions& given) {
     std::vector<std::string> removed;

@@ -443,6 +443,7 @@ std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vec
     watch->absent = std::move(scan.absent);
     watch->repositories = std::move(scan.repositories);
     watch->entered = std::move(scan.entered);
+    if (watch->absent.empty() && watch->repositories.empty()) return nullptr;
     return watch;
 }
 

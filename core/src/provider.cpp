@@ -348,7 +348,7 @@ std::expected<WrapResult, Error> watched(std::expected<WrapResult, Error> wrappe
     if (!wrapped) return wrapped;
     std::vector<fs::path> entries(config.protect.begin(), config.protect.end());
     entries.insert(entries.end(), asked.protect.begin(), asked.protect.end());
-    wrapped->git_watch = detail::watch_git(resolved, entries);
+    wrapped->git_watch = detail::watch_git(resolved, entries);  // null when it has nothing to hold
     return wrapped;
 }
 

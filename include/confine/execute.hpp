@@ -245,4 +245,12 @@ std::expected<std::vector<std::string>, Error> resolve_command(std::span<const s
 std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy,
                                     std::span<const std::string> argv, const RunOptions& options = {});
 
+// The run-end check of a wrap (docs/design.md §11; README, "git: what protect holds"),
+// for a host that runs the wrap's argv itself: call it once the runner has ended, as
+// run() and spawn() do. What the command planted where git reads it, and where nothing
+// stood when the wrap was made, is moved aside (never removed) and returned; nothing
+// when the wrap has no check (wrapped.git_watch null). Under bubblewrap nothing of the
+// run is alive once the runner has ended, so the check is final.
+std::vector<SetAside> run_end_check(const WrapResult& wrapped);
+
 }  // namespace confine

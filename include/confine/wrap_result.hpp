@@ -41,8 +41,8 @@ struct WrapResult : sdk::WrapResult {
     bool protect_asked = false;
     // What run() and spawn() check after the run: what was absent at the start where git
     // reads (and must still be absent), taken when the wrap was made; null when the
-    // policy protects nothing under `.git`. A host that runs the argv itself does not get
-    // the check.
+    // policy protects nothing under `.git`, or there is nothing to hold. A host that runs
+    // the argv itself calls run_end_check() (confine/execute.hpp) once the runner ended.
     std::shared_ptr<const detail::GitWatch> git_watch;
 };
 
