@@ -14,11 +14,15 @@
 #include "support.hpp"
 #include "ways.hpp"
 
+#include <confine/execute.hpp>
+#include <confine/provider.hpp>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 
 namespace fs = std::filesystem;
@@ -273,6 +277,45 @@ void attempt_landlock_says(Way way, bool unprivileged) {
 }
 
 }  // namespace
+
+TEST_CASE("run_end_check moves aside, for a host that runs the wrap itself, what was planted where nothing stood", "[git][run]") {
+    test::TempDir plugins;
+    test::install_fake(plugins.path(), "usable");
+    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"usable\"]\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins.path()}});
+    REQUIRE(provider);
+    GitTree g(false);
+    g.init(g.ws);
+    fs::create_directories(g.ws / "src");
+    test::write_file(g.ws / "src" / "a.c", "\n");
+    REQUIRE(g.git(g.ws, {"add", "src"}).exit_code == 0);
+    std::vector<std::string> argv{"true"};
+    auto wrapped = (*provider)->wrap({confine::Mode::workspace_write, g.ws, {}}, argv);
+    REQUIRE(wrapped);
+    REQUIRE(wrapped->git_watch);
+    CHECK(confine::run_end_check(*wrapped).empty());  // nothing planted yet
+    // What a command would have left: a commondir, a .git in a tracked directory, and a
+    // repository of its own added to the index as a submodule.
+    REQUIRE(g.git(g.tree.root.path(), {"init", "-q", (g.ws / "nested").string()}).exit_code == 0);
+    REQUIRE(g.git(g.ws / "nested", {"commit", "-q", "--allow-empty", "-m", "n"}).exit_code == 0);
+    REQUIRE(g.git(g.ws, {"add", "nested"}).exit_code == 0);
+    test::write_file(g.ws / ".git" / "commondir", "../evil\n");
+    test::write_file(g.ws / "src" / ".git", "gitdir: ../evil\n");
+    const auto moved = confine::run_end_check(*wrapped);
+    std::vector<std::string> paths;
+    for (const auto& m : moved) {
+        CHECK(m.error.empty());
+        CHECK(m.moved_to == fs::path(m.path.string() + ".confine-blocked-1"));
+        CHECK(fs::exists(m.moved_to));  // moved, never removed
+        paths.push_back(m.path.string());
+    }
+    std::sort(paths.begin(), paths.end());
+    CHECK(paths == std::vector<std::string>{(g.ws / ".git" / "commondir").string(), (g.ws / "nested" / ".git").string(),
+                                            (g.ws / "src" / ".git").string()});
+    CHECK(g.git(g.ws, {"status"}).exit_code == 0);
+    // A second check finds nothing more: what was moved aside stays where it went.
+    CHECK(confine::run_end_check(*wrapped).empty());
+}
 
 #define GIT_BWRAP_CASES(WAY, TAG)                                                                                                     \
     TEST_CASE("git on the host runs nothing the command planted through " TAG ", as root", "[escape][e2e][git][linux-only]") {      \
