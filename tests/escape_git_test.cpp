@@ -185,6 +185,18 @@ const std::vector<GitAttack>& attacks() {
              g.repo = g.ws / "src" / "deep";
          },
          evil_git_dir + "cp -a $WS/evil $WS/src/deep/.git; echo 'gitdir: $WS/evil' > $WS/src/.git"},
+        {"a tracked subdirectory made a repository itself (HEAD, objects, refs, a config with core.worktree)",
+         [](GitTree& g) {
+             g.init(g.ws);
+             fs::create_directories(g.ws / "src");
+             test::write_file(g.ws / "src" / "main.c", "int main(void) { return 0; }\n");
+             g.own();
+             REQUIRE(g.git(g.ws, {"add", "src"}).exit_code == 0);
+             REQUIRE(g.git(g.ws, {"commit", "-q", "-m", "src"}).exit_code == 0);
+             g.repo = g.ws / "src";
+         },
+         "cd $WS/src && mkdir -p objects refs/heads && echo 'ref: refs/heads/master' > HEAD &&"
+         " printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = touch $M\\n' > config"},
         {"a repository of the command's own, added to the index as a submodule", plain,
          "cd $WS && mkdir nested && cd nested && git init -q && git -c user.name=x -c user.email=x@y commit -q --allow-empty -m x &&"
          " git config core.fsmonitor 'touch $M' && printf '$HOOK' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && cd .. &&"

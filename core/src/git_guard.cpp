@@ -244,7 +244,7 @@ public:
         for (const auto& place : places_) {
             const fs::path root(place);
             if (present_at(root / ".git")) repository(root, 0);
-            else if (inside_a_repository(root)) absent(root / ".git");
+            else if (inside_a_repository(root)) held_free(root);
         }
         // By their text (cheaper than path comparison, and the same order for these).
         for (auto* list : {&out_.present, &out_.absent}) {
@@ -270,6 +270,15 @@ private:
     void hold(const fs::path& p) {
         if (present_at(p)) present(p);
         else absent(p);
+    }
+
+    // A directory where git run there would find a repository the command planted: its
+    // `.git`, or the directory itself made a repository (git takes a directory with a
+    // HEAD, objects and refs for one, and a `core.worktree` in its config gives it a work
+    // tree): held absent, a HEAD as the `.git`, where they are not there at the start.
+    void held_free(const fs::path& dir) {
+        for (const char* name : {".git", "HEAD"})
+            if (!present_at(dir / name)) absent(dir / name);
     }
 
     // Whether a directory above `root` holds a `.git`: git run at the root uses that
@@ -338,7 +347,7 @@ private:
         }
         if (tracked.size() > max_tracked_directories) tracked.resize(max_tracked_directories);
         for (const auto& dir : tracked)
-            if (safe_relative(dir) && !present_at(top / dir / ".git")) absent(top / dir / ".git");
+            if (safe_relative(dir)) held_free(top / dir);
     }
 
     // What a configuration file names: its included files, and a hooks directory.
