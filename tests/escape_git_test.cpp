@@ -327,6 +327,13 @@ TEST_CASE("run_end_check moves aside, for a host that runs the wrap itself, what
     CHECK(g.git(g.ws, {"status"}).exit_code == 0);
     // A second check finds nothing more: what was moved aside stays where it went.
     CHECK(confine::run_end_check(*wrapped).empty());
+    // A tracked directory replaced by a link to a repository outside: nothing beyond the
+    // link is touched (the check writes only inside the roots).
+    g.init(g.tree.root / "other");
+    fs::remove_all(g.ws / "src");
+    fs::create_directory_symlink(g.tree.root / "other", g.ws / "src");
+    CHECK(confine::run_end_check(*wrapped).empty());
+    CHECK(fs::is_directory(g.tree.root / "other" / ".git"));
 }
 
 #define GIT_BWRAP_CASES(WAY, TAG)                                                                                                     \

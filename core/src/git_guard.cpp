@@ -404,6 +404,16 @@ bool planted(const fs::path& p) {
     return !fs::is_empty(p, ec) || ec;
 }
 
+// Whether a directory above `p` is a symbolic link. Every path the check looks at is a
+// writable root (resolved: no link above it) with a relative path below, so a link there
+// is the command's, and what lies beyond it is not the root's: never moved (it may be
+// the user's own repository elsewhere, which git would find through the link anyway).
+bool through_a_link(const fs::path& p) {
+    for (fs::path dir = p.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+        if (type_of(dir) != fs::file_type::directory) return true;
+    return false;
+}
+
 SetAside move_aside(const fs::path& p) {
     SetAside out{p, {}, {}};
     for (int n = 1; n <= 1000; ++n) {
@@ -459,7 +469,7 @@ std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vec
 std::vector<SetAside> settle_git(const GitWatch& watch) {
     std::vector<SetAside> out;
     for (const auto& p : watch.absent)
-        if (planted(p)) out.push_back(move_aside(p));
+        if (planted(p) && !through_a_link(p)) out.push_back(move_aside(p));
 #if !defined(_WIN32)
     // A submodule git would now enter that was not entered at the start: a gitlink the
     // command added to an index (with a repository of its own behind it), or a `.git`
@@ -471,7 +481,7 @@ std::vector<SetAside> settle_git(const GitWatch& watch) {
         for (const auto& link : all_gitlinks(repo.git_dir)) {
             if (!safe_relative(link)) continue;
             const fs::path dot_git = repo.top / link / ".git";
-            if (!planted(dot_git)) continue;
+            if (!planted(dot_git) || through_a_link(dot_git)) continue;
             if (std::any_of(out.begin(), out.end(), [&](const SetAside& s) { return s.path == dot_git; })) continue;
             const auto id = identity(dot_git);
             if (id && std::find(known.begin(), known.end(), *id) != known.end()) continue;
