@@ -494,6 +494,16 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     provider->selection();
     auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds);
     if (!outcome) return fail_to_start(outcome.error());
+    // What the run-end check moved aside: one line (docs/design.md §11).
+    if (!outcome->set_aside.empty()) {
+        std::string line = "moved aside what the command planted where git would read it on the host:";
+        for (std::size_t i = 0; i < outcome->set_aside.size(); ++i) {
+            const auto& m = outcome->set_aside[i];
+            line += (i ? "; " : " ") + m.path.string() +
+                    (m.error.empty() ? " -> " + m.moved_to.string() : " (NOT moved: " + m.error + "; remove it before running git there)");
+        }
+        fail(line);
+    }
     // The runners the chain passed over, as unusable here, stay visible in the report.
     std::vector<confine::Candidate> skipped;
     for (const auto& c : provider->selection().candidates)

@@ -176,10 +176,25 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
                                                   std::span<const int> pass_fds) {
     auto env = environment_json(environment);
     if (!env) return std::unexpected(env.error());
+    // What of git the run-end check holds (confine::run_end_check) is not held for a host
+    // that runs this argv itself and does not check afterwards: said, and protect is then
+    // partial where it was full.
+    confine::Dimensions dimensions = w.dimensions;
+    confine::Enforcement enforcement = w.enforcement;
+    bool protect_asked = w.protect_asked;
+    if (w.git_watch && (!protect_asked || dimensions.protect == confine::Level::full)) {
+        protect_asked = true;
+        dimensions.protect = confine::Level::partial;
+        enforcement = confine::Enforcement::partial;
+        dimensions.open += std::string(dimensions.open.empty() ? "" : "; ") +
+                           "protect: what git reads that is missing at the start (a commondir, a config.worktree, an included file, the .git "
+                           "of a root inside a parent repository, of a tracked directory or of a submodule) is held absent only by the "
+                           "run-end check that confinectl run and the library's run() make after the runner has ended";
+    }
     json j{{"schema_version", schema_version},
            {"runner", w.runner},
            {"argv", w.argv},
-           {"enforcement", std::string(confine::to_string(w.enforcement))},
+           {"enforcement", std::string(confine::to_string(enforcement))},
            {"denial_signatures", w.denial_signatures},
            {"failure_rule",
             {{"evidence_exit_codes", w.failure_rule.evidence_exit_codes},
@@ -187,7 +202,7 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
              {"fatal_signatures", w.failure_rule.fatal_signatures},
              {"informational_lines", w.failure_rule.informational_lines}}},
            {"attestation", attestation_json(w.attestation)},
-           {"dimensions", dimensions_json(w.dimensions, {w.network_asked, w.read_asked, w.protect_asked})},
+           {"dimensions", dimensions_json(dimensions, {w.network_asked, w.read_asked, protect_asked})},
            {"tmp", tmp_json(w.tmp)},
            {"placeholders", placeholders_json(w)},
            {"environment", std::move(*env)},
@@ -227,6 +242,10 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
            {"passed_fds", o.passed_fds}};
     j["skipped"] = json::array();
     for (const auto& c : skipped) j["skipped"].push_back({{"runner", c.runner}, {"reason", c.verdict ? c.verdict->reason : std::string()}});
+    json set_aside = json::array();
+    for (const auto& m : o.set_aside)
+        set_aside.push_back({{"path", m.path.string()}, {"moved_to", m.error.empty() ? json(m.moved_to.string()) : json(nullptr)}, {"error", or_null(m.error)}});
+    j["set_aside"] = set_aside;
     return text_of(j, -1);
 }
 

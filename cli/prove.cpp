@@ -454,6 +454,28 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     q.canary(protecting, "write", (hooks / "post-checkout").string());
     add(proof, "a new hook in a protected directory", "protect", false, fs::exists(hooks / "post-checkout"), q.reported("protect"));
 
+    // git redirected: the workspace's repository made whole (HEAD, objects, refs, config)
+    // and protected as a repository (an entry under .git), then a commondir planted where
+    // none was, which would send the user's next git to a repository of the command's
+    // own, and .git renamed away, which would let it build another; judged by what is on
+    // disk once the run (and its run-end check) is over.
+    const fs::path git_dir = ws / ".git";
+    fs::create_directories(git_dir / "objects");
+    fs::create_directories(git_dir / "refs" / "heads");
+    { std::ofstream(git_dir / "HEAD") << "ref: refs/heads/main\n"; }
+    { std::ofstream(git_dir / "config") << "[core]\n\trepositoryformatversion = 0\n"; }
+    auto repository = protecting;
+    repository.protect.emplace_back(".git/config");
+    q.canary(repository, "write", (git_dir / "commondir").string());
+    add(proof, "a commondir planted in a protected repository (git redirect)", "protect", false, fs::exists(git_dir / "commondir"), q.reported("protect"));
+    q.canary(repository, "rename", git_dir.string(), (ws / "git-moved").string());
+    const bool moved = fs::exists(ws / "git-moved");
+    add(proof, "a rename of a protected repository's .git (git redirect)", "protect", false, moved || !fs::exists(git_dir), q.reported("protect"));
+    if (moved) {
+        std::error_code ec;
+        fs::rename(ws / "git-moved", git_dir, ec);
+    }
+
     Listeners host(dir / "host.sock", dir / "host-dgram.sock");
     if (!host.ready()) {
         proof.error = "cannot open the host's listeners for the network checks";

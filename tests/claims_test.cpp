@@ -111,6 +111,12 @@ const Proof linux_proofs[] = {
     {Way::landlock_in_place, "read", "a denied path beneath the account's home stays unread when HOME points elsewhere, through {way}"},
     {Way::landlock_in_place, "read", "the default deny_read list keeps every credential store unread, the GitHub CLI's token included, through {way}"},
     // protect: what protect names stays as it was.
+    {Way::bwrap, "protect", "git on the host runs nothing the command planted through {way}, as root"},
+    {Way::bwrap, "protect", "git on the host runs nothing the command planted through {way}, as an unprivileged user"},
+    {Way::bwrap, "protect", "what the run-end check moved aside is said and reported through {way}"},
+    {Way::runner_command, "protect", "git on the host runs nothing the command planted through {way}, as root"},
+    {Way::runner_command, "protect", "git on the host runs nothing the command planted through {way}, as an unprivileged user"},
+    {Way::runner_command, "protect", "what the run-end check moved aside is said and reported through {way}"},
     {Way::bwrap, "protect", "protected git files stay as they were, or the report says they cannot, through {way}"},
     {Way::bwrap, "protect", "an explicit --deny-read or --protect is enforced or fails closed naming the path and runner, through {way}"},
     {Way::runner_command, "protect", "protected git files stay as they were, or the report says they cannot, through {way}"},

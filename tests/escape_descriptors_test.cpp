@@ -143,8 +143,8 @@ void pass_one(Way way, bool unprivileged) {
     TEST_CASE("no leaked descriptor reaches the command through " TAG ", as an unprivileged user", "[escape][e2e]" TAGS) {           \
         attempt_leaks(WAY, true);                                                                                                     \
     }                                                                                                                                 \
-    TEST_CASE("--pass-fd hands on exactly the descriptor asked through " TAG ", as root", "[escape][e2e]" TAGS) { pass_one(WAY, false); } \
-    TEST_CASE("--pass-fd hands on exactly the descriptor asked through " TAG ", as an unprivileged user", "[escape][e2e]" TAGS) {     \
+    TEST_CASE("run --pass-fd hands on exactly the descriptor asked through " TAG ", as root", "[escape][e2e]" TAGS) { pass_one(WAY, false); } \
+    TEST_CASE("run --pass-fd hands on exactly the descriptor asked through " TAG ", as an unprivileged user", "[escape][e2e]" TAGS) {     \
         pass_one(WAY, true);                                                                                                          \
     }
 

@@ -280,7 +280,7 @@ TEST_CASE("the default environment filter removes each credential of finding 8 a
     CHECK(holds(loose->removed, "PGPASSWORD"));
 }
 
-TEST_CASE("--env and include take patterns: --env 'AWS_*' keeps every AWS_ variable, and a pattern cannot be set", "[environment][secrets]") {
+TEST_CASE("patterns in --env and include: --env 'AWS_*' keeps every AWS_ variable, and a pattern cannot be set", "[environment][secrets]") {
     const auto policy = test::config_from("").environment;
     const std::vector<std::string> environment{"AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=b", "aws_session_token=c", "AWS_REGION=d", "GITHUB_TOKEN=e",
                                                "AWS_*=literal"};

@@ -623,20 +623,23 @@ TEST_CASE("protect reaches the runner resolved in each writable root, through a 
     confine::Policy policy{confine::Mode::workspace_write, ws, {extra, main_repo}};
     auto wrapped = provider->wrap(policy, argv);
     REQUIRE(wrapped);
-    CHECK(given(*wrapped, "FAKE_PROTECT=") == std::vector<std::string>{(ws / ".git" / "hooks").string(), (extra / ".git").string(),
-                                                                       (main_repo / ".git" / "hooks").string(),
-                                                                       (ws / ".git" / "config").string(), (main_repo / ".git" / "config").string()});
+    // Then what an entry under .git adds, each root's repositories whole (git_guard.hpp):
+    // here the worktrees directory, and the worktree's commondir.
+    const std::vector<std::string> git_set{(main_repo / ".git" / "worktrees").string(), (main_repo / ".git" / "worktrees" / "extra" / "commondir").string()};
+    auto expected = std::vector<std::string>{(ws / ".git" / "hooks").string(), (extra / ".git").string(), (main_repo / ".git" / "hooks").string(),
+                                             (ws / ".git" / "config").string(), (main_repo / ".git" / "config").string()};
+    expected.insert(expected.end(), git_set.begin(), git_set.end());
+    CHECK(given(*wrapped, "FAKE_PROTECT=") == expected);
     CHECK(wrapped->protect_asked);
     CHECK(wrapped->dimensions.protect == confine::Level::none);  // the fake's default
 
-    // A commondir that is a FIFO (planted by a previous run) is not read, and holds nothing up.
+    // A commondir that is a FIFO (planted by a previous run) is not read, and holds nothing
+    // up: it is held where it is, as the file it replaced was.
     fs::remove(main_repo / ".git" / "worktrees" / "extra" / "commondir");
     REQUIRE(::mkfifo((main_repo / ".git" / "worktrees" / "extra" / "commondir").c_str(), 0644) == 0);
     auto fifo = provider->wrap(policy, argv);
     REQUIRE(fifo);
-    CHECK(given(*fifo, "FAKE_PROTECT=") == std::vector<std::string>{(ws / ".git" / "hooks").string(), (extra / ".git").string(),
-                                                                    (main_repo / ".git" / "hooks").string(), (ws / ".git" / "config").string(),
-                                                                    (main_repo / ".git" / "config").string()});
+    CHECK(given(*fifo, "FAKE_PROTECT=") == expected);
 
     // Read-only mode: nothing is writable, nothing needs protecting.
     auto read_only = provider->wrap({confine::Mode::read_only, {}, {}}, argv);

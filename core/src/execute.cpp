@@ -3,6 +3,7 @@
 #include <confine/provider.hpp>
 #include <confine/sdk/bwrap_profile.hpp>
 
+#include "git_guard.hpp"
 #include "log.hpp"
 #include "executor.hpp"
 
@@ -298,6 +299,8 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
     detail::RunControl control;
     detail::Executed executed = detail::execute(spec_for(*wrapped, options, false, command->file), control);
     Outcome outcome = classify(*wrapped, executed.observed);
+    // Nothing of the run is left to plant anything once the runner is gone.
+    if (wrapped->git_watch) outcome.set_aside = detail::settle_git(*wrapped->git_watch);
     // What the runner wrote before its command existed was held back: when it stopped
     // before the command, that is its own, and the outcome's evidence carries it.
     const bool runner_stopped = outcome.kind == OutcomeKind::sandbox_unavailable && outcome.basis == Basis::attestation;
@@ -341,6 +344,11 @@ bool Process::finished() const {
     return impl_->joined || !impl_->thread.joinable();
 }
 
+std::vector<SetAside> run_end_check(const WrapResult& wrapped) {
+    if (!wrapped.git_watch) return {};
+    return detail::settle_git(*wrapped.git_watch);
+}
+
 std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
                                     const RunOptions& given) {
     std::vector<std::string> removed;
@@ -370,6 +378,7 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
         detail::Executed executed = detail::execute(spec_for(wrap, options, true, std::move(file)), impl_ptr->control);
         impl_ptr->control.settle();
         impl_ptr->result.outcome = classify(wrap, executed.observed);
+        if (wrap.git_watch) impl_ptr->result.outcome.set_aside = detail::settle_git(*wrap.git_watch);
         impl_ptr->result.outcome.environment_removed = std::move(removed);
         impl_ptr->result.outcome.passed_fds = options.pass_fds;
         impl_ptr->result.stdout_text = std::move(executed.stdout_text);

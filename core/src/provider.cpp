@@ -1,5 +1,6 @@
 #include <confine/provider.hpp>
 
+#include "git_guard.hpp"
 #include "log.hpp"
 #include "roots.hpp"
 #include "trust.hpp"
@@ -575,6 +576,17 @@ std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped
     return wrapped;
 }
 
+// The wrap with its run-end check (git_guard.hpp): what must still be absent after the
+// run, as it is now, before the run.
+std::expected<WrapResult, Error> watched(std::expected<WrapResult, Error> wrapped, const Policy& resolved, const Policy& asked,
+                                         const Config& config) {
+    if (!wrapped) return wrapped;
+    std::vector<fs::path> entries(config.protect.begin(), config.protect.end());
+    entries.insert(entries.end(), asked.protect.begin(), asked.protect.end());
+    wrapped->git_watch = detail::watch_git(resolved, entries);  // null when it has nothing to hold
+    return wrapped;
+}
+
 // What -v says of the policy a run gets, its roots resolved.
 void log_policy(const Policy& p) {
     if (!detail::log_enabled(spdlog::level::debug)) return;
@@ -716,7 +728,8 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
         if (auto bad = untrusted_runner_program(s.runner_command.front(), *resolved))
             return std::unexpected(Error{ErrorCode::sandbox_unavailable,
                                          "cannot start runner '" + std::string(asserted_runner_name) + "' (" + s.runner_command.front() + "): " + *bad});
-        return logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv), *resolved, impl_->config));
+        return watched(logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv), *resolved, impl_->config)),
+                       *resolved, policy, impl_->config);
     }
     auto wrapped = impl_->selected->wrap(*resolved, argv);
     if (!wrapped) {
@@ -730,7 +743,7 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
     // runner below a minimum is skipped (docs/design.md §12).
     const ExplicitAsks asks = explicit_asks(policy, impl_->config);
     auto unmet = impl_->explicit_unmet(*impl_->selected, *checked, policy, asks, argv);
-    if (!unmet) return logged(std::move(checked));
+    if (!unmet) return watched(logged(std::move(checked)), *resolved, policy, impl_->config);
     if (!s.selected_without_probe && s.runner) {
         const auto selected = std::find(s.chain.begin(), s.chain.end(), *s.runner);
         for (auto it = selected == s.chain.end() ? selected : selected + 1; it != s.chain.end(); ++it) {
@@ -742,7 +755,7 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
             auto other_checked = meets_minimums(std::move(*other), *resolved, impl_->config);
             if (!other_checked || impl_->explicit_unmet(*runner, *other_checked, policy, asks, argv)) continue;
             detail::log_debug("runner {} wraps this call instead: {}", *it, *unmet);
-            return logged(std::move(other_checked));
+            return watched(logged(std::move(other_checked)), *resolved, policy, impl_->config);
         }
     }
     return std::unexpected(Error{ErrorCode::sandbox_unavailable, std::move(*unmet)});

@@ -1,5 +1,7 @@
 #include "roots.hpp"
 
+#include "git_guard.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -289,6 +291,17 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
             auto found = walk(root, relative);
             if (!found) return found.error();
             if (*found) add(**found);
+        }
+    }
+    // An entry under `.git` protects each root's repositories whole: everything through
+    // which git runs programs or is sent elsewhere (git_guard.hpp), which the command
+    // could otherwise plant beside the entry or redirect around it.
+    if (protects_git(entries) && !places.empty()) {
+        for (const auto& p : scan_git(places, home, false).present) {
+            std::error_code ec;
+            if (fs::symlink_status(p, ec).type() == fs::file_type::symlink)
+                return bad_policy("cannot protect " + p.string() + ": it is a symbolic link, which the command could replace; remove the link or the protect entry");
+            add(p);
         }
     }
     // What lies outside every writable place is read-only already.

@@ -48,6 +48,13 @@ enum class Basis {
     selection,    // no runner could be selected or could wrap the command
 };
 
+// One thing the run-end check moved aside (see Outcome::set_aside).
+struct SetAside {
+    std::filesystem::path path;      // where the command left it
+    std::filesystem::path moved_to;  // where it is now: beside it, `NAME.confine-blocked-N`
+    std::string error;               // why it could not be moved (moved_to then empty)
+};
+
 struct Outcome {
     OutcomeKind kind = OutcomeKind::sandbox_unavailable;
     std::optional<int> exit_code;  // when it exited
@@ -68,6 +75,11 @@ struct Outcome {
     // The caller's descriptors handed on to the command (RunOptions::pass_fds), in the
     // order given; the command got no other beyond 0, 1 and 2.
     std::vector<int> passed_fds;
+    // What the run-end check found where git would read it on the host and where nothing
+    // stood when the run began (a repository's `commondir`, `config.worktree`, a `.git`
+    // in a root inside a parent repository, a submodule's `.git`, an included
+    // configuration file, ...): moved aside, never removed (docs/design.md §11).
+    std::vector<SetAside> set_aside;
     Basis basis = Basis::selection;
     // For sandbox_unavailable: the matched fatal stderr line, or what the attestation,
     // spawn error or selection said. Empty otherwise.
@@ -252,5 +264,13 @@ std::expected<std::vector<std::string>, Error> resolve_command(std::span<const s
 
 std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy,
                                     std::span<const std::string> argv, const RunOptions& options = {});
+
+// The run-end check of a wrap (docs/design.md §11; README, "git: what protect holds"),
+// for a host that runs the wrap's argv itself: call it once the runner has ended, as
+// run() and spawn() do. What the command planted where git reads it, and where nothing
+// stood when the wrap was made, is moved aside (never removed) and returned; nothing
+// when the wrap has no check (wrapped.git_watch null). Under bubblewrap nothing of the
+// run is alive once the runner has ended, so the check is final.
+std::vector<SetAside> run_end_check(const WrapResult& wrapped);
 
 }  // namespace confine

@@ -12,6 +12,10 @@
 
 namespace confine {
 
+namespace detail {
+struct GitWatch;  // the run-end check of one run (libconfine's own)
+}
+
 using sdk::Attestation;
 using sdk::Dimensions;
 using sdk::Level;
@@ -35,6 +39,11 @@ struct WrapResult : sdk::WrapResult {
     // and dimensions.protect then say how much of them is enforced).
     bool read_asked = false;
     bool protect_asked = false;
+    // What run() and spawn() check after the run: what was absent at the start where git
+    // reads (and must still be absent), taken when the wrap was made; null when the
+    // policy protects nothing under `.git`, or there is nothing to hold. A host that runs
+    // the argv itself calls run_end_check() (confine/execute.hpp) once the runner ended.
+    std::shared_ptr<const detail::GitWatch> git_watch;
 };
 
 // A runner argument the host fills in just before it runs the argv (docs/design.md §4):

@@ -243,8 +243,15 @@ private:
         d.read = read_open.empty() ? sdk::Level::full : sdk::Level::partial;
         d.protect = protect_open.empty() ? sdk::Level::full : sdk::Level::none;
         if (!read_open.empty()) d.open += std::string(d.open.empty() ? "" : "; ") + "read: still readable: " + read_open;
+        const bool git = std::any_of(policy.protect.begin(), policy.protect.end(), [](const std::filesystem::path& p) {
+            return std::any_of(p.begin(), p.end(), [](const std::filesystem::path& part) { return part == ".git"; });
+        });
         if (!protect_open.empty())
-            d.open += std::string(d.open.empty() ? "" : "; ") + "protect: Landlock cannot keep a path inside a writable root read-only: " + protect_open;
+            d.open += std::string(d.open.empty() ? "" : "; ") + "protect: Landlock cannot keep a path inside a writable root read-only" +
+                      (git ? " (git: the command can plant hooks, configuration, a commondir or a whole new .git, which git on the host then "
+                             "runs after the run)"
+                           : "") +
+                      ": " + protect_open;
     }
 
     // Builds the ruleset the launcher would build, here, ready to be applied.

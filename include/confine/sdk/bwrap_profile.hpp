@@ -40,7 +40,10 @@
 //   since leads to, as a bind by name would follow;
 // - each protected path bound read-only onto itself after the writable roots: nothing
 //   beneath it can be written, and the mount point itself cannot be renamed, removed or
-//   replaced (EBUSY), so no `mv` goes around it;
+//   replaced (EBUSY), so no `mv` goes around it; the git directory a protected path lies
+//   in bound onto itself before (from a descriptor, as the roots), writable for git's own
+//   work but a mount point that no `mv .git` moves, with an empty read-only hooks/,
+//   worktrees/ or modules/ where the repository has none (see bwrap_protect_mounts);
 // - each denied path masked last: a directory by an empty tmpfs of mode 0000, remounted
 //   read-only (without capabilities, no user of the sandbox may list it or change its
 //   mode), anything else (a file, a socket) by /dev/null, read-only: what it held cannot
@@ -50,10 +53,12 @@
 #include <confine/sdk/network_filter_linux.hpp>
 #include <confine/sdk/vocabulary.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace confine::sdk {
@@ -74,6 +79,68 @@ inline constexpr const char* bwrap_network_filter_placeholder = "{network-filter
 inline Tmp bwrap_tmp(const Policy& policy) {
     if (policy.tmp != Tmp::unsaid) return policy.tmp;
     return policy.mode == Mode::workspace_write ? Tmp::private_ : Tmp::host;
+}
+
+// Whether `dir` is a git directory: a HEAD, and an objects directory or a commondir file.
+inline bool is_git_directory(const std::filesystem::path& dir) {
+    std::error_code ec;
+    const auto head = std::filesystem::symlink_status(dir / "HEAD", ec).type();
+    if (head != std::filesystem::file_type::regular && head != std::filesystem::file_type::symlink) return false;
+    return std::filesystem::symlink_status(dir / "objects", ec).type() == std::filesystem::file_type::directory ||
+           std::filesystem::symlink_status(dir / "commondir", ec).type() == std::filesystem::file_type::regular;
+}
+
+// How the profile keeps one path of the protected set (see bwrap_protect_mounts).
+enum class ProtectMount {
+    held,       // a git directory bound onto itself, writable: a mount point, never renamed
+    empty,      // an empty read-only tmpfs where a git directory lacks hooks/, worktrees/, modules/
+    read_only,  // a protected path bound read-only onto itself
+};
+
+// The mounts that keep `policy.protect` (resolved) in a writable root, in the order they
+// are made (a directory before what lies beneath it): each protected path read-only; the
+// git directory a protected path lies in (the host's resolution puts a repository's
+// config, hooks, commondir, worktrees, modules, ... there) bound onto itself first, left
+// writable for git's own work (objects, refs, the index, logs, lock files) but a mount
+// point that cannot be renamed, removed or replaced; and in such a directory that is a
+// repository's common one, an empty read-only directory where hooks/, worktrees/ or
+// modules/ is missing, so that nothing can be planted there (the empty directory stays
+// behind after the run: git finds nothing in it).
+inline std::vector<std::pair<std::filesystem::path, ProtectMount>> bwrap_protect_mounts(const Policy& policy) {
+    namespace fs = std::filesystem;
+    std::vector<std::pair<fs::path, ProtectMount>> m;
+    if (policy.mode != Mode::workspace_write) return m;
+    std::vector<fs::path> roots{policy.workspace};
+    roots.insert(roots.end(), policy.writable.begin(), policy.writable.end());
+    auto in_a_root = [&roots](const fs::path& p) {
+        for (const auto& r : roots) {
+            auto pi = p.begin();
+            bool inside = true;
+            for (auto ri = r.begin(); ri != r.end(); ++ri, ++pi) {
+                if (ri->empty()) continue;
+                if (pi == p.end() || *pi != *ri) { inside = false; break; }
+            }
+            if (inside && pi != p.end()) return true;  // strictly beneath the root
+        }
+        return false;
+    };
+    auto add = [&m](const fs::path& p, ProtectMount how) {
+        for (const auto& [q, _] : m)
+            if (q == p) return;
+        m.emplace_back(p, how);
+    };
+    for (const auto& p : policy.protect) add(p, ProtectMount::read_only);
+    for (const auto& p : policy.protect) {
+        const fs::path dir = p.parent_path();
+        if (!in_a_root(dir) || !is_git_directory(dir)) continue;
+        add(dir, ProtectMount::held);
+        std::error_code ec;
+        if (fs::symlink_status(dir / "commondir", ec).type() == fs::file_type::regular) continue;
+        for (const char* name : {"hooks", "worktrees", "modules"})
+            if (fs::symlink_status(dir / name, ec).type() == fs::file_type::not_found) add(dir / name, ProtectMount::empty);
+    }
+    std::sort(m.begin(), m.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    return m;
 }
 
 // `prefix` (the bubblewrap program and any arguments of its own, such as an operator's
@@ -100,7 +167,14 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
         bind(policy.workspace.string());
         for (const auto& w : policy.writable) bind(w.string());
     }
-    for (const auto& p : policy.protect) a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
+    for (const auto& [path, how] : bwrap_protect_mounts(policy)) {
+        const std::string p = path.string();
+        switch (how) {
+        case ProtectMount::held: a.insert(a.end(), {"--bind-fd", "{dir-fd:" + p + "}", p}); break;
+        case ProtectMount::empty: a.insert(a.end(), {"--perms", "0755", "--tmpfs", p, "--remount-ro", p}); break;
+        case ProtectMount::read_only: a.insert(a.end(), {"--ro-bind", p, p}); break;
+        }
+    }
     for (const auto& d : policy.deny_read) {
         std::error_code ec;
         if (std::filesystem::is_directory(d, ec))

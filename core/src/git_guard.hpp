@@ -1,0 +1,63 @@
+// What git reads that a confined command could turn against the user (docs/design.md §11,
+// "think past the run"): the set of files and directories through which git runs
+// programs or is sent elsewhere, for every repository a writable root holds, and the
+// run-end check that moves aside what the command planted where nothing stood at the
+// start. Internal to libconfine.
+#pragma once
+
+#include <confine/execute.hpp>
+#include <confine/wrap_result.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace confine::detail {
+
+// What one scan of the writable roots' repositories found.
+struct GitScan {
+    // What exists at the start and must stay as it is: each repository's `.git` file (a
+    // worktree's, a submodule's), and in its git directory and common directory `config`,
+    // `config.worktree`, `hooks`, `commondir`, `gitdir`, `worktrees`, `modules`, and the
+    // files its configuration includes and its `core.hooksPath`, where they lie in a
+    // writable root.
+    std::vector<std::filesystem::path> present;
+    // What does not exist at the start and must not exist after the run: the files above
+    // that are missing (`commondir`, `config.worktree`, an included file, ...), a `.git`
+    // in a root that sits inside a parent repository or in a directory the index tracks,
+    // a submodule's `.git` that is not there.
+    std::vector<std::filesystem::path> absent;
+    // Each repository entered: its top (where its `.git` is) and its git directory, whose
+    // index names the submodules git enters from it.
+    struct Repository {
+        std::filesystem::path top, git_dir;
+    };
+    std::vector<Repository> repositories;
+    // The `.git` entries (files or directories) of the repositories entered, as they were.
+    std::vector<std::filesystem::path> entered;
+};
+
+// The repositories of the writable places (`places`, resolved), and what of them git
+// reads. `home` expands `~/` in an include path. Without `with_absent`, the tracked
+// directories' `.git` (a stat each) are left out of `absent`.
+GitScan scan_git(const std::vector<std::string>& places, const std::filesystem::path& home, bool with_absent);
+
+// Whether protect `entries` (as asked, before resolution) protect repositories: one is
+// relative and under `.git`.
+bool protects_git(const std::vector<std::filesystem::path>& entries);
+
+// The run-end check of one run: what was absent at the start, and the repositories whose
+// submodules git would enter. Taken when the run is wrapped; nullptr when the protect
+// `entries` asked (before resolution) name nothing under `.git`.
+struct GitWatch;
+std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vector<std::filesystem::path>& entries);
+
+// After the run (nothing of it alive: under bubblewrap its PID namespace is gone), what
+// the command planted where git would read it, moved aside beside itself under a name git
+// ignores (`NAME.confine-blocked-N`), never removed. Each entry: the path, and where it
+// went (empty, with `error`, when it could not be moved).
+std::vector<SetAside> settle_git(const GitWatch& watch);
+
+}  // namespace confine::detail
