@@ -457,7 +457,9 @@ bool protects_git(const std::vector<fs::path>& entries) {
 std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vector<fs::path>& entries) {
     const auto places = writable_places(resolved);
     if (!protects_git(entries) || places.empty()) return nullptr;
-    auto scan = scan_git(places, caller_home(), true);
+    // git takes `~` in an include path as $HOME, the first of the caller's homes.
+    const auto homes = caller_homes();
+    auto scan = scan_git(places, homes.empty() ? fs::path() : homes.front(), true);
     auto watch = std::make_shared<GitWatch>();
     watch->absent = std::move(scan.absent);
     watch->repositories = std::move(scan.repositories);
