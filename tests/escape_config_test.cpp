@@ -29,11 +29,6 @@ using test::Way;
 
 namespace {
 
-std::string canary_text() {
-    std::random_device rd;
-    return "CANARY-" + std::to_string(rd()) + "-" + std::to_string(rd());
-}
-
 // The last line of `text`, without its newline.
 std::string last_line(const std::string& text) {
     std::string t = text;
@@ -179,7 +174,7 @@ namespace {
 // to protect.
 struct Asked {
     Tree tree;
-    std::string canary = canary_text();
+    std::string canary = test::unique_text("CANARY-");
     fs::path secret = tree.ws / ".env", kept = tree.ws / "ci.yml";
     std::string kept_text = "steps: [build]\n";
 

@@ -25,11 +25,6 @@ using test::Way;
 
 namespace {
 
-std::string unique_text(const std::string& prefix) {
-    std::random_device rd;
-    return prefix + std::to_string(rd()) + "-" + std::to_string(rd());
-}
-
 // The account's home from the user database, resolved, or empty.
 fs::path account_home() {
     const passwd* pw = ::getpwuid(::geteuid());
@@ -61,9 +56,9 @@ struct HomeSetTo {
 // removed afterwards: nothing that was there before is touched.
 struct InAccountHome {
     fs::path home = account_home();
-    std::string denied_name = unique_text(".confine-test-denied-"), visible_name = unique_text(".confine-test-visible-");
+    std::string denied_name = test::unique_text(".confine-test-denied-"), visible_name = test::unique_text(".confine-test-visible-");
     fs::path denied = home / denied_name, visible = home / visible_name;
-    std::string canary = unique_text("CANARY-");
+    std::string canary = test::unique_text("CANARY-");
 
     InAccountHome() {
         if (home.empty() || ::access(home.c_str(), W_OK) != 0) test::skip_test("the account's home is not a writable directory");
@@ -161,7 +156,7 @@ bool holds(const std::vector<std::string>& list, const std::string& item) { retu
 
 }  // namespace
 
-TEST_CASE("~ stands for $HOME and for the account's home from the user database, each once", "[secrets][roots]") {
+TEST_CASE("the home ~ stands for $HOME and for the account's home from the user database, each once", "[secrets][roots]") {
     test::TempDir elsewhere;
     HomeSetTo at(elsewhere.path());
     const fs::path set_home = fs::canonical(elsewhere.path()), account = account_home();
@@ -388,7 +383,7 @@ void attempt_default_stores(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     test::Sandbox box(way);
     test::Tree tree(false);
-    const std::string canary = unique_text("CANARY-");
+    const std::string canary = test::unique_text("CANARY-");
     const std::vector<std::string> directories{".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".oci", ".config/doctl",
                                                ".config/glab-cli", ".config/rclone", ".password-store", ".local/share/keyrings"};
     std::string script;

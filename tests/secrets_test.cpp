@@ -27,16 +27,11 @@ using test::Way;
 
 namespace {
 
-std::string canary_text() {
-    std::random_device rd;
-    return "CANARY-" + std::to_string(rd()) + "-" + std::to_string(rd());
-}
-
 // A tree whose home holds credential stores the default deny_read names, and whose
 // workspace is a git repository with a hook, a configuration and a .gitmodules.
 struct SecretTree {
     Tree tree;
-    std::string canary = canary_text();
+    std::string canary = test::unique_text("CANARY-");
     fs::path home = tree.home, ssh = home / ".ssh", key = home / ".ssh" / "id_canary", netrc = home / ".netrc",
              hook = tree.ws / ".git" / "hooks" / "pre-commit", git_config = tree.ws / ".git" / "config", gitmodules = tree.ws / ".gitmodules";
     std::string hook_text = "#!/bin/sh\nexit 0\n", config_before, gitmodules_text = "[submodule \"x\"]\n\tpath = x\n\turl = ./x\n";

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 namespace test {
@@ -84,6 +85,11 @@ void write_file(const fs::path& file, const std::string& text, fs::perms mode) {
         out << text;
     }
     fs::permissions(file, mode);
+}
+
+std::string unique_text(const std::string& prefix) {
+    std::random_device rd;
+    return prefix + std::to_string(rd()) + "-" + std::to_string(rd());
 }
 
 std::string read_file(const fs::path& file) {

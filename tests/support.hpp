@@ -45,6 +45,8 @@ void require_landlock();
 
 void write_file(const fs::path& file, const std::string& text, fs::perms mode = fs::perms(0644));
 std::string read_file(const fs::path& file);
+// `prefix` and a random number: a value no run can guess, to look for in what came out.
+std::string unique_text(const std::string& prefix);
 
 // Points CONFINE_FAKE_LOG at a fresh file for as long as it lives.
 class FakeLog {
