@@ -20,6 +20,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -334,6 +335,30 @@ TEST_CASE("run_end_check moves aside, for a host that runs the wrap itself, what
     fs::create_directory_symlink(g.tree.root / "other", g.ws / "src");
     CHECK(confine::run_end_check(*wrapped).empty());
     CHECK(fs::is_directory(g.tree.root / "other" / ".git"));
+}
+
+TEST_CASE("a FIFO planted where git's files stood holds up neither the wrap nor the run-end check", "[git][run][linux-only]") {
+    test::TempDir plugins;
+    test::install_fake(plugins.path(), "usable");
+    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"usable\"]\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins.path()}});
+    REQUIRE(provider);
+    GitTree g(false);
+    g.init(g.ws);
+    // What a process of an earlier run could leave: a FIFO as the configuration the scan
+    // reads for include paths, and as a commondir. Opening either to read would wait for
+    // a writer that never comes.
+    fs::remove(g.ws / ".git" / "config");
+    REQUIRE(::mkfifo((g.ws / ".git" / "config").c_str(), 0644) == 0);
+    std::vector<std::string> argv{"true"};
+    auto wrapped = (*provider)->wrap({confine::Mode::workspace_write, g.ws, {}}, argv);
+    REQUIRE(wrapped);
+    REQUIRE(wrapped->git_watch);
+    REQUIRE(::mkfifo((g.ws / ".git" / "commondir").c_str(), 0644) == 0);
+    const auto moved = confine::run_end_check(*wrapped);  // returns: nothing was opened to wait on
+    REQUIRE(moved.size() == 1);
+    CHECK(moved[0].path == g.ws / ".git" / "commondir");
+    CHECK(fs::is_fifo(moved[0].moved_to));
 }
 
 #define GIT_BWRAP_CASES(WAY, TAG)                                                                                                     \

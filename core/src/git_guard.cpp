@@ -48,7 +48,29 @@ bool present_at(const fs::path& p) {
 }
 
 // A regular file's bytes (not through a link, not a FIFO), at most max_read of them.
+// Judged on the opened descriptor: a file swapped for a FIFO or a link since it was
+// looked at (by a process of an earlier run) is not read, and holds nothing up.
 std::optional<std::string> read_regular(const fs::path& file) {
+#if !defined(_WIN32)
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return std::nullopt;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uintmax_t>(st.st_size) > max_read) {
+        ::close(fd);
+        return std::nullopt;
+    }
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+        const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    text.resize(got);
+    return text;
+#else
     if (type_of(file) != fs::file_type::regular) return std::nullopt;
     std::error_code ec;
     const auto size = fs::file_size(file, ec);
@@ -59,6 +81,7 @@ std::optional<std::string> read_regular(const fs::path& file) {
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<std::size_t>(in.gcount()));
     return text;
+#endif
 }
 
 std::string trimmed(std::string_view s) {
