@@ -289,21 +289,28 @@ void attempt_landlock_says(Way way, bool unprivileged) {
     CHECK_THAT(j["dimensions"]["open"].get<std::string>(), Catch::Contains("protect: Landlock cannot keep a path inside a writable root read-only (git: "));
 }
 
-}  // namespace
-
-TEST_CASE("run_end_check moves aside, for a host that runs the wrap itself, what was planted where nothing stood", "[git][run]") {
-    test::TempDir plugins;
+// A provider whose one runner is the test suite's fake (it confines nothing): for what
+// the host does around a wrap, whatever the runner.
+std::unique_ptr<confine::Provider> fake_provider(const test::TempDir& plugins) {
     test::install_fake(plugins.path(), "usable");
     auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"usable\"]\n"),
                                               {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins.path()}});
     REQUIRE(provider);
+    return std::move(*provider);
+}
+
+}  // namespace
+
+TEST_CASE("run_end_check moves aside, for a host that runs the wrap itself, what was planted where nothing stood", "[git][run]") {
+    test::TempDir plugins;
+    auto provider = fake_provider(plugins);
     GitTree g(false);
     g.init(g.ws);
     fs::create_directories(g.ws / "src");
     test::write_file(g.ws / "src" / "a.c", "\n");
     REQUIRE(g.git(g.ws, {"add", "src"}).exit_code == 0);
     std::vector<std::string> argv{"true"};
-    auto wrapped = (*provider)->wrap({confine::Mode::workspace_write, g.ws, {}}, argv);
+    auto wrapped = provider->wrap({confine::Mode::workspace_write, g.ws, {}}, argv);
     REQUIRE(wrapped);
     REQUIRE(wrapped->git_watch);
     CHECK(confine::run_end_check(*wrapped).empty());  // nothing planted yet
@@ -339,10 +346,7 @@ TEST_CASE("run_end_check moves aside, for a host that runs the wrap itself, what
 
 TEST_CASE("a FIFO planted where git's files stood holds up neither the wrap nor the run-end check", "[git][run][linux-only]") {
     test::TempDir plugins;
-    test::install_fake(plugins.path(), "usable");
-    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"usable\"]\n"),
-                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins.path()}});
-    REQUIRE(provider);
+    auto provider = fake_provider(plugins);
     GitTree g(false);
     g.init(g.ws);
     // What a process of an earlier run could leave: a FIFO as the configuration the scan
@@ -351,7 +355,7 @@ TEST_CASE("a FIFO planted where git's files stood holds up neither the wrap nor 
     fs::remove(g.ws / ".git" / "config");
     REQUIRE(::mkfifo((g.ws / ".git" / "config").c_str(), 0644) == 0);
     std::vector<std::string> argv{"true"};
-    auto wrapped = (*provider)->wrap({confine::Mode::workspace_write, g.ws, {}}, argv);
+    auto wrapped = provider->wrap({confine::Mode::workspace_write, g.ws, {}}, argv);
     REQUIRE(wrapped);
     REQUIRE(wrapped->git_watch);
     REQUIRE(::mkfifo((g.ws / ".git" / "commondir").c_str(), 0644) == 0);

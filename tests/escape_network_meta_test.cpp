@@ -52,25 +52,15 @@ struct HostSockets {
     int dgram_abstract = -1, dgram_path = -1, stream = -1;
 
     explicit HostSockets(fs::path socket_path) : path(std::move(socket_path)) {
-        dgram_abstract = bound(abstract_dgram, true, SOCK_DGRAM);
-        dgram_path = bound(path.string(), false, SOCK_DGRAM);
+        dgram_abstract = test::bound_unix_socket(abstract_dgram, true, SOCK_DGRAM);
+        dgram_path = test::bound_unix_socket(path.string(), false, SOCK_DGRAM);
         fs::permissions(path, fs::perms::all);
-        stream = bound(abstract_stream, true, SOCK_STREAM);
+        stream = test::bound_unix_socket(abstract_stream, true, SOCK_STREAM);
         REQUIRE(::listen(stream, 8) == 0);
     }
     ~HostSockets() {
         for (int fd : {dgram_abstract, dgram_path, stream}) ::close(fd);
         fs::remove(path);
-    }
-    static int bound(const std::string& name, bool abstract, int type) {
-        const int fd = ::socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        REQUIRE(fd >= 0);
-        sockaddr_un a{};
-        a.sun_family = AF_UNIX;
-        std::memcpy(a.sun_path + (abstract ? 1 : 0), name.data(), name.size());
-        const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size() + (abstract ? 1 : 0));
-        REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), size) == 0);
-        return fd;
     }
     std::vector<std::string> command() const { return {DGRAM_REACH, abstract_dgram, path.string(), abstract_stream}; }
     // What arrived, each datagram as it was sent ("socket sendmsg to the abstract

@@ -239,13 +239,7 @@ struct HostListeners {
         return ntohs(a.sin_port);
     }
     static int listen_unix(const std::string& name, bool abstract) {
-        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        REQUIRE(fd >= 0);
-        sockaddr_un a{};
-        a.sun_family = AF_UNIX;
-        std::memcpy(a.sun_path + (abstract ? 1 : 0), name.data(), name.size());
-        const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size() + (abstract ? 1 : 0));
-        REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), size) == 0);
+        const int fd = test::bound_unix_socket(name, abstract, SOCK_STREAM);
         REQUIRE(::listen(fd, 8) == 0);
         return fd;
     }

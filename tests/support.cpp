@@ -6,6 +6,13 @@
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cstddef>
+#include <cstring>
+#endif
 
 #include <cstdio>
 #include <stdexcept>
@@ -86,6 +93,20 @@ void write_file(const fs::path& file, const std::string& text, fs::perms mode) {
     }
     fs::permissions(file, mode);
 }
+
+#if defined(__linux__)
+int bound_unix_socket(const std::string& name, bool abstract, int type) {
+    const int fd = ::socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    REQUIRE(name.size() + 1 < sizeof a.sun_path);
+    std::memcpy(a.sun_path + (abstract ? 1 : 0), name.data(), name.size());
+    const auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size() + (abstract ? 1 : 0));
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), size) == 0);
+    return fd;
+}
+#endif
 
 std::string unique_text(const std::string& prefix) {
     std::random_device rd;

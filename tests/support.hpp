@@ -45,6 +45,11 @@ void require_landlock();
 
 void write_file(const fs::path& file, const std::string& text, fs::perms mode = fs::perms(0644));
 std::string read_file(const fs::path& file);
+#if defined(__linux__)
+// A unix socket of `type`, close-on-exec and non-blocking, bound to `name`: an abstract
+// name, or a path. The test fails if it cannot be had.
+int bound_unix_socket(const std::string& name, bool abstract, int type);
+#endif
 // `prefix` and a random number: a value no run can guess, to look for in what came out.
 std::string unique_text(const std::string& prefix);
 
