@@ -64,11 +64,11 @@ json placeholders_json(const confine::WrapResult& w) {
 // Which /tmp the command got: "private", "host", or null where the runner did not say.
 json tmp_json(confine::Tmp tmp) { return tmp == confine::Tmp::unsaid ? json(nullptr) : json(std::string(confine::to_string(tmp))); }
 
-// {"write", "network", "processes", "read", "protect", "open"}: each a level ("full",
-// "partial", "none"), or "not asked": the network when the policy allowed it, read and
-// protect when it had no path to deny or to protect.
+// {"write", "network", "processes", "read", "protect", "lifetime", "limits", "open"}: each
+// a level ("full", "partial", "none"), or "not asked": the network when the policy allowed
+// it, read and protect when it had no path to deny or to protect, limits when it set none.
 struct Asked {
-    bool network, read, protect;
+    bool network, read, protect, limits;
 };
 json dimensions_json(const confine::Dimensions& d, Asked asked) {
     auto level = [](bool is, confine::Level l) { return is ? std::string(confine::to_string(l)) : std::string("not asked"); };
@@ -77,6 +77,8 @@ json dimensions_json(const confine::Dimensions& d, Asked asked) {
             {"processes", std::string(confine::to_string(d.processes))},
             {"read", level(asked.read, d.read)},
             {"protect", level(asked.protect, d.protect)},
+            {"lifetime", std::string(confine::to_string(d.lifetime))},
+            {"limits", level(asked.limits, d.limits)},
             {"open", or_null(d.open)}};
 }
 
@@ -202,7 +204,7 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
              {"fatal_signatures", w.failure_rule.fatal_signatures},
              {"informational_lines", w.failure_rule.informational_lines}}},
            {"attestation", attestation_json(w.attestation)},
-           {"dimensions", dimensions_json(dimensions, {w.network_asked, w.read_asked, protect_asked})},
+           {"dimensions", dimensions_json(dimensions, {w.network_asked, w.read_asked, protect_asked, w.limits_asked})},
            {"tmp", tmp_json(w.tmp)},
            {"placeholders", placeholders_json(w)},
            {"environment", std::move(*env)},
@@ -236,7 +238,7 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
            {"basis", std::string(confine::to_string(o.basis))},
            {"evidence", evidence},
            {"denial_hint", or_null(o.denial_hint)},
-           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked}) : json(nullptr)},
+           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked, o.limits_asked}) : json(nullptr)},
            {"tmp", tmp_json(o.tmp)},
            {"environment", {{"removed", o.environment_removed}}},
            {"passed_fds", o.passed_fds}};

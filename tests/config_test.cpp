@@ -152,7 +152,7 @@ TEST_CASE("[policy.enforcement] sets the least level per dimension, partial by d
     CHECK(error_of("[policy.enforcement]\nnetwork = \"some\"\n").message ==
           "test.toml:2:11: policy.enforcement.network must be \"full\", \"partial\" or \"best-effort\"");
     CHECK(error_of("[policy.enforcement]\nmetadata = \"full\"\n").message ==
-          "test.toml:2:1: unknown dimension 'metadata' in [policy.enforcement] (known: write, network, processes, read, protect)");
+          "test.toml:2:1: unknown dimension 'metadata' in [policy.enforcement] (known: write, network, processes, read, protect, lifetime, limits)");
     CHECK(error_of("[policy]\nenforcement = \"full\"\n").message == "test.toml:2:15: policy.enforcement must be a table, not string");
 }
 

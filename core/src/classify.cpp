@@ -77,6 +77,7 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     out.network_asked = wrap.network_asked;
     out.read_asked = wrap.read_asked;
     out.protect_asked = wrap.protect_asked;
+    out.limits_asked = wrap.limits_asked;
     out.tmp = wrap.tmp;
     out.exit_code = o.exit_code;
     out.signal = o.signal;

@@ -234,9 +234,12 @@ private:
                             : k == "processes" ? &cfg.minimums.processes
                             : k == "read"      ? &cfg.minimums.read
                             : k == "protect"   ? &cfg.minimums.protect
+                            : k == "lifetime"  ? &cfg.minimums.lifetime
+                            : k == "limits"    ? &cfg.minimums.limits
                                                : nullptr;
             if (!into)
-                return fail(key_ptr->source(), "unknown dimension '" + k + "' in [policy.enforcement] (known: write, network, processes, read, protect)");
+                return fail(key_ptr->source(),
+                            "unknown dimension '" + k + "' in [policy.enforcement] (known: write, network, processes, read, protect, lifetime, limits)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "full" && *text != "partial" && *text != "best-effort"))
                 return fail(value_ptr->source(), "policy.enforcement." + k + " must be \"full\", \"partial\" or \"best-effort\"");

@@ -113,6 +113,8 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     const bool hint = options.denial_hint && !wrapped.denial_signatures.empty();
     spec.copy_stderr = !background && (!attests || (hint && !::isatty(2)));
     spec.timeout = options.timeout;
+    spec.kill_after = options.kill_after;
+    spec.supervised = wrapped.host_supervised;
     spec.on_started = options.on_started;
     spec.failure_rule = wrapped.failure_rule;
     spec.denial_signatures = wrapped.denial_signatures;
@@ -292,7 +294,12 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
         if (wrapped.error().code == ErrorCode::invalid_policy || is_configuration_error(wrapped.error().code)) return std::unexpected(wrapped.error());
         return finish(unavailable(provider, wrapped.error()));
     }
-    if (options.exec_in_place && wrapped->in_process) {
+    // In place nothing is left to end what the command starts: only where the operator
+    // accepts that, and no time limit is set.
+    const bool lifetime_waived = !wrapped->host_supervised || provider.config().minimums.lifetime == Minimum::best_effort;
+    if (options.exec_in_place && wrapped->in_process && lifetime_waived && !options.timeout) {
+        wrapped->dimensions.lifetime = Level::none;
+        detail::log_debug("lifetime none: the command is executed in place of this process, and nothing is left to end what it starts");
         detail::ExecSpec spec = spec_for(*wrapped, options, false, command->file);
         return finish(classify(*wrapped, detail::exec_in_place(spec)));  // only if it failed
     }

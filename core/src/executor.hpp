@@ -52,6 +52,11 @@ struct ExecSpec {
     // the host hands the runner itself (status, directories, network filter).
     std::vector<int> pass_fds;
     std::optional<std::chrono::milliseconds> timeout;
+    // At the time limit the run's processes get SIGTERM, and SIGKILL this much later.
+    std::chrono::milliseconds kill_after{0};
+    // Whether the host supervises the run (run_supervision): the runner is started under a
+    // supervisor that ends every process of the run with it.
+    bool supervised = false;
     std::function<void(int)> on_started;
     // What stderr is read for as it passes (docs/design.md §13), and how much of the
     // output a background run keeps.
@@ -69,7 +74,12 @@ public:
     // the command's process group instead, so that the command can handle it; SIGKILL
     // (a time limit, a kill) still ends the runner, and with it the sandbox.
     void signal(int sig);
-    void started(int pid, bool own_group);
+    // A time limit's first step: SIGTERM to every process of the run (where a supervisor
+    // gathers them; else as signal(SIGTERM)).
+    void terminate();
+    // `supervised`: `pid` is the run's supervisor (spawn.hpp), which passes signals on to
+    // the runner and ends the whole run when told.
+    void started(int pid, bool own_group, bool supervised = false);
     // The process the runner named as its command (0 or the runner's own: none any more).
     void command_located(int pid);
     void exited();  // seen exiting, not reaped yet: the id cannot have been reused
@@ -91,6 +101,7 @@ private:
     int pid_ = 0;
     int command_ = 0;
     bool own_group_ = false;
+    bool supervised_ = false;
     bool done_ = false;
     bool settled_ = false;
 };
@@ -125,6 +136,16 @@ std::expected<std::string, windows::ProgramRefusal> resolve_windows_program(cons
                                                                            const std::optional<std::vector<std::string>>& environment,
                                                                            const std::filesystem::path& working_directory);
 #endif
+
+// What the host's own supervision of a run gives of the `lifetime` dimension (docs/design.md
+// §7), and the gap of a level below full, as a part of a wrap's `open` ("lifetime: ...").
+// One implementation per platform: on Linux a supervisor process between the host and
+// the runner (reaper.cpp), on Windows the run's job.
+struct Supervision {
+    Level lifetime = Level::none;
+    std::string open;
+};
+Supervision run_supervision(const WrapResult& wrapped);
 
 // Runs spec's argv and says what it observed; judges nothing (classify() does).
 Executed execute(const ExecSpec& spec, RunControl& control);

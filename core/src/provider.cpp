@@ -1,5 +1,6 @@
 #include <confine/provider.hpp>
 
+#include "executor.hpp"
 #include "git_guard.hpp"
 #include "log.hpp"
 #include "roots.hpp"
@@ -112,15 +113,39 @@ std::string open_about(const std::string& open, std::string_view dimension) {
     return open.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
+// `open` without its part about `dimension`.
+std::string without_about(const std::string& open, std::string_view dimension) {
+    const std::string part = open_about(open, dimension);
+    if (part.empty()) return open;
+    std::string out = open;
+    const std::size_t at = out.find(part);
+    std::size_t from = at, to = at + part.size();
+    if (to < out.size()) to += 2;          // its "; " after
+    else if (from >= 2) from -= 2;         // or the one before it
+    out.erase(from, to - from);
+    return out;
+}
+
 // The wrap as the host reports it: whether the network was asked, and `enforcement` the
 // weakest of the dimensions asked.
 WrapResult reported(WrapResult wrapped, const Policy& policy) {
     wrapped.network_asked = policy.network == Network::none;
     wrapped.read_asked = !policy.deny_read.empty();
     wrapped.protect_asked = !policy.protect.empty();
-    const auto& d = wrapped.dimensions;
+    // The host's own supervision of the run (docs/design.md §7): the higher of it and
+    // what the runner's mechanism ends by itself.
+    const detail::Supervision supervision = detail::run_supervision(wrapped);
+    auto& d = wrapped.dimensions;
+    if (supervision.lifetime > d.lifetime) {
+        d.lifetime = supervision.lifetime;
+        wrapped.host_supervised = true;
+        if (d.lifetime == Level::full) d.open = without_about(d.open, "lifetime");
+    }
+    if (d.lifetime != Level::full && open_about(d.open, "lifetime").empty() && !supervision.open.empty())
+        d.open += (d.open.empty() ? "" : "; ") + supervision.open;
     const bool all_full = d.write == Level::full && d.processes == Level::full && (!wrapped.network_asked || d.network == Level::full) &&
-                          (!wrapped.read_asked || d.read == Level::full) && (!wrapped.protect_asked || d.protect == Level::full);
+                          (!wrapped.read_asked || d.read == Level::full) && (!wrapped.protect_asked || d.protect == Level::full) &&
+                          d.lifetime == Level::full && (!wrapped.limits_asked || d.limits == Level::full);
     if (!all_full) wrapped.enforcement = Enforcement::partial;
     return wrapped;
 }
@@ -144,6 +169,8 @@ std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy
         {"processes", {wrapped.dimensions.processes, config.minimums.processes}},
         {"read", {wrapped.read_asked ? wrapped.dimensions.read : Level::full, config.minimums.read}},
         {"protect", {wrapped.protect_asked ? wrapped.dimensions.protect : Level::full, config.minimums.protect}},
+        {"lifetime", {wrapped.dimensions.lifetime, config.minimums.lifetime}},
+        {"limits", {wrapped.limits_asked ? wrapped.dimensions.limits : Level::full, config.minimums.limits}},
     };
     for (const auto& [dimension, levels] : asked) {
         const auto [level, minimum] = levels;
@@ -566,9 +593,9 @@ std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped
     if (!wrapped || !detail::log_enabled(spdlog::level::debug)) return wrapped;
     const auto& d = wrapped->dimensions;
     auto asked = [](bool is, Level l) { return is ? std::string(to_string(l)) : std::string("not asked"); };
-    detail::log_debug("wrapped by {}: write {}, network {}, processes {}, read {}, protect {}; /tmp {}", wrapped->runner, to_string(d.write),
-                      asked(wrapped->network_asked, d.network), to_string(d.processes), asked(wrapped->read_asked, d.read),
-                      asked(wrapped->protect_asked, d.protect),
+    detail::log_debug("wrapped by {}: write {}, network {}, processes {}, read {}, protect {}, lifetime {}, limits {}; /tmp {}", wrapped->runner,
+                      to_string(d.write), asked(wrapped->network_asked, d.network), to_string(d.processes), asked(wrapped->read_asked, d.read),
+                      asked(wrapped->protect_asked, d.protect), to_string(d.lifetime), asked(wrapped->limits_asked, d.limits),
                       wrapped->tmp == Tmp::private_ ? "private (the run's own, gone after it)"
                       : wrapped->tmp == Tmp::host   ? "the host's"
                                                     : "not said by the runner");

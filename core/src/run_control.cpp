@@ -3,11 +3,12 @@
 
 namespace confine::detail {
 
-void RunControl::started(int pid, bool own_group) {
+void RunControl::started(int pid, bool own_group, bool supervised) {
     {
         std::lock_guard lock(mutex_);
         pid_ = pid;
         own_group_ = own_group;
+        supervised_ = supervised;
         settled_ = true;
     }
     settled_cv_.notify_all();

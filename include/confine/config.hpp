@@ -71,6 +71,18 @@ struct Minimums {
     // best-effort: the Linux fallback (Landlock) cannot keep a path inside a writable
     // root read-only at all, and says so (protect: none).
     Minimum protect = Minimum::best_effort;
+    // partial: a run whose processes could all outlive it (a command executed in place of
+    // confinectl) is not accepted unless the operator says so. Where the host has no way
+    // to end a run's processes (the portable POSIX build, macOS), best-effort, and the
+    // report says none.
+#if (defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)) || defined(_WIN32)
+    Minimum lifetime = Minimum::partial;
+#else
+    Minimum lifetime = Minimum::best_effort;
+#endif
+    // best-effort: limits by rlimits (per process) are accepted where no cgroup can be
+    // made for the run; asked only when the policy sets a limit.
+    Minimum limits = Minimum::best_effort;
     // What an explicit ask must be enforced at: a deny_read or protect entry of the call's
     // policy (--deny-read, --protect, Policy) or one a configuration file writes — not the
     // embedded default's. nullopt: full. A configuration file that writes the dimension's

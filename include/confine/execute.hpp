@@ -68,6 +68,7 @@ struct Outcome {
     bool network_asked = true;
     bool read_asked = false;     // the policy had paths to deny reading
     bool protect_asked = false;  // the policy had paths to protect
+    bool limits_asked = false;   // the run had limits
     Tmp tmp = Tmp::unsaid;  // which /tmp the command got, once a wrap said (unsaid: it did not)
     // The names of the variables the environment filter left out of the command's
     // environment (run_environment()), sorted; never their values.
@@ -141,9 +142,14 @@ struct Observation {
 Outcome classify(const WrapResult& wrap, const Observation& observed);
 
 struct RunOptions {
-    // Kills the whole process group at the limit; a run with a limit therefore gets
-    // its own process group, out of reach of a terminal's job control.
+    // The run's time limit: when it passes, every process of the run gets SIGTERM, and
+    // `kill_after` later SIGKILL (at once when kill_after is 0); the outcome says
+    // timed_out. Where the host does not supervise the run (run_supervision: a runner
+    // followed by exec attestation, a build without a supervisor) it is the runner's
+    // process group that is signalled, so such a run gets a group of its own, out of
+    // reach of a terminal's job control.
     std::optional<std::chrono::milliseconds> timeout;
+    std::chrono::milliseconds kill_after{5000};
     std::filesystem::path working_directory;           // empty: the current one
     // The environment the run starts from, "K=V" entries; nullopt: this process's. Either
     // way the configuration's [policy.env] filter applies to it (run_environment()): the
@@ -180,7 +186,10 @@ struct RunOptions {
     // Foreground only: when the selected runner can confine in-process, confine the
     // calling process itself and replace it with the command — no fork, no parent
     // left. run() then returns only if that failed, with an Outcome saying why (this
-    // process's descriptors above 2 but pass_fds are close-on-exec by then).
+    // process's descriptors above 2 but pass_fds are close-on-exec by then). Nothing is
+    // left either to end what the command starts, to time it or to report on it: taken
+    // only when the configuration accepts a run whose processes may outlive it
+    // ([policy.enforcement] lifetime = "best-effort") and no timeout is set.
     bool exec_in_place = false;
 };
 

@@ -39,6 +39,12 @@ struct WrapResult : sdk::WrapResult {
     // and dimensions.protect then say how much of them is enforced).
     bool read_asked = false;
     bool protect_asked = false;
+    // Whether the run has limits ([policy.limits], RunOptions::limits): dimensions.limits
+    // then says how much of them the host enforces.
+    bool limits_asked = false;
+    // Whether the host supervises the run (its supervisor gives dimensions.lifetime):
+    // run() and spawn() then start the runner under it.
+    bool host_supervised = false;
     // What run() and spawn() check after the run: what was absent at the start where git
     // reads (and must still be absent), taken when the wrap was made; null when the
     // policy protects nothing under `.git`, or there is nothing to hold. A host that runs

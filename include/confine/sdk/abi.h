@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 9
+#define CONFINE_ABI_MINOR 10
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -306,9 +306,15 @@ typedef struct confine_wrap_result {
      * dimensions_open. */
     int32_t read_level;
     int32_t protect_level;
+    /* ABI 1.10: what the runner's own mechanism guarantees of the run's lifetime
+     * (CONFINE_LEVEL_*; UNSAID is read as NONE): FULL when no process the command starts
+     * can outlive the runner's process, whatever it does (a PID namespace whose init is
+     * that process or dies with it). The host supervises the run itself and reports the
+     * higher of the two. */
+    int32_t lifetime_level;
 } confine_wrap_result;
 
-/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 / 1.4 / 1.5 / 1.6 plugin. */
+/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 / 1.4 / 1.5 / 1.6 / 1.7-1.9 plugin. */
 #define CONFINE_WRAP_RESULT_SIZE_1_0 (offsetof(confine_wrap_result, attestation))
 #define CONFINE_WRAP_RESULT_SIZE_1_1 (offsetof(confine_wrap_result, in_process_apply))
 #define CONFINE_WRAP_RESULT_SIZE_1_2 (offsetof(confine_wrap_result, attestation_status_argument))
@@ -316,6 +322,7 @@ typedef struct confine_wrap_result {
 #define CONFINE_WRAP_RESULT_SIZE_1_4 (offsetof(confine_wrap_result, write_level))
 #define CONFINE_WRAP_RESULT_SIZE_1_5 (offsetof(confine_wrap_result, tmp))
 #define CONFINE_WRAP_RESULT_SIZE_1_6 (offsetof(confine_wrap_result, read_level))
+#define CONFINE_WRAP_RESULT_SIZE_1_9 (offsetof(confine_wrap_result, lifetime_level))
 
 /* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
  * calls any plugin code. */

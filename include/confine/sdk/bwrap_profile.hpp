@@ -198,6 +198,9 @@ inline Dimensions bwrap_dimensions(const Policy& policy) {
     d.processes = Level::full;
     d.read = Level::full;
     d.protect = Level::full;
+    // Its PID namespace ends with its init, which ends with the command, and the whole of
+    // it with the host (--die-with-parent): no process of the run outlives it.
+    d.lifetime = Level::full;
     if (policy.network == Network::none) d.network = Level::full;
     return d;
 }

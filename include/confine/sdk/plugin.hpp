@@ -479,6 +479,7 @@ struct Entry {
             c.processes_level = level(result->dimensions.processes);
             c.read_level = level(result->dimensions.read);
             c.protect_level = level(result->dimensions.protect);
+            c.lifetime_level = level(result->dimensions.lifetime);
             owned->dimensions_open = result->dimensions.open;
             c.dimensions_open = owned->dimensions_open.c_str();
             c.tmp = result->tmp == Tmp::private_ ? CONFINE_TMP_PRIVATE : result->tmp == Tmp::host ? CONFINE_TMP_HOST : CONFINE_TMP_UNSAID;

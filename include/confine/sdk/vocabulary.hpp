@@ -37,15 +37,23 @@ enum class Level { none, partial, full };
 // only in the writable roots), `network` (with Network::none: no socket reaches outside
 // the sandbox), `processes` (no signal, trace or view of processes outside it), `read`
 // (no path of the policy's deny_read can be read or listed, nor a socket there reached)
-// and `protect` (no path of the policy's protect can be written, renamed, removed or
-// have its mode changed). `open` says, for each dimension below full, what is left open.
+// `protect` (no path of the policy's protect can be written, renamed, removed or have
+// its mode changed), `lifetime` (no process of the run outlives it: the command's end, a
+// time limit, or the host killed) and `limits` (the run's memory, processes, CPU time,
+// file size and open files held where the policy sets them). `open` says, for each
+// dimension below full, what is left open.
+// A runner reports `lifetime` for what its own mechanism ends (a PID namespace of its
+// own); the host raises it with its own supervision of the run, and sets `limits`, which
+// the host alone enforces.
 struct Dimensions {
     Level write = Level::full;
     Level network = Level::none;
     Level processes = Level::none;
     std::string open;
-    Level read = Level::none;     // ABI 1.7
-    Level protect = Level::none;  // ABI 1.7
+    Level read = Level::none;      // ABI 1.7
+    Level protect = Level::none;   // ABI 1.7
+    Level lifetime = Level::none;  // ABI 1.10
+    Level limits = Level::none;    // the host's; never a runner's
 };
 
 // What one call may do. Passed with every call; never stored by a provider or a runner.

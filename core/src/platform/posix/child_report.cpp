@@ -52,6 +52,7 @@ void observe(ChildReport& report, int status, const ExecSpec& spec, Observation&
     if (stage == ChildStage::chdir) o.attestation_detail = "cannot enter the working directory " + spec.working_directory.string();
     if (stage == ChildStage::terminal) o.attestation_detail = "cannot install the terminal filter";
     if (stage == ChildStage::descriptors) o.attestation_detail = "cannot keep the caller's other descriptors from the command";
+    if (stage == ChildStage::supervise) o.attestation_detail = "cannot start the run's supervisor";
 }
 
 }  // namespace
@@ -66,12 +67,14 @@ void report_and_exit(int fd, ChildStage stage, int error, int code) noexcept {
     report_and_exit(fd, report, code);
 }
 
-bool child_reported_failure(int fd, pid_t pid, const ExecSpec& spec, RunControl& control, Observation& o) {
+bool child_reported_failure(int fd, pid_t pid, const ExecSpec& spec, RunControl& control, Observation& o,
+                            const std::function<int(int)>& status_of) {
     ChildReport report{};
     if (read_report(fd, report) != sizeof report) return false;
     int st = 0;
     while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     control.exited();
+    if (status_of) st = status_of(st);
     observe(report, st, spec, o);
     return true;
 }

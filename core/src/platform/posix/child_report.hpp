@@ -10,7 +10,7 @@
 
 namespace confine::detail {
 
-enum class ChildStage : int { chdir = 1, trace = 2, exec = 3, confine = 4, terminal = 5, descriptors = 6 };
+enum class ChildStage : int { chdir = 1, trace = 2, exec = 3, confine = 4, terminal = 5, descriptors = 6, supervise = 7 };
 
 struct ChildReport {
     int stage;
@@ -25,6 +25,9 @@ struct ChildReport {
 
 // In the parent: reads the error pipe `fd` to its end. When it carried a report, the
 // runner never ran: the child `pid` is reaped, `o` says why, and the answer is true.
-bool child_reported_failure(int fd, pid_t pid, const ExecSpec& spec, RunControl& control, Observation& o);
+// `status_of` turns the wait status of `pid` into the runner's (a supervised run's, see
+// spawn.hpp).
+bool child_reported_failure(int fd, pid_t pid, const ExecSpec& spec, RunControl& control, Observation& o,
+                            const std::function<int(int)>& status_of = {});
 
 }  // namespace confine::detail

@@ -73,7 +73,7 @@ void pump_runner_output(const ExecSpec& spec, Runner& runner, bool running, RunC
     pump.ended = [&control](bool) { control.exited(); };
     {
         const SigpipeBlocked quiet;
-        if (const auto status = pump.run().status) record_status(o, *status);
+        if (const auto status = pump.run().status) record_status(o, runner_status(runner, *status));
     }
     if (runner.status.get() >= 0) o.status_text = std::move(status_text);
     result.stdout_text = out.finish();
@@ -89,10 +89,12 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     o.stderr_seen = spec.background || spec.copy_stderr;
     auto runner = start(spec, o);
     if (!runner) return result;
-    control.started(runner->pid, runner->own_group);
+    control.started(runner->pid, runner->own_group, runner->supervised);
     if (spec.on_started) spec.on_started(runner->pid);
-    Watchdog watchdog(spec.timeout, control);
-    if (child_reported_failure(runner->report.get(), runner->pid, spec, control, o)) return result;
+    Watchdog watchdog(spec.timeout, spec.kill_after, control);
+    if (child_reported_failure(runner->report.get(), runner->pid, spec, control, o,
+                               [&runner](int status) { return runner_status(*runner, status); }))
+        return result;
     // With an in-process runner, the error pipe closed by the exec is the attestation.
     if (spec.in_process) o.attested = Observation::Attested::reached_command;
     bool running = true;

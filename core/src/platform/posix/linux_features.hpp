@@ -49,6 +49,35 @@ int open_pidfd(pid_t pid);
 // Discards `sig` when it is pending for the calling thread, which blocks it.
 void discard_pending(int sig);
 
+// The run's supervisor (platform/linux/reaper.cpp, docs/design.md §7): the init of a PID
+// namespace of the run's own where this process may make one, else a child subreaper.
+enum class ReaperMode { pid_namespace, subreaper };
+ReaperMode reaper_mode();
+
+// The signals the host sends the supervisor: end the run gently (SIGTERM to every process
+// of it), end it now (SIGKILL to every one), and — a subreaper's own death signal — the
+// host is gone.
+struct ReaperSignals {
+    int term_run, kill_run, host_gone;
+};
+ReaperSignals reaper_signals();
+
+struct ReaperPlan {
+    bool pid_namespace = false;
+    bool runner_group = false;  // the runner gets a process group of its own
+    int reaped = -1;            // write end: the runner's wait status, once it ended
+    int lifeline = -1;          // read end, whose write end only the host holds
+    int host_end = -1;          // that write end, closed first thing in the supervisor
+    int term_run = 0, kill_run = 0, host_gone = 0;
+};
+
+// Starts the supervisor (a clone, in a new PID namespace where the plan says), which
+// starts the runner by calling `start_runner(runner_plan)` in a child of its own, and
+// reports on `report_fd` (child_report.hpp) when it cannot. In the parent: the
+// supervisor's ID, or -1 with errno set. Called with every signal blocked; system calls
+// only from there on in the child.
+pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd) noexcept;
+
 // Finds the command below a runner that names the command's process ID on its status
 // descriptor, so that a forwarded signal reaches the command itself (docs/design.md §7),
 // and says when the runner's own set-up is over. It rides along with the output pump.

@@ -32,6 +32,7 @@ struct ChildPlan {
     bool trace;
     const InProcess* in_process;
     const ChildEnds* ends;
+    const ReaperPlan* reaper;  // the run's supervisor, or nullptr
     // The descriptors above 2 the runner inherits: its status descriptor, directories and
     // network filter, and those the caller passes on; every other one closes at the exec.
     const int* kept;
@@ -164,8 +165,12 @@ pid_t fork_child(ChildPlan& plan) {
     pid_t pid = -1;
     {
         const auto guard = fork_guard();
-        pid = ::fork();
-        if (pid == 0) run_child(plan);
+        if (plan.reaper) {
+            pid = start_reaper(*plan.reaper, [](const void* p) { run_child(*static_cast<const ChildPlan*>(p)); }, &plan, plan.ends->report.get());
+        } else {
+            pid = ::fork();
+            if (pid == 0) run_child(plan);
+        }
     }
     const int fork_errno = errno;
     ::pthread_sigmask(SIG_SETMASK, &plan.mask, nullptr);
@@ -182,12 +187,23 @@ bool reports_command(const ExecSpec& spec) {
 std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std::string& program) {
     Runner runner;
     ChildEnds child;
-    // A time limit kills a whole process group, so a run with one gets its own group. So
-    // does a runner that names its command (bubblewrap): the command has a session of its
-    // own, out of reach of the terminal's signals, and the host passes them on to it
-    // (docs/design.md §7); the runner itself must not be ended by them before it can.
-    runner.own_group = spec.background || spec.timeout.has_value() || reports_command(spec);
+    // A time limit kills a whole process group where no supervisor ends the run, so such a
+    // run with one gets its own group. So does a runner that names its command
+    // (bubblewrap): the command has a session of its own, out of reach of the terminal's
+    // signals, and the host passes them on to it (docs/design.md §7); the runner itself
+    // must not be ended by them before it can.
+    runner.own_group = spec.background || (spec.timeout.has_value() && !spec.supervised) || reports_command(spec);
     if (!make_pipe(runner.report, child.report)) return std::unexpected(SpawnRefusal{errno, {}});
+    // The supervisor's pipes: the runner's status from it, and the host's life to it.
+    ReaperPlan reaper;
+    Fd reaped_end, lifeline_end;
+    if (spec.supervised) {
+        if (!make_pipe(runner.reaped, reaped_end) || !make_pipe(lifeline_end, runner.lifeline)) return std::unexpected(SpawnRefusal{errno, {}});
+        const ReaperSignals signals = reaper_signals();
+        reaper = {reaper_mode() == ReaperMode::pid_namespace, runner.own_group && !spec.background, reaped_end.get(), lifeline_end.get(),
+                  runner.lifeline.get(), signals.term_run, signals.kill_run, signals.host_gone};
+        runner.supervised = true;
+    }
     std::vector<std::string> argv = spec.argv;
     if (auto refused = open_status_descriptor(spec, argv, runner, child)) return std::unexpected(std::move(*refused));
     if (auto refused = open_directories(spec, argv, child)) return std::unexpected(std::move(*refused));
@@ -200,13 +216,26 @@ std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std
     if (auto refused = make_output_pipes(spec, runner, child)) return std::unexpected(std::move(*refused));
     const std::vector<int> kept = kept_descriptors(spec, child);
     ChildPlan plan{program.c_str(), arrays.argv(), arrays.envp(), cwd.c_str(), runner.own_group, spec.background,
-                   spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, kept.data(), kept.size(), {}};
+                   spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, spec.supervised ? &reaper : nullptr,
+                   kept.data(), kept.size(), {}};
     runner.pid = fork_child(plan);
-    if (runner.pid < 0) return std::unexpected(SpawnRefusal{errno, {}});
+    if (runner.pid < 0)
+        return std::unexpected(SpawnRefusal{errno, spec.supervised && reaper.pid_namespace ? "cannot make a PID namespace for the run's supervisor" : ""});
     // Also here, so that no signal can race the child's own call (a background child makes
-    // its own session, which a group set from here would prevent).
-    if (runner.own_group && !spec.background) ::setpgid(runner.pid, runner.pid);
-    return runner;  // the child's ends close with `child`
+    // its own session, which a group set from here would prevent). A supervisor does it
+    // for its runner.
+    if (runner.own_group && !spec.background && !spec.supervised) ::setpgid(runner.pid, runner.pid);
+    return runner;  // the child's ends close with `child`, the supervisor's with theirs
+}
+
+int runner_status(const Runner& runner, int waited) {
+    if (!runner.supervised || runner.reaped.get() < 0) return waited;
+    int status = 0;
+    for (;;) {
+        const ssize_t n = ::read(runner.reaped.get(), &status, sizeof status);
+        if (n < 0 && errno == EINTR) continue;
+        return n == static_cast<ssize_t>(sizeof status) ? status : waited;
+    }
 }
 
 }  // namespace confine::detail

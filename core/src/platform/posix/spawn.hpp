@@ -20,11 +20,20 @@ struct SpawnRefusal {
 
 // A started runner, as its parent holds it.
 struct Runner {
-    pid_t pid = -1;
+    pid_t pid = -1;          // the runner, or its supervisor when `supervised`
     bool own_group = false;  // in a process group of its own
     Fd report;               // the child's error pipe (child_report.hpp)
     Fd out, err, status;     // what is read of it; -1 where nothing is
+    // A supervised run (ExecSpec::supervised): `pid` is the supervisor, which writes the
+    // runner's wait status on `reaped` before it exits; `lifeline` is the write end of a
+    // pipe whose other end the supervisor holds, closed when the host is gone.
+    bool supervised = false;
+    Fd reaped, lifeline;
 };
+
+// The runner's wait status: `waited`, the status of the process waited for, unless that
+// was the supervisor and it said the runner's.
+int runner_status(const Runner& runner, int waited);
 
 // Starts `program` (spec.argv's first, as found) with spec.argv, its placeholders filled
 // in: the status descriptor's number (status_fd attestation), the directories' descriptors.

@@ -13,18 +13,22 @@
 
 namespace confine::detail {
 
-// Kills the run (its process group, docs/design.md §7) at its time limit, from its own
-// thread, so that every wait of the supervising thread can block.
+// Ends the run at its time limit (docs/design.md §7), from its own thread, so that every
+// wait of the supervising thread can block: SIGTERM to every process of the run, then,
+// `kill_after` later, SIGKILL to every one still there.
 class Watchdog {
 public:
-    Watchdog(std::optional<std::chrono::milliseconds> limit, RunControl& control) {
+    Watchdog(std::optional<std::chrono::milliseconds> limit, std::chrono::milliseconds kill_after, RunControl& control) {
         if (!limit) return;
-        thread_ = std::thread([this, deadline = std::chrono::steady_clock::now() + *limit, &control] {
+        thread_ = std::thread([this, deadline = std::chrono::steady_clock::now() + *limit, kill_after, &control] {
             std::unique_lock lock(mutex_);
-            if (!cv_.wait_until(lock, deadline, [this] { return stop_; })) {
-                fired_ = true;
-                control.signal(SIGKILL);
+            if (cv_.wait_until(lock, deadline, [this] { return stop_; })) return;
+            fired_ = true;
+            if (kill_after.count() > 0) {
+                control.terminate();
+                if (cv_.wait_until(lock, std::chrono::steady_clock::now() + kill_after, [this] { return stop_; })) return;
             }
+            control.signal(SIGKILL);
         });
     }
     ~Watchdog() { stop(); }

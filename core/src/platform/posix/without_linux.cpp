@@ -37,6 +37,20 @@ std::optional<std::string> missing_feature(const ExecSpec& spec) {
 // Never reached: missing_feature refuses a run that would need it.
 int trace_me() noexcept { return ENOSYS; }
 
+// No supervisor: run_supervision says none, so no run asks for one.
+ReaperMode reaper_mode() { return ReaperMode::subreaper; }
+ReaperSignals reaper_signals() { return {0, 0, 0}; }
+pid_t start_reaper(const ReaperPlan&, void (*)(const void*), const void*, int) noexcept {
+    errno = ENOSYS;
+    return -1;
+}
+
+// Nothing here gathers a run's processes: what the command leaves running outlives the
+// run, and the report says so.
+Supervision run_supervision(const WrapResult&) {
+    return {Level::none, "lifetime: this build has no supervisor of the run: what the command leaves running outlives it"};
+}
+
 // No seccomp, so no host filter: what keeps a command from the terminal is a runner
 // that starts a new session without one (bubblewrap's --new-session), and the host
 // reports the filter as missing (terminal_filter_linux.hpp, without_host_filter) rather

@@ -15,6 +15,11 @@
 
 namespace confine::detail {
 
+// The runner and every process it starts are in a job that allows no breakaway and is
+// killed when its last handle closes: the host's, at the end of the run or when the host
+// itself ends, however it ends.
+Supervision run_supervision(const WrapResult&) { return {Level::full, {}}; }
+
 void RunControl::attach_job(void* job) {
     std::lock_guard lock(mutex_);
     job_ = job;
@@ -36,6 +41,9 @@ void RunControl::signal(int sig) {
         win::ask_to_finish(runner.get());
     ::TerminateJobObject(static_cast<HANDLE>(job_), static_cast<UINT>(128 + sig));
 }
+
+// Windows has no gentler way to end a job: the time limit's first step ends it.
+void RunControl::terminate() { signal(15); }
 
 namespace {
 

@@ -1,0 +1,319 @@
+// The run's supervisor (docs/design.md §7): a process of the host's own between the host
+// and the runner, which owns every process of the run and ends them all when the runner
+// ends, when a time limit says, or when the host is gone.
+//
+// Where this process may make a PID namespace (CAP_SYS_ADMIN), the supervisor is the
+// init of one: when it exits, the kernel kills every process left in it, and it dies
+// with the host (PR_SET_PDEATHSIG, SIGKILL), which no process of the run can stop.
+// Elsewhere it is a child subreaper: every orphan of the run becomes its child, and it
+// kills them all, again and again until none is left; told by a signal of its own that
+// the host is gone, it does the same before it exits. A process of the run then
+// outlives it only when something outside the run kills the supervisor with SIGKILL
+// (Landlock's signal scope keeps the command itself from signalling it).
+//
+// The supervisor is started by a raw clone of a process that may have other threads:
+// from there to its end it makes system calls only (no allocation, no lock, nothing of
+// glibc that reads the thread's cached identity).
+#include "linux_features.hpp"
+#include "child_report.hpp"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace confine::detail {
+namespace {
+
+// Whether this process may make a PID namespace: CAP_SYS_ADMIN in its effective set.
+bool may_make_pid_namespace() {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+    if (::syscall(SYS_capget, &header, data) != 0) return false;
+    return (data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)) != 0;
+}
+
+// The number of `text` up to its first non-digit, or -1.
+long number_at(const char*& text) {
+    long n = -1;
+    for (; *text >= '0' && *text <= '9'; ++text) n = (n < 0 ? 0 : n * 10) + (*text - '0');
+    return n;
+}
+
+// "/proc/<a>/task/<b>/children", or "/proc/<a>/task" when b < 0, into `out`.
+void proc_path(char* out, long a, long b) {
+    auto append = [&out](const char* s) {
+        while (*s) *out++ = *s++;
+    };
+    auto append_number = [&out](long n) {
+        char digits[24];
+        int count = 0;
+        do digits[count++] = static_cast<char>('0' + n % 10);
+        while ((n /= 10) > 0);
+        while (count) *out++ = digits[--count];
+    };
+    append("/proc/");
+    append_number(a);
+    append("/task");
+    if (b >= 0) {
+        append("/");
+        append_number(b);
+        append("/children");
+    }
+    *out = '\0';
+}
+
+// Reads a whole small file into `buf` (NUL-terminated); its length, or -1.
+long read_small(const char* path, char* buf, long size) {
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    long got = 0;
+    while (got + 1 < size) {
+        const long n = ::read(fd, buf + got, static_cast<std::size_t>(size - 1 - got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += n;
+    }
+    ::close(fd);
+    buf[got] = '\0';
+    return got;
+}
+
+constexpr int most_processes = 8192;
+
+// Appends the children of every thread of `pid` to `pids` (up to most_processes).
+void add_children(long pid, int* pids, int& count) {
+    char path[96];
+    proc_path(path, pid, -1);
+    const int dir = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return;
+    alignas(8) char entries[2048];
+    for (;;) {
+        const long n = ::syscall(SYS_getdents64, dir, entries, sizeof entries);
+        if (n <= 0) break;
+        for (long at = 0; at < n;) {
+            unsigned short length = 0;
+            __builtin_memcpy(&length, entries + at + 16, sizeof length);
+            const char* name = entries + at + 19;
+            const long tid = number_at(name);
+            at += length;
+            if (tid <= 0) continue;
+            char children_path[96], text[4096];
+            proc_path(children_path, pid, tid);
+            if (read_small(children_path, text, sizeof text) <= 0) continue;
+            for (const char* p = text; *p && count < most_processes;) {
+                const long child = number_at(p);
+                if (child > 0) pids[count++] = static_cast<int>(child);
+                while (*p == ' ' || *p == '\n') ++p;
+                if (child <= 0 && *p) ++p;
+            }
+        }
+    }
+    ::close(dir);
+}
+
+// The parent of `pid` as /proc says now, or 0.
+long parent_now(long pid) {
+    char path[64], text[2048];
+    char* out = path;
+    for (const char* s = "/proc/"; *s;) *out++ = *s++;
+    char digits[24];
+    int count = 0;
+    long n = pid;
+    do digits[count++] = static_cast<char>('0' + n % 10);
+    while ((n /= 10) > 0);
+    while (count) *out++ = digits[--count];
+    for (const char* s = "/stat"; *s;) *out++ = *s++;
+    *out = '\0';
+    if (read_small(path, text, sizeof text) <= 0) return 0;
+    // "pid (comm) state ppid ...": the name may hold anything, so after its last ')'.
+    const char* close = nullptr;
+    for (const char* p = text; *p; ++p)
+        if (*p == ')') close = p;
+    if (!close || close[1] != ' ' || !close[2] || close[3] != ' ') return 0;
+    const char* at = close + 4;
+    return number_at(at);
+}
+
+// Sends `sig` to every descendant of this process, its children first; how many it was
+// sent to. A grandchild is signalled through a descriptor of its own, and only while
+// /proc still names its parent as the one it was found under: a number freed and
+// reused in between is never signalled.
+int signal_descendants(int sig) {
+    static int pids[most_processes];
+    static int parents[most_processes];
+    int count = 0;
+    const long self = ::syscall(SYS_getpid);
+    add_children(self, pids, count);
+    for (int i = 0; i < count; ++i) parents[i] = static_cast<int>(self);
+    int signalled = 0;
+    for (int i = 0; i < count; ++i) {
+        const int before = count;
+        add_children(pids[i], pids, count);
+        for (int j = before; j < count; ++j) parents[j] = pids[i];
+        if (parents[i] == self) {
+            // A child of its own: not reaped, so its number cannot have been reused.
+            if (::kill(pids[i], sig) == 0) ++signalled;
+            continue;
+        }
+        const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pids[i], 0));
+        if (fd < 0) continue;
+        if (parent_now(pids[i]) == parents[i] && ::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) == 0) ++signalled;
+        ::close(fd);
+    }
+    return signalled;
+}
+
+struct State {
+    const ReaperPlan* plan;
+    pid_t runner = -1;
+    bool runner_done = false;
+    int runner_status = 0;
+};
+
+// Reaps every child that has ended; true when none is left.
+bool reap(State& s, bool block) {
+    for (;;) {
+        int status = 0;
+        const pid_t pid = ::waitpid(-1, &status, block ? 0 : WNOHANG);
+        if (pid < 0 && errno == EINTR) continue;
+        if (pid < 0) return errno == ECHILD;
+        if (pid == 0) return false;
+        if (pid == s.runner) {
+            s.runner_done = true;
+            s.runner_status = status;
+        }
+        block = false;
+    }
+}
+
+// Sends `sig` to every process of the run but the supervisor.
+void signal_run(const State& s, int sig) {
+    if (s.plan->pid_namespace) ::kill(-1, sig);  // in its namespace: every process but its init
+    else signal_descendants(sig);
+}
+
+// Ends every process of the run: what a subreaper must do itself before it exits (the
+// init of a PID namespace leaves it to the kernel).
+void end_run(State& s) {
+    for (;;) {
+        if (reap(s, false)) return;
+        signal_descendants(SIGKILL);
+        if (reap(s, true)) return;
+    }
+}
+
+[[noreturn]] void finish(State& s) {
+    if (!s.plan->pid_namespace) end_run(s);
+    const int status = s.runner_status;
+    (void)!::write(s.plan->reaped, &status, sizeof status);
+    ::_exit(0);
+}
+
+// Passes a signal sent to the supervisor on to the runner: to its process group when it
+// has one of its own, else to it alone. The terminal's own signals (SI_KERNEL) reached
+// the runner already, when it is in the terminal's foreground group with this one.
+void pass_on(const State& s, int sig, const siginfo_t& info) {
+    if (s.runner_done || (info.si_code != SI_USER && info.si_code != SI_QUEUE && info.si_code != SI_TKILL)) return;
+    const pid_t group = ::getpgid(s.runner);
+    if (group == s.runner) ::kill(-group, sig);
+    else ::kill(s.runner, sig);
+}
+
+// Closes every descriptor above 2 but `a` and `b`.
+void close_all_but(int a, int b) {
+    if (a > b) {
+        const int t = a;
+        a = b;
+        b = t;
+    }
+    auto close_range = [](unsigned from, unsigned to) {
+        if (from <= to) ::syscall(SYS_close_range, from, to, 0);
+    };
+    close_range(3, static_cast<unsigned>(a) - 1);
+    close_range(static_cast<unsigned>(a) + 1, static_cast<unsigned>(b) - 1);
+    close_range(static_cast<unsigned>(b) + 1, ~0u);
+}
+
+[[noreturn]] void supervise(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd) {
+    State s{&plan};
+    // Dies with the thread of the host that started it; if the host was gone already, so
+    // is the run.
+    ::prctl(PR_SET_PDEATHSIG, plan.pid_namespace ? SIGKILL : plan.host_gone);
+    ::close(plan.host_end);
+    pollfd lifeline{plan.lifeline, POLLIN, 0};
+    if (::poll(&lifeline, 1, 0) != 0) ::_exit(125);
+    if (!plan.pid_namespace && ::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) report_and_exit(report_fd, ChildStage::supervise, errno, 125);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGCHLD, &dfl, nullptr);  // ended children wait to be reaped
+    // Every signal stays blocked: each is taken in turn below.
+    const long runner = ::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+    if (runner < 0) report_and_exit(report_fd, ChildStage::supervise, errno, 125);
+    if (runner == 0) {
+        ::close(plan.lifeline);
+        ::close(plan.reaped);
+        start_runner(runner_plan);  // does not return
+        ::_exit(127);
+    }
+    s.runner = static_cast<pid_t>(runner);
+    if (plan.runner_group) ::setpgid(s.runner, s.runner);  // also here, so that no signal races the runner's own call
+    close_all_but(plan.lifeline, plan.reaped);
+    sigset_t all;
+    ::sigfillset(&all);
+    for (;;) {
+        siginfo_t info{};
+        const int sig = ::sigwaitinfo(&all, &info);
+        if (sig < 0) continue;
+        if (sig == SIGCHLD) {
+            reap(s, false);
+            if (s.runner_done) finish(s);
+        } else if (sig == plan.term_run) {
+            signal_run(s, SIGTERM);
+            signal_run(s, SIGCONT);  // a stopped process takes its TERM too
+        } else if (sig == plan.kill_run) {
+            signal_run(s, SIGKILL);
+        } else if (sig == plan.host_gone && !plan.pid_namespace) {
+            end_run(s);
+            ::_exit(125);
+        } else {
+            pass_on(s, sig, info);
+        }
+    }
+}
+
+}  // namespace
+
+ReaperMode reaper_mode() {
+    static const ReaperMode mode = may_make_pid_namespace() ? ReaperMode::pid_namespace : ReaperMode::subreaper;
+    return mode;
+}
+
+ReaperSignals reaper_signals() { return {SIGRTMIN + 1, SIGRTMIN + 2, SIGRTMIN + 3}; }
+
+pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd) noexcept {
+    const unsigned long flags = SIGCHLD | (plan.pid_namespace ? CLONE_NEWPID : 0);
+    const long pid = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr);
+    if (pid == 0) supervise(plan, start_runner, runner_plan, report_fd);
+    return static_cast<pid_t>(pid);
+}
+
+Supervision run_supervision(const WrapResult& wrapped) {
+    if (wrapped.attestation.kind == Attestation::Kind::exec)
+        return {Level::none,
+                "lifetime: a runner followed by exec attestation is the host's own child, with no supervisor between them: what its command "
+                "leaves running outlives the run"};
+    if (reaper_mode() == ReaperMode::pid_namespace) return {Level::full, {}};
+    return {Level::partial,
+            "lifetime: the run's processes are gathered by a supervisor (a child subreaper) that ends them all, but they outlive the run when "
+            "something outside it kills that supervisor with SIGKILL (a PID namespace of the run's own needs CAP_SYS_ADMIN)"};
+}
+
+}  // namespace confine::detail
