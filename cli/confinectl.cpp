@@ -29,6 +29,7 @@
 namespace {
 
 constexpr int exit_failure = 125;
+constexpr int exit_timed_out = 124;  // timeout(1)'s
 
 // confinectl's own diagnostics: one line, prefixed, on stderr.
 // Standard output, written when a command has finished composing it (no iostreams:
@@ -422,11 +423,32 @@ std::atomic<int> g_child_pid{0};
 // Without a report, nothing stays behind the command: a runner that confines in-process
 // turns confinectl into the command itself, and no denial hint is looked for, so that an
 // attesting runner's command writes to stderr directly.
+// The time limit `run` is given (--timeout, --kill-after), each unset where not given.
+struct TimeLimit {
+    std::optional<std::chrono::milliseconds> timeout, kill_after;
+};
+
+std::expected<TimeLimit, std::string> time_limit(const confine::cli::Parsed& p, const confine::Config& config) {
+    TimeLimit limit;
+    for (const auto& [flag, into] : {std::pair{"--timeout", &limit.timeout}, std::pair{"--kill-after", &limit.kill_after}})
+        if (const auto text = p.value(flag)) {
+            auto duration = confine::parse_duration(*text);
+            if (!duration) return std::unexpected(std::string(flag) + ": " + duration.error());
+            *into = *duration;
+        }
+    if (limit.kill_after && !limit.timeout && !config.timeout)
+        return std::unexpected(std::string("--kill-after: there is no time limit to follow (--timeout, or [policy] timeout)"));
+    return limit;
+}
+
 std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::Policy& policy,
                                                                         const std::vector<std::string>& command, bool reporting,
-                                                                        const std::vector<std::string>& env, const std::vector<int>& pass_fds) {
+                                                                        const std::vector<std::string>& env, const std::vector<int>& pass_fds,
+                                                                        const TimeLimit& limit) {
     confinectl::forward_signals(g_child_pid);
     confine::RunOptions options;
+    options.timeout = limit.timeout;
+    options.kill_after = limit.kill_after;
     options.environment_overrides = env;
     options.pass_fds = pass_fds;
     options.on_started = [](int pid) { g_child_pid = pid; };
@@ -451,6 +473,8 @@ int fail_to_start(const confine::Error& error) {
     int status = exit_failure;
     if (outcome.kind == confine::OutcomeKind::sandbox_unavailable)
         status = fail("sandbox unavailable: " + outcome.evidence);
+    else if (outcome.timed_out)
+        status = exit_timed_out;  // as timeout(1) does, however the command then ended
     else if (const auto interrupted = confinectl::interrupted_by())
         confinectl::die_by(*interrupted);  // does not return
     else if (outcome.signal)
@@ -478,7 +502,7 @@ std::optional<std::string> own_loader_problem(const PolicyFlags& flags) {
 }
 
 int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
-            const ReportRequest& report_request, const std::vector<int>& pass_fds) {
+            const ReportRequest& report_request, const std::vector<int>& pass_fds, const confine::cli::Parsed& parsed) {
     if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
     if (auto bad = own_loader_problem(flags)) return fail(*bad);
     auto provider = open_provider(source, provider_options(false));
@@ -487,12 +511,14 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     auto policy = flags.policy(provider->config());
     if (!policy) return fail(policy.error());
     if (auto bad = flags.env_problem()) return fail(*bad);
+    const auto limit = time_limit(parsed, provider->config());
+    if (!limit) return fail(limit.error());
     auto report = Report::prepare(report_request);
     if (!report) return fail(report.error());
     // Probing happens here, before any signal is forwarded: a signal now ends confinectl
     // by its default action, and the command never starts.
     provider->selection();
-    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds);
+    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds, *limit);
     if (!outcome) return fail_to_start(outcome.error());
     // What the run-end check moved aside: one line (docs/design.md §11).
     if (!outcome->set_aside.empty()) {
@@ -583,6 +609,9 @@ std::vector<confine::cli::CommandSpec> command_specs() {
     std::vector<OptionSpec> run_options{config};
     run_options.insert(run_options.end(), policy_options.begin(), policy_options.end());
     run_options.push_back(pass_fd_option);
+    run_options.push_back({"--timeout", "DURATION", false,
+                           "End the run after DURATION (500ms, 30s, 5m): SIGTERM to every process of it, then SIGKILL; exit 124 (default: [policy] timeout)"});
+    run_options.push_back({"--kill-after", "DURATION", false, "How long after the time limit's SIGTERM the run gets SIGKILL (default: [policy] kill_after, else 5s)"});
     run_options.push_back({"--report", "FILE", false, "Write a JSON report of the outcome to FILE"});
     run_options.push_back({"--report-fd", "N", false, "Write the JSON report to descriptor N (not inherited by the command)"});
     return {
@@ -676,7 +705,7 @@ int run_command(const confine::cli::Parsed& p) {
     if (!report) return fail(report.error());
     auto passed = pass_fds(p, true, report->fd);
     if (!passed) return fail(passed.error());
-    return cmd_run(source, policy, p.operands, *report, *passed);
+    return cmd_run(source, policy, p.operands, *report, *passed, p);
 }
 
 }  // namespace

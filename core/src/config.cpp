@@ -108,7 +108,7 @@ private:
         return "value";
     }
 
-    // [policy]: what a call asks when it does not say (network).
+    // [policy]: what a call asks when it does not say.
     std::optional<Error> read_policy(const toml::node& node, Config& cfg) {
         const toml::table* table = node.as_table();
         if (!table) return fail(node.source(), "policy must be a table, not " + type_name(node));
@@ -138,8 +138,16 @@ private:
                 (k == "deny_read" ? cfg.deny_read_where : cfg.protect_where) = std::move(where);
                 continue;
             }
+            if (k == "timeout" || k == "kill_after") {
+                const auto text = value_ptr->value<std::string>();
+                const auto duration = text ? parse_duration(*text) : std::unexpected(std::string("must be a string such as \"30s\""));
+                if (!duration) return fail(value_ptr->source(), "policy." + k + " " + duration.error());
+                (k == "timeout" ? cfg.timeout : cfg.kill_after) = *duration;
+                continue;
+            }
             if (k != "network")
-                return fail(key_ptr->source(), "unknown key '" + k + "' in [policy] (known: network, tmp, deny_read, protect, env, enforcement)");
+                return fail(key_ptr->source(),
+                            "unknown key '" + k + "' in [policy] (known: network, tmp, deny_read, protect, env, timeout, kill_after, enforcement)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "none" && *text != "allow"))
                 return fail(value_ptr->source(), "policy.network must be \"none\" or \"allow\"");
@@ -479,6 +487,31 @@ std::expected<Config, Error> load_config(const ConfigLookup& lookup) {
     std::error_code ec;
     if (std::filesystem::exists(lookup.system_path, ec)) return load_from(lookup.system_path, "the system configuration");
     return parse_config(embedded_default_config(), std::string(embedded_config_name));
+}
+
+std::expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view text) {
+    const std::string_view shape = "is not a duration: a positive number with ms, s, m or h (500ms, 30s, 5m)";
+    std::size_t at = 0;
+    std::uint64_t whole = 0, fraction = 0, scale = 1;
+    bool digits = false;
+    for (; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, digits = true) {
+        whole = whole * 10 + static_cast<std::uint64_t>(text[at] - '0');
+        if (whole > 100'000'000) return std::unexpected("'" + std::string(text) + "' is too long");
+    }
+    if (at < text.size() && text[at] == '.') {
+        for (++at; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, digits = true)
+            if (scale < 1'000'000) {
+                fraction = fraction * 10 + static_cast<std::uint64_t>(text[at] - '0');
+                scale *= 10;
+            }
+    }
+    const std::string_view unit = text.substr(at);
+    const std::uint64_t per = unit == "ms" ? 1 : unit == "s" || unit.empty() ? 1000 : unit == "m" ? 60'000 : unit == "h" ? 3'600'000 : 0;
+    if (!digits || per == 0) return std::unexpected("'" + std::string(text) + "' " + std::string(shape));
+    const std::uint64_t ms = whole * per + fraction * per / scale;
+    if (ms == 0) return std::unexpected("'" + std::string(text) + "' is not a duration: it must be at least 1ms");
+    if (ms > 100'000'000ull * 1000) return std::unexpected("'" + std::string(text) + "' is too long");
+    return std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(ms));
 }
 
 }  // namespace confine

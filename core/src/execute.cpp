@@ -113,7 +113,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     const bool hint = options.denial_hint && !wrapped.denial_signatures.empty();
     spec.copy_stderr = !background && (!attests || (hint && !::isatty(2)));
     spec.timeout = options.timeout;
-    spec.kill_after = options.kill_after;
+    spec.kill_after = options.kill_after.value_or(std::chrono::seconds(5));
     spec.supervised = wrapped.host_supervised;
     spec.on_started = options.on_started;
     spec.failure_rule = wrapped.failure_rule;
@@ -259,6 +259,9 @@ std::expected<RunOptions, Error> with_run_environment(const Provider& provider, 
                           passed.empty() ? std::string() : " and " + passed + " (passed on)");
     }
     RunOptions filtered = options;
+    // The operator's time limit, where the call sets none.
+    if (!filtered.timeout) filtered.timeout = provider.config().timeout;
+    if (!filtered.kill_after) filtered.kill_after = provider.config().kill_after;
     filtered.environment = std::move(env->variables);
     filtered.environment_overrides.clear();
     removed = std::move(env->removed);

@@ -12,12 +12,14 @@
 #include <confine/error.hpp>
 #include <confine/sdk/vocabulary.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace confine {
@@ -110,6 +112,10 @@ struct Config {
     // without a position (a host's own) counts as explicit.
     std::vector<SourcePosition> deny_read_where;
     std::vector<SourcePosition> protect_where;
+    // [policy] timeout and kill_after: the time limit of every run that sets none, and how
+    // long after its SIGTERM the run's processes get SIGKILL (RunOptions).
+    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<std::chrono::milliseconds> kill_after;
     // [policy.env]: what of the caller's environment the command gets (environment.hpp).
     // run() and spawn() apply it to every run, on every runner and path.
     EnvironmentPolicy environment;
@@ -150,5 +156,10 @@ std::expected<Config, Error> load_config(const ConfigLookup& lookup = {});
 
 // True when `name` is a valid runner name: [a-z0-9][a-z0-9_-]* up to 64 bytes.
 bool is_valid_runner_name(std::string_view name) noexcept;
+
+// A duration as confinectl's flags and [policy] take it: a positive number (a fraction
+// allowed) with the unit ms, s, m or h, or none for seconds ("500ms", "30s", "1.5m",
+// "5"). Otherwise why not, one phrase naming the text.
+std::expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view text);
 
 }  // namespace confine

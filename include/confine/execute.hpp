@@ -144,12 +144,13 @@ Outcome classify(const WrapResult& wrap, const Observation& observed);
 struct RunOptions {
     // The run's time limit: when it passes, every process of the run gets SIGTERM, and
     // `kill_after` later SIGKILL (at once when kill_after is 0); the outcome says
-    // timed_out. Where the host does not supervise the run (run_supervision: a runner
+    // timed_out. Unset, the configuration's ([policy] timeout, kill_after; kill_after
+    // else 5 s). Where the host does not supervise the run (run_supervision: a runner
     // followed by exec attestation, a build without a supervisor) it is the runner's
     // process group that is signalled, so such a run gets a group of its own, out of
     // reach of a terminal's job control.
     std::optional<std::chrono::milliseconds> timeout;
-    std::chrono::milliseconds kill_after{5000};
+    std::optional<std::chrono::milliseconds> kill_after;
     std::filesystem::path working_directory;           // empty: the current one
     // The environment the run starts from, "K=V" entries; nullopt: this process's. Either
     // way the configuration's [policy.env] filter applies to it (run_environment()): the
