@@ -16,6 +16,7 @@
 #if defined(__linux__)
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,7 +169,9 @@ Started start(const Sandbox& box, const std::vector<std::string>& args, bool unp
         ::dup2(in, 0);
         ::dup2(out, 1);
         ::dup2(err, 2);
-        ::close_range(3, ~0U, 0);
+#if defined(SYS_close_range)
+        ::syscall(SYS_close_range, 3U, ~0U, 0U);  // anything the test has open (all of it close-on-exec, where this is missing)
+#endif
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -244,15 +247,23 @@ std::string fork_loop(const Kind& k) {
            " & )\n";
 }
 
+// A session of its own that waits until the command (process `$$` of the command's shell)
+// has exited, and only then starts a new sleep every 10 ms.
+std::string fork_loop_after_exit(const Kind& k) {
+    return "( setsid /bin/sh -c '" + up_then(k, "while kill -0 \"$1\" 2>/dev/null; do sleep 0.01; done; while :; do " + k.sleep.string() + " 30 & " +
+                                            k.sleep.string() + " 0.01; done") + "' sh $$" + quiet + " & )\n";
+}
+
 // The command starts one process of each kind, waits until all are up, and exits 0.
 void daemons(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
     Tree t(unprivileged);
     Kinds k(t, {"a setsid daemon", "a double-forked daemon", "a nohup daemon", "a process that ignores TERM",
-                "processes forked every 10 ms, on after the command's exit"});
+                "processes forked every 10 ms, on after the command's exit", "processes forked only once the command has exited"});
     const std::string script =
-        setsid_daemon(k[0]) + double_forked(k[1]) + nohup_daemon(k[2]) + ignoring_term(k[3]) + fork_loop(k[4]) + k.wait_up() + "exit 0\n";
+        setsid_daemon(k[0]) + double_forked(k[1]) + nohup_daemon(k[2]) + ignoring_term(k[3]) + fork_loop(k[4]) + fork_loop_after_exit(k[5]) +
+        k.wait_up() + "exit 0\n";
     const auto r = run(box, run_args(box, t, {}, {"/bin/sh", "-c", script}), unprivileged);
     INFO(who(way, unprivileged) << "\nexit " << r.exit_code << " signal " << r.signal << "\nstderr: " << r.err);
     REQUIRE(r.exit_code == 0);  // every kind was up when the command ended
