@@ -339,7 +339,8 @@ void reports_lifetime(Way way, bool unprivileged) {
 std::optional<json> report(const Sandbox& box, const Tree& t) {
     const fs::path file = report_of(box, t);
     if (file.empty()) return std::nullopt;
-    REQUIRE(fs::exists(file));
+    CHECK(fs::exists(file));
+    if (!fs::exists(file)) return std::nullopt;
     return json::parse(test::read_file(file));
 }
 
