@@ -475,9 +475,31 @@ void in_place_best_effort(bool unprivileged) {
 
 }  // namespace
 
-TEST_CASE("in place with lifetime = \"best-effort\", -v says lifetime none, as root", "[lifetime][e2e][linux-only]") { in_place_best_effort(false); }
-TEST_CASE("in place with lifetime = \"best-effort\", -v says lifetime none, as an unprivileged user", "[lifetime][e2e][linux-only]") {
+// The fast path gives up lifetime, never the timeout: a run that asks for one is timed
+// out all the same (by a supervisor, as the run is then no longer exec'd in place).
+void in_place_best_effort_timeout(bool unprivileged) {
+    if (unprivileged) test::require_user_switch();
+    Sandbox box(Way::landlock_in_place);
+    test::write_file(box.config, test::way_config(Way::landlock_in_place) + "[policy.enforcement]\nlifetime = \"best-effort\"\n");
+    Tree t(unprivileged);
+    Kinds k(t, {"the command"});
+    auto a = box.args(t, {k[0].sleep.string(), "1000"});
+    a.insert(a.begin() + 1, {"--timeout", "300ms"});
+    const auto r = run(box, a, unprivileged);
+    INFO((unprivileged ? "as nobody" : "as root") << "\nexit " << r.exit_code << " signal " << r.signal << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 124);
+    k.check_none_left();
+}
+
+TEST_CASE("in place with lifetime = best-effort, -v says lifetime none, as root", "[lifetime][e2e][linux-only]") { in_place_best_effort(false); }
+TEST_CASE("in place with lifetime = best-effort, -v says lifetime none, as an unprivileged user", "[lifetime][e2e][linux-only]") {
     in_place_best_effort(true);
+}
+TEST_CASE("in place with lifetime = best-effort, run --timeout still ends the command, 124, as root", "[timeout][e2e][linux-only]") {
+    in_place_best_effort_timeout(false);
+}
+TEST_CASE("in place with lifetime = best-effort, run --timeout still ends the command, 124, as an unprivileged user", "[timeout][e2e][linux-only]") {
+    in_place_best_effort_timeout(true);
 }
 
 // A bad duration is a usage error: one line naming the flag or key, 125, nothing run.
@@ -498,10 +520,10 @@ TEST_CASE("run --timeout and --kill-after refuse a bad duration in one line, exi
         args.insert(args.end(), {"--", "/bin/sh", "-c", ": > " + ran.string()});
         return confine.run(args);
     };
-    {
-        // Good durations run the command: what is refused below is the value.
-        const auto r = run_with({"--timeout", "30s", "--kill-after", "2s"});
-        INFO("stderr: " << r.err);
+    // Good durations run the command: what is refused below is the value.
+    for (const auto& [timeout, grace] : {std::pair{"30s", "2s"}, std::pair{"5m", "500ms"}}) {
+        const auto r = run_with({"--timeout", timeout, "--kill-after", grace});
+        INFO("--timeout " << timeout << " --kill-after " << grace << "\nstderr: " << r.err);
         REQUIRE(r.exit_code == 0);
         REQUIRE(fs::exists(ran));
         fs::remove(ran);
