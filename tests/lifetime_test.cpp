@@ -140,9 +140,10 @@ struct Kinds {
     }
 };
 
-// confinectl as `box` runs it, started by the test without a process group of the test's
-// making to clear up after it (test::run kills what is left in the group it made, which
-// would hide what this suite looks for): stdin /dev/null, output to files.
+// confinectl as `box` runs it, started in a process group of its own (nothing it signals
+// there reaches the test) that the test never kills — test::run kills what is left in
+// the group it made, which would hide what this suite looks for: stdin /dev/null, its
+// output to files.
 struct Started {
     pid_t pid = -1;
     fs::path out, err;
