@@ -121,6 +121,27 @@ const Proof linux_proofs[] = {
     {Way::bwrap, "protect", "an explicit --deny-read or --protect is enforced or fails closed naming the path and runner, through {way}"},
     {Way::runner_command, "protect", "protected git files stay as they were, or the report says they cannot, through {way}"},
     {Way::runner_command, "protect", "an explicit --deny-read or --protect is enforced or fails closed naming the path and runner, through {way}"},
+    // lifetime: nothing the command started outlives the run, nor a confinectl killed mid-run.
+    {Way::bwrap, "lifetime", "nothing the command started outlives the run through {way}, as root"},
+    {Way::bwrap, "lifetime", "nothing the command started outlives the run through {way}, as an unprivileged user"},
+    {Way::bwrap, "lifetime", "killing confinectl with SIGKILL ends every process of the run through {way}, as root"},
+    {Way::bwrap, "lifetime", "killing confinectl with SIGKILL ends every process of the run through {way}, as an unprivileged user"},
+    {Way::runner_command, "lifetime", "nothing the command started outlives the run through {way}, as root"},
+    {Way::runner_command, "lifetime", "nothing the command started outlives the run through {way}, as an unprivileged user"},
+    {Way::runner_command, "lifetime", "killing confinectl with SIGKILL ends every process of the run through {way}, as root"},
+    {Way::runner_command, "lifetime", "killing confinectl with SIGKILL ends every process of the run through {way}, as an unprivileged user"},
+    {Way::landlock_launcher, "lifetime", "nothing the command started outlives the run through {way}, as root"},
+    {Way::landlock_launcher, "lifetime", "nothing the command started outlives the run through {way}, as an unprivileged user"},
+    {Way::landlock_launcher, "lifetime", "killing confinectl with SIGKILL ends every process of the run through {way}, as root"},
+    {Way::landlock_launcher, "lifetime", "killing confinectl with SIGKILL ends every process of the run through {way}, as an unprivileged user"},
+    {Way::landlock_forked, "lifetime", "nothing the command started outlives the run through {way}, as root"},
+    {Way::landlock_forked, "lifetime", "nothing the command started outlives the run through {way}, as an unprivileged user"},
+    {Way::landlock_forked, "lifetime", "killing confinectl with SIGKILL ends every process of the run through {way}, as root"},
+    {Way::landlock_forked, "lifetime", "killing confinectl with SIGKILL ends every process of the run through {way}, as an unprivileged user"},
+    {Way::landlock_in_place, "lifetime", "nothing the command started outlives the run through {way}, as root"},
+    {Way::landlock_in_place, "lifetime", "nothing the command started outlives the run through {way}, as an unprivileged user"},
+    {Way::landlock_in_place, "lifetime", "killing confinectl with SIGKILL ends every process of the run through {way}, as root"},
+    {Way::landlock_in_place, "lifetime", "killing confinectl with SIGKILL ends every process of the run through {way}, as an unprivileged user"},
 };
 
 // The words each way goes by in the escape suites' test names.
