@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <vector>
 
 namespace confine::detail {
 namespace {
@@ -142,17 +143,16 @@ long parent_now(long pid) {
     return number_at(at);
 }
 
-// Sends `sig` to every descendant of this process, its children first; how many it was
-// sent to. A grandchild is signalled through a descriptor of its own, and only while
-// /proc still names its parent as the one it was found under: a number freed and
-// reused in between is never signalled.
-int signal_descendants(int sig) {
-    static int pids[most_processes];
-    static int parents[most_processes];
+// Sends `sig` to every descendant of `root`, its children first; how many it was sent
+// to. A process that is not a child of this one is signalled through a descriptor of its
+// own, and only while /proc still names its parent as the one it was found under: a
+// number freed and reused in between is never signalled. `pids` and `parents` hold
+// most_processes entries each.
+int signal_below(long root, int sig, int* pids, int* parents) {
     int count = 0;
     const long self = ::syscall(SYS_getpid);
-    add_children(self, pids, count);
-    for (int i = 0; i < count; ++i) parents[i] = static_cast<int>(self);
+    add_children(root, pids, count);
+    for (int i = 0; i < count; ++i) parents[i] = static_cast<int>(root);
     int signalled = 0;
     for (int i = 0; i < count; ++i) {
         const int before = count;
@@ -169,6 +169,13 @@ int signal_descendants(int sig) {
         ::close(fd);
     }
     return signalled;
+}
+
+// The same for the supervisor's own descendants, in its own memory.
+int signal_descendants(int sig) {
+    static int pids[most_processes];
+    static int parents[most_processes];
+    return signal_below(::syscall(SYS_getpid), sig, pids, parents);
 }
 
 struct State {
@@ -290,6 +297,11 @@ void close_all_but(int a, int b) {
 }
 
 }  // namespace
+
+int signal_processes_below(pid_t root, int sig) {
+    std::vector<int> pids(most_processes), parents(most_processes);
+    return signal_below(root, sig, pids.data(), parents.data());
+}
 
 ReaperMode reaper_mode() {
     static const ReaperMode mode = may_make_pid_namespace() ? ReaperMode::pid_namespace : ReaperMode::subreaper;

@@ -78,6 +78,10 @@ struct ReaperPlan {
 // only from there on in the child.
 pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd) noexcept;
 
+// Sends `sig` to every process below `root` (not to `root` itself), found through /proc;
+// how many. Where /proc cannot say (a build without platform/linux), none.
+int signal_processes_below(pid_t root, int sig);
+
 // Finds the command below a runner that names the command's process ID on its status
 // descriptor, so that a forwarded signal reaches the command itself (docs/design.md §7),
 // and says when the runner's own set-up is over. It rides along with the output pump.

@@ -43,6 +43,13 @@ void RunControl::terminate() {
             ::kill(pid_, reaper_signals().term_run);
             return;
         }
+        // Every process below the runner: the command and all it started, not the runner
+        // itself, which would end the sandbox before the command could handle its TERM
+        // (bubblewrap; the init of its namespace ignores the signal).
+        if (signal_processes_below(pid_, SIGTERM) > 0) {
+            signal_processes_below(pid_, SIGCONT);
+            return;
+        }
     }
     signal(SIGTERM);
 }

@@ -37,6 +37,8 @@ std::optional<std::string> missing_feature(const ExecSpec& spec) {
 // Never reached: missing_feature refuses a run that would need it.
 int trace_me() noexcept { return ENOSYS; }
 
+int signal_processes_below(pid_t, int) { return 0; }
+
 // No supervisor: run_supervision says none, so no run asks for one.
 ReaperMode reaper_mode() { return ReaperMode::subreaper; }
 ReaperSignals reaper_signals() { return {0, 0, 0}; }
