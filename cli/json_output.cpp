@@ -193,6 +193,19 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
                            "of a root inside a parent repository, of a tracked directory or of a submodule) is held absent only by the "
                            "run-end check that confinectl run and the library's run() make after the runner has ended";
     }
+    // Nor does such a host start it under confine's supervisor: what the runner's own
+    // mechanism ends is all there is of lifetime.
+    if (w.host_supervised) {
+        dimensions.lifetime = w.own_lifetime;
+        if (const auto at = dimensions.open.find(w.supervision_open); !w.supervision_open.empty() && at != std::string::npos)
+            dimensions.open.erase(at >= 2 ? at - 2 : at, w.supervision_open.size() + (at >= 2 ? 2 : 0));
+        if (dimensions.lifetime != confine::Level::full) {
+            enforcement = confine::Enforcement::partial;
+            dimensions.open += std::string(dimensions.open.empty() ? "" : "; ") +
+                               "lifetime: what the command leaves running is ended only by the supervisor that confinectl run and the library's "
+                               "run() and spawn() start the runner under; a host that runs this argv itself must end it";
+        }
+    }
     json j{{"schema_version", schema_version},
            {"runner", w.runner},
            {"argv", w.argv},

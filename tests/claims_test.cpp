@@ -213,7 +213,7 @@ struct Scene {
 
 // Every minimum lowered: the wrap says what it gives, whatever it gives.
 const std::string lowered = "[policy.enforcement]\nwrite = \"best-effort\"\nnetwork = \"best-effort\"\nprocesses = \"best-effort\"\n"
-                            "read = \"best-effort\"\nprotect = \"best-effort\"\n";
+                            "read = \"best-effort\"\nprotect = \"best-effort\"\nlifetime = \"best-effort\"\nlimits = \"best-effort\"\n";
 
 // The dimensions `wrap --json` reports `full` for, in any of the policies.
 std::set<std::string> full_dimensions(const test::Installed& confine, const fs::path& config, const Scene& scene,

@@ -243,9 +243,11 @@ TEST_CASE("each Landlock path is the one it claims to be", "[landlock][e2e][linu
     test::require_landlock();
     Tree t(false);
     // What the command's parent is tells the paths apart: landlock-run execs into the
-    // command (its parent is confinectl), a forked child has confinectl as its parent
-    // too, and in place there is no confinectl left: the parent is whoever ran it.
-    const std::string script = "cat /proc/$PPID/comm; tr '\\0' ' ' < /proc/$PPID/cmdline";
+    // command (its parent is confinectl's supervisor of the run), a forked child has that
+    // supervisor as its parent too, and in place there is no confinectl left: the parent
+    // is whoever ran it. Read in /proc, whose numbers are the host's whatever namespace
+    // the command's own are in.
+    const std::string script = "read -r _ _ _ p _ < /proc/self/stat; cat /proc/$p/comm; tr '\\0' ' ' < /proc/$p/cmdline";
     auto launcher_run = Confined("", Path::launcher).run(t, script, false);
     CHECK_THAT(launcher_run.out, Catch::StartsWith("confinectl\n"));
     auto forked = Confined("", Path::forked_in_process).run(t, script, false);
@@ -438,7 +440,7 @@ TEST_CASE("a protect minimum of partial skips Landlock for bubblewrap in a chain
     test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n");
     auto lenient = confine.run({"-v", "run", "--config", config.string(), "--workspace", t.ws.string(), "--", "true"});
     CHECK(lenient.exit_code == 0);
-    CHECK_THAT(lenient.err, Catch::Contains(", protect none;"));
+    CHECK_THAT(lenient.err, Catch::Contains(", protect none,"));
 }
 
 TEST_CASE("Landlock grants the caller's terminal only to a run that gets it, never to a background one", "[landlock][terminal][linux-only]") {

@@ -136,13 +136,16 @@ WrapResult reported(WrapResult wrapped, const Policy& policy) {
     // what the runner's mechanism ends by itself.
     const detail::Supervision supervision = detail::run_supervision(wrapped);
     auto& d = wrapped.dimensions;
+    wrapped.own_lifetime = d.lifetime;
     if (supervision.lifetime > d.lifetime) {
         d.lifetime = supervision.lifetime;
         wrapped.host_supervised = true;
         if (d.lifetime == Level::full) d.open = without_about(d.open, "lifetime");
     }
-    if (d.lifetime != Level::full && open_about(d.open, "lifetime").empty() && !supervision.open.empty())
+    if (d.lifetime != Level::full && open_about(d.open, "lifetime").empty() && !supervision.open.empty()) {
         d.open += (d.open.empty() ? "" : "; ") + supervision.open;
+        wrapped.supervision_open = supervision.open;
+    }
     const bool all_full = d.write == Level::full && d.processes == Level::full && (!wrapped.network_asked || d.network == Level::full) &&
                           (!wrapped.read_asked || d.read == Level::full) && (!wrapped.protect_asked || d.protect == Level::full) &&
                           d.lifetime == Level::full && (!wrapped.limits_asked || d.limits == Level::full);

@@ -43,8 +43,13 @@ struct WrapResult : sdk::WrapResult {
     // then says how much of them the host enforces.
     bool limits_asked = false;
     // Whether the host supervises the run (its supervisor gives dimensions.lifetime):
-    // run() and spawn() then start the runner under it.
+    // run() and spawn() then start the runner under it. `own_lifetime` is what the
+    // runner's mechanism gives by itself, and `supervision_open` the part of
+    // dimensions.open the host's supervision added: what a host that runs the argv
+    // itself, without that supervisor, gets.
     bool host_supervised = false;
+    Level own_lifetime = Level::none;
+    std::string supervision_open;
     // What run() and spawn() check after the run: what was absent at the start where git
     // reads (and must still be absent), taken when the wrap was made; null when the
     // policy protects nothing under `.git`, or there is nothing to hold. A host that runs
