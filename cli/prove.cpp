@@ -92,6 +92,48 @@ std::string environment_step(const std::string& name) {
     return value ? std::string("ok: ") + name + " is " + value : "refused: " + name + " is not set";
 }
 
+// Starts a daemon meant to outlive the run: a session of its own, its parent gone (a
+// double fork), SIGTERM and SIGHUP ignored, no descriptor of the run's. `found` is its
+// process ID and start time as the host's /proc has them ("PID START"), so that the host
+// can tell it from a process that took its number since.
+bool daemon_step() {
+    int pipe_fds[2];
+    if (::pipe(pipe_fds) != 0) return false;
+    const pid_t first = ::fork();
+    if (first < 0) return false;
+    if (first == 0) {
+        ::setsid();
+        if (::fork() != 0) ::_exit(0);
+        ::signal(SIGTERM, SIG_IGN);
+        ::signal(SIGHUP, SIG_IGN);
+        // /proc/self is the host's number where the run has a PID namespace of its own.
+        char self[32] = {0}, stat[1024] = {0};
+        (void)!::readlink("/proc/self", self, sizeof self - 1);
+        if (const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC); fd >= 0) {
+            (void)!::read(fd, stat, sizeof stat - 1);
+            ::close(fd);
+        }
+        const char* after = std::strrchr(stat, ')');
+        unsigned long long start = 0;
+        if (after) std::sscanf(after + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &start);
+        char line[96];
+        const int n = std::snprintf(line, sizeof line, "%s %llu", self, start);
+        (void)!::write(pipe_fds[1], line, static_cast<std::size_t>(n));
+        const int null = ::open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+        for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+        for (;;) ::pause();
+    }
+    ::close(pipe_fds[1]);
+    ::waitpid(first, nullptr, 0);
+    char line[96] = {0};
+    const ssize_t n = ::read(pipe_fds[0], line, sizeof line - 1);
+    ::close(pipe_fds[0]);
+    if (n <= 0) return false;
+    found.assign(line, static_cast<std::size_t>(n));
+    return true;
+}
+
 bool canary_step(const std::string& what, const std::string& arg, const std::string& arg2) {
     if (what == "rename") return ::rename(arg.c_str(), arg2.c_str()) == 0;
     if (what == "read") {
@@ -158,6 +200,7 @@ bool canary_step(const std::string& what, const std::string& arg, const std::str
     }
     if (what == "chmod") return ::chmod(arg.c_str(), 0600) == 0;
     if (what == "signal") return ::kill(std::atoi(arg.c_str()), SIGTERM) == 0;
+    if (what == "daemon") return daemon_step();
     if (what == "descriptor") return ::write(std::atoi(arg.c_str()), "leaked\n", 7) == 7;
     errno = EINVAL;
     return false;
@@ -315,6 +358,7 @@ public:
                                      : dimension == "protect" ? d.protect
                                      : dimension == "write"   ? d.write
                                      : dimension == "network" ? d.network
+                                     : dimension == "lifetime" ? d.lifetime
                                                               : d.processes;
         return std::string(confine::to_string(level));
     }
@@ -330,6 +374,39 @@ void add(Proof& proof, std::string check, std::string dimension, bool expect_all
          bool open_when_partial = false) {
     proof.checks.push_back({std::move(check), std::move(dimension), expect_allowed ? "allowed" : "refused",
                             observed_allowed ? "allowed" : "refused", std::move(reported), open_when_partial});
+}
+
+// Whether process `pid` is still the one that started at `start` (clock ticks since boot,
+// /proc/PID/stat's 22nd field), and not a zombie.
+bool still_there(long pid, unsigned long long start) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    if (close == std::string::npos || close + 2 >= text.size()) return false;
+    char state = 0;
+    unsigned long long started = 0;
+    if (std::sscanf(text.c_str() + close + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &state,
+                    &started) != 2)
+        return false;
+    return state != 'Z' && started == start;
+}
+
+// A daemon the canary starts (a session of its own, a double fork, SIGTERM ignored) is
+// gone once the run has ended: a run owns its processes.
+void prove_lifetime(const Prover& p, const confine::Policy& policy, Proof& proof) {
+    const std::string said = p.canary(policy, "daemon", "-");
+    long pid = 0;
+    unsigned long long start = 0;
+    const bool started = said.starts_with("ok ") && std::sscanf(said.c_str() + 3, "%ld %llu", &pid, &start) == 2 && pid > 0;
+    bool outlived = false;
+    if (started) {
+        // Ended by the run's end, or a moment after (a subreaper's kill and reap).
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        while ((outlived = still_there(pid, start)) && std::chrono::steady_clock::now() < until) ::usleep(10000);
+        if (outlived) ::kill(static_cast<pid_t>(pid), SIGKILL);  // the proof's own leftover, not the user's
+    }
+    add(proof, "a daemon started by the command (setsid, double fork, SIGTERM ignored) after the run", "lifetime", false, outlived,
+        p.reported("lifetime"));
 }
 
 // A variable with a secret-looking name, set by the host for the canary's run only, with a
@@ -500,6 +577,8 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
         add(proof, "a datagram to a unix socket of the host by its path", "network", net_allowed, Listeners::got_datagram(host.path_dgram),
             net_allowed ? "" : p.reported("network"), true);
     }
+
+    prove_lifetime(p, policy, proof);
 
     HostProcess target;
     if (target.pid < 0) {

@@ -194,7 +194,7 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
     CHECK(ro["enforcement"] == "full");
     CHECK(ro["dimensions"] == json{{"write", "full"}, {"network", "full"}, {"processes", "full"}, {"read", "not asked"}, {"protect", "not asked"},
-                                   {"open", nullptr}});
+                                   {"lifetime", "full"}, {"limits", "not asked"}, {"open", nullptr}});
     CHECK(ro["runner"] == "bwrap");
 
     auto rw = c.wrap({"--workspace", ws.path().string(), "--writable", extra.path().string()});

@@ -212,7 +212,7 @@ struct Scene {
 };
 
 // Every minimum lowered: the wrap says what it gives, whatever it gives.
-const std::string lowered = "[policy.enforcement]\nwrite = \"best-effort\"\nnetwork = \"best-effort\"\nprocesses = \"best-effort\"\n"
+const std::string lowered = "write = \"best-effort\"\nnetwork = \"best-effort\"\nprocesses = \"best-effort\"\n"
                             "read = \"best-effort\"\nprotect = \"best-effort\"\nlifetime = \"best-effort\"\nlimits = \"best-effort\"\n";
 
 // The dimensions `wrap --json` reports `full` for, in any of the policies.
@@ -250,7 +250,7 @@ TEST_CASE("every dimension a Linux way reports full is proven by an escape-suite
         test::require_way(way);
         test::Installed confine;
         const fs::path config = confine.scratch("claims.toml");
-        test::write_file(config, test::way_config(way) + lowered);
+        test::write_file(config, test::way_config(way, lowered));
         std::string error;
         const auto full = full_dimensions(confine, config, scene, {}, error);
         INFO(test::name_of(way) << ": " << error);
@@ -287,7 +287,7 @@ TEST_CASE("every dimension Seatbelt or AppContainer reports full is proven here 
     Scene scene;
     test::Installed confine;
     const fs::path config = confine.scratch("claims.toml");
-    test::write_file(config, lowered);
+    test::write_file(config, "[policy.enforcement]\n" + lowered);
     for (const std::string runner : {"seatbelt", "appcontainer"}) {
         std::string error;
         auto full = full_dimensions(confine, config, scene, {"--runner", runner}, error);

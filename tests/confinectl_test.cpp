@@ -419,7 +419,7 @@ TEST_CASE("a runner below a dimension's minimum runs nothing, and best-effort ac
     CHECK(fs::exists(marker));
     j = json::parse(test::read_file(report));
     CHECK(j["dimensions"] == json{{"write", "partial"}, {"network", "none"}, {"processes", "partial"}, {"read", "not asked"}, {"protect", "not asked"},
-                                  {"open", "what a fake leaves open"}});
+                                  {"lifetime", "full"}, {"limits", "not asked"}, {"open", "what a fake leaves open"}});
     CHECK(j["enforcement"] == "partial");
     fs::remove(marker);
     // A minimum of full refuses partial.
@@ -447,7 +447,7 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                 CHECK(j["schema_version"] == 1);
                 CHECK(j["runner"] == runner);
                 CHECK(j["network"] == network);
-                REQUIRE(j["checks"].size() == 22);
+                REQUIRE(j["checks"].size() == 23);
                 for (const auto& c : j["checks"]) {
                     INFO(c.dump());
                     // Landlock cannot protect a path inside a writable root, nor govern
@@ -561,7 +561,8 @@ TEST_CASE("a command's stderr line that is not UTF-8 is reported with U+FFFD, an
 TEST_CASE("stderr goes through confinectl only where something reads it", "[cli][run][linux-only]") {
     // The command's stderr, and confinectl's (the command's parent, through the
     // attested launcher that execs it): the same pipe, or a pipe of confinectl's own.
-    const std::vector<std::string> both{"/bin/sh", "-c", "readlink /proc/self/fd/2 /proc/$PPID/fd/2"};
+    // The parent's number as /proc has it (the run may have a PID namespace of its own).
+    const std::vector<std::string> both{"/bin/sh", "-c", "read -r _ _ _ p _ < /proc/self/stat; readlink /proc/self/fd/2 /proc/$p/fd/2"};
     auto same = [](const std::string& out) {
         const std::size_t nl = out.find('\n');
         return nl != std::string::npos && out.substr(0, nl + 1) == out.substr(nl + 1);

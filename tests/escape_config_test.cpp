@@ -241,7 +241,7 @@ void attempt_explicit_asks(Way way, bool unprivileged) {
 void attempt_lowered_minimums(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
-    test::write_file(box.config, test::way_config(way) + "[policy.enforcement]\nread = \"partial\"\nprotect = \"best-effort\"\n");
+    test::write_file(box.config, test::way_config(way, "read = \"partial\"\nprotect = \"best-effort\"\n"));
     Asked a(unprivileged);
     auto r = run_asking(box, a, {"--deny-read", a.secret.string(), "--protect", a.kept.string()}, "echo REACHED", unprivileged);
     INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << "\n" << r.out << r.err);

@@ -45,6 +45,8 @@ struct Confined {
     explicit Confined(const std::string& extra = "", Path p = Path::in_place) : path(p) {
         std::string text = "[platform.linux]\nchain = [\"landlock\"]\n" + extra;
         if (p == Path::launcher) text += "[runner.landlock]\nin_process = false\n";
+        // In place leaves nothing to end what the command starts: only where that is accepted.
+        if (p == Path::in_place) text += "[policy.enforcement]\nlifetime = \"best-effort\"\n";
         test::write_file(config, text);
     }
     test::Result run(const Tree& tree, const std::string& script, bool unprivileged, std::vector<std::string> flags = {},
@@ -367,11 +369,14 @@ TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and pro
             // What the report says is open is open: below ABI 6 the canary signals a host
             // process; metadata can be changed on every ABI; the rest holds (the network
             // filter refuses every unix datagram socket, whatever the ABI).
+            // As root the run's supervisor is the init of a PID namespace of its own: no host
+            // process has a number there to signal, whatever the ABI.
+            const bool signals_open = cap < 6 && ::geteuid() != 0;
             auto proof = confine.run({"probe", "--prove", "--json", "--config", config.string()}, env);
             INFO(proof.out << proof.err);
-            CHECK(proof.exit_code == (cap < 6 ? 1 : 0));
+            CHECK(proof.exit_code == (signals_open ? 1 : 0));
             const auto checks = json::parse(proof.out)["checks"];
-            REQUIRE(checks.size() == 22);
+            REQUIRE(checks.size() == 23);
             for (const auto& c : checks) {
                 INFO(c.dump());
                 // Reported none (protect) or partial, naming it (metadata), on every ABI; the
@@ -379,7 +384,7 @@ TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and pro
                 const bool commondir = c["check"].get<std::string>().find("commondir") != std::string::npos;
                 const bool open = (c["dimension"] == "protect" && !commondir) || c["check"].get<std::string>().ends_with("(metadata)");
                 CHECK(c["open"] == open);
-                CHECK(c["held"] == (open || (cap < 6 && c["check"] == "a signal to a process of the host") ? false : true));
+                CHECK(c["held"] == (open || (signals_open && c["check"] == "a signal to a process of the host") ? false : true));
             }
         }
     }

@@ -36,6 +36,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// The in-place way's configuration accepts lifetime = "best-effort" (what makes confinectl
+// exec in place); these cases hold the default minimum instead, under which confinectl,
+// run as the in-place way runs it, supervises the run.
+void at_default_minimum(Sandbox& box) {
+    if (box.way == Way::landlock_in_place) test::write_file(box.config, test::way_config(Way::landlock_forked));
+}
+
 // How long a test waits for what must happen soon (a process to end, a file to appear):
 // a bound on waiting, never a timing that is asserted.
 constexpr auto settle = 3s;
@@ -259,6 +266,7 @@ std::string fork_loop_after_exit(const Kind& k) {
 void daemons(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
+    at_default_minimum(box);
     Tree t(unprivileged);
     Kinds k(t, {"a setsid daemon", "a double-forked daemon", "a nohup daemon", "a process that ignores TERM",
                 "processes forked every 10 ms, on after the command's exit", "processes forked only once the command has exited"});
@@ -276,6 +284,7 @@ void daemons(Way way, bool unprivileged) {
 void confinectl_killed(Way way, bool unprivileged, int sig) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
+    at_default_minimum(box);
     Tree t(unprivileged);
     Kinds k(t, {"the command", "a setsid daemon", "a double-forked daemon", "a process that ignores TERM"});
     const fs::path ready = t.ws / "ready";
@@ -307,6 +316,7 @@ void confinectl_killed(Way way, bool unprivileged, int sig) {
 void reports_lifetime(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
+    at_default_minimum(box);
     Tree t(unprivileged);
     const bool partial = test::is_landlock(way) && unprivileged;
     if (way == Way::landlock_in_place) {
@@ -350,6 +360,7 @@ std::optional<json> report(const Sandbox& box, const Tree& t) {
 void sleeps_past(Way way, bool unprivileged, bool from_config) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
+    at_default_minimum(box);
     if (from_config) test::write_file(box.config, test::way_config(way) + "[policy]\ntimeout = \"300ms\"\n");
     Tree t(unprivileged);
     Kinds k(t, {"the command", "a setsid daemon"});
@@ -368,6 +379,7 @@ void sleeps_past(Way way, bool unprivileged, bool from_config) {
 void term_first(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
+    at_default_minimum(box);
     Tree t(unprivileged);
     Kinds k(t, {"the command"});
     const fs::path termed = t.ws / "termed";
@@ -385,6 +397,7 @@ void term_first(Way way, bool unprivileged) {
 void ignores_term(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
+    at_default_minimum(box);
     Tree t(unprivileged);
     Kinds k(t, {"the command", "its child"});
     const std::string script = "trap '' TERM\n" + k[1].sleep.string() + " 1000 </dev/null >/dev/null 2>&1 &\n" + k[0].sleep.string() + " 1000\n";
@@ -399,6 +412,7 @@ void ignores_term(Way way, bool unprivileged) {
 void ends_in_time(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
+    at_default_minimum(box);
     Tree t(unprivileged);
     const fs::path ran = t.ws / "ran";
     const auto r = run(box, run_args(box, t, {"--timeout", "30s", "--kill-after", "1s"}, {"/bin/sh", "-c", ": > " + ran.string() + "; exit 7"}),
@@ -460,7 +474,7 @@ namespace {
 void in_place_best_effort(bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(Way::landlock_in_place);
-    test::write_file(box.config, test::way_config(Way::landlock_in_place) + "[policy.enforcement]\nlifetime = \"best-effort\"\n");
+    test::write_file(box.config, test::way_config(Way::landlock_in_place));
     Tree t(unprivileged);
     auto a = box.args(t, {"/bin/true"});
     a.insert(a.begin(), "-v");
@@ -480,7 +494,7 @@ void in_place_best_effort(bool unprivileged) {
 void in_place_best_effort_timeout(bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(Way::landlock_in_place);
-    test::write_file(box.config, test::way_config(Way::landlock_in_place) + "[policy.enforcement]\nlifetime = \"best-effort\"\n");
+    test::write_file(box.config, test::way_config(Way::landlock_in_place));
     Tree t(unprivileged);
     Kinds k(t, {"the command"});
     auto a = box.args(t, {k[0].sleep.string(), "1000"});

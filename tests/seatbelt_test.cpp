@@ -111,7 +111,10 @@ struct Seatbelt {
         // Every deny_read and protect path has its rules, or the wrap fails.
         CHECK((j["dimensions"]["read"] == "full" || j["dimensions"]["read"] == "not asked"));
         CHECK((j["dimensions"]["protect"] == "full" || j["dimensions"]["protect"] == "not asked"));
-        CHECK(j["dimensions"]["open"] == "processes: the profile allows signals to the user's other processes and mach-lookup of host services");
+        // No supervisor of confine's for a host that runs the argv itself: lifetime none.
+        CHECK(j["dimensions"]["lifetime"] == "none");
+        CHECK_THAT(j["dimensions"]["open"].get<std::string>(),
+                   Catch::StartsWith("processes: the profile allows signals to the user's other processes and mach-lookup of host services; lifetime: "));
         return j["argv"][2].get<std::string>();
     }
 };

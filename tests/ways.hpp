@@ -32,17 +32,23 @@ inline void require_way(Way w) {
     else test::require_bwrap();
 }
 
-// The configuration that selects way `w` (the forked and the in-place Landlock ways differ
-// by how confinectl is run, not by it).
-inline std::string way_config(Way w) {
+// The configuration that selects way `w`, with `enforcement` (lines of a
+// [policy.enforcement] table, or none). The forked and the in-place Landlock ways differ
+// by how confinectl is run (in place without --report) and by the lifetime the
+// configuration accepts: in place nothing is left to end what the command starts, which
+// only `lifetime = "best-effort"` lets confinectl do.
+inline std::string way_config(Way w, const std::string& enforcement = {}) {
+    std::string text;
     switch (w) {
-    case Way::bwrap: return "[platform.linux]\nchain = [\"bwrap\"]\n";
-    case Way::runner_command: return "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n";
-    case Way::landlock_launcher: return "[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nin_process = false\n";
+    case Way::bwrap: text = "[platform.linux]\nchain = [\"bwrap\"]\n"; break;
+    case Way::runner_command: text = "[platform.linux]\nrunner_command = [\"/usr/bin/bwrap\"]\nrunner_failure_signatures = [\"bwrap: \"]\n"; break;
+    case Way::landlock_launcher: text = "[platform.linux]\nchain = [\"landlock\"]\n[runner.landlock]\nin_process = false\n"; break;
     case Way::landlock_forked:
-    case Way::landlock_in_place: return "[platform.linux]\nchain = [\"landlock\"]\n";
+    case Way::landlock_in_place: text = "[platform.linux]\nchain = [\"landlock\"]\n"; break;
     }
-    return {};
+    const std::string lifetime = w == Way::landlock_in_place && enforcement.find("lifetime") == std::string::npos ? "lifetime = \"best-effort\"\n" : "";
+    if (!lifetime.empty() || !enforcement.empty()) text += "[policy.enforcement]\n" + lifetime + enforcement;
+    return text;
 }
 
 // confinectl configured for one way, in a private installed tree.

@@ -79,7 +79,9 @@ public:
     void terminate();
     // `supervised`: `pid` is the run's supervisor (spawn.hpp), which passes signals on to
     // the runner and ends the whole run when told.
-    void started(int pid, bool own_group, bool supervised = false);
+    // `becomes_command`: the runner executes the command itself (exec attestation), so a
+    // time limit's SIGTERM is for it too.
+    void started(int pid, bool own_group, bool supervised = false, bool becomes_command = false);
     // The process the runner named as its command (0 or the runner's own: none any more).
     void command_located(int pid);
     void exited();  // seen exiting, not reaped yet: the id cannot have been reused
@@ -102,6 +104,7 @@ private:
     int command_ = 0;
     bool own_group_ = false;
     bool supervised_ = false;
+    bool becomes_command_ = false;
     bool done_ = false;
     bool settled_ = false;
 };

@@ -3,12 +3,13 @@
 
 namespace confine::detail {
 
-void RunControl::started(int pid, bool own_group, bool supervised) {
+void RunControl::started(int pid, bool own_group, bool supervised, bool becomes_command) {
     {
         std::lock_guard lock(mutex_);
         pid_ = pid;
         own_group_ = own_group;
         supervised_ = supervised;
+        becomes_command_ = becomes_command;
         settled_ = true;
     }
     settled_cv_.notify_all();

@@ -89,7 +89,8 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     o.stderr_seen = spec.background || spec.copy_stderr;
     auto runner = start(spec, o);
     if (!runner) return result;
-    control.started(runner->pid, runner->own_group, runner->supervised);
+    control.started(runner->pid, runner->own_group, runner->supervised,
+                    spec.in_process != nullptr || spec.attestation.kind == Attestation::Kind::exec);
     if (spec.on_started) spec.on_started(runner->pid);
     Watchdog watchdog(spec.timeout, spec.kill_after, control);
     if (child_reported_failure(runner->report.get(), runner->pid, spec, control, o,

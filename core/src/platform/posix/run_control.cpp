@@ -45,8 +45,10 @@ void RunControl::terminate() {
         }
         // Every process below the runner: the command and all it started, not the runner
         // itself, which would end the sandbox before the command could handle its TERM
-        // (bubblewrap; the init of its namespace ignores the signal).
-        if (signal_processes_below(pid_, SIGTERM) > 0) {
+        // (bubblewrap; the init of its namespace ignores the signal) — unless the runner
+        // became the command.
+        if (becomes_command_) ::kill(own_group_ ? -pid_ : pid_, SIGTERM);
+        if (signal_processes_below(pid_, SIGTERM) > 0 || becomes_command_) {
             signal_processes_below(pid_, SIGCONT);
             return;
         }

@@ -194,16 +194,6 @@ std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std
     // must not be ended by them before it can.
     runner.own_group = spec.background || (spec.timeout.has_value() && !spec.supervised) || reports_command(spec);
     if (!make_pipe(runner.report, child.report)) return std::unexpected(SpawnRefusal{errno, {}});
-    // The supervisor's pipes: the runner's status from it, and the host's life to it.
-    ReaperPlan reaper;
-    Fd reaped_end, lifeline_end;
-    if (spec.supervised) {
-        if (!make_pipe(runner.reaped, reaped_end) || !make_pipe(lifeline_end, runner.lifeline)) return std::unexpected(SpawnRefusal{errno, {}});
-        const ReaperSignals signals = reaper_signals();
-        reaper = {reaper_mode() == ReaperMode::pid_namespace, runner.own_group && !spec.background, reaped_end.get(), lifeline_end.get(),
-                  runner.lifeline.get(), signals.term_run, signals.kill_run, signals.host_gone};
-        runner.supervised = true;
-    }
     std::vector<std::string> argv = spec.argv;
     if (auto refused = open_status_descriptor(spec, argv, runner, child)) return std::unexpected(std::move(*refused));
     if (auto refused = open_directories(spec, argv, child)) return std::unexpected(std::move(*refused));
@@ -214,6 +204,18 @@ std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std
     const ExecArrays arrays(argv, spec.environment);
     const std::string cwd = spec.working_directory.string();
     if (auto refused = make_output_pipes(spec, runner, child)) return std::unexpected(std::move(*refused));
+    ReaperPlan reaper;
+    Fd reaped_end, lifeline_end;
+    // The supervisor's pipes: the runner's status from it, and the host's life to it. Made
+    // last, so that the runner's own descriptors keep their low numbers (a shell takes
+    // only 0-9 in a redirection).
+    if (spec.supervised) {
+        if (!make_pipe(runner.reaped, reaped_end) || !make_pipe(lifeline_end, runner.lifeline)) return std::unexpected(SpawnRefusal{errno, {}});
+        const ReaperSignals signals = reaper_signals();
+        reaper = {reaper_mode() == ReaperMode::pid_namespace, runner.own_group && !spec.background, reaped_end.get(), lifeline_end.get(),
+                  runner.lifeline.get(), signals.term_run, signals.kill_run, signals.host_gone};
+        runner.supervised = true;
+    }
     const std::vector<int> kept = kept_descriptors(spec, child);
     ChildPlan plan{program.c_str(), arrays.argv(), arrays.envp(), cwd.c_str(), runner.own_group, spec.background,
                    spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, spec.supervised ? &reaper : nullptr,
