@@ -114,6 +114,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     spec.copy_stderr = !background && (!attests || (hint && !::isatty(2)));
     spec.timeout = options.timeout;
     spec.on_started = options.on_started;
+    spec.on_command_awaited = options.on_command_awaited;
     spec.failure_rule = wrapped.failure_rule;
     spec.denial_signatures = wrapped.denial_signatures;
     spec.capture = options.capture;
