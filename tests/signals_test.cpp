@@ -13,7 +13,9 @@
 #include <confine/execute.hpp>
 #include <confine/provider.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -48,6 +50,11 @@ bool eventually(Done done) {
     }
     return done();
 }
+
+// A pause after the command has said it is ready, as a person's before a key: under
+// bubblewrap, confinectl finds the command a moment after it starts, and a stop typed
+// before then is held for it (the terminal tests pause alike).
+void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }
 
 // Ends whatever a failed case left with `token` on its command line.
 struct Leftovers {
@@ -99,6 +106,7 @@ TEST_CASE("Ctrl-C at a terminal ends make and the recipe it runs, and confinectl
         test::write_file(makefile, "all:\n\t@echo ready; exec " + sleeper.string() + " 1000\n");
         test::PtyJob job(confinectl_argv(s, t, {"/bin/sh", "-c", "make -f " + makefile.string()}, unprivileged), unprivileged);
         REQUIRE(job.expect("ready"));
+        settle();
         REQUIRE(eventually([&] {
             for (const auto& p : test::processes_with(token))
                 if (p.argv0 == sleeper.string()) return true;
@@ -126,6 +134,7 @@ TEST_CASE("a terminal's resize reaches the command, on every Linux way, as root 
             ": " + token + "; trap 'stty size' WINCH; echo ready; while [ ! -e " + stop.string() + " ]; do sleep 0.05; done; echo done";
         test::PtyJob job(confinectl_argv(s, t, {"/bin/sh", "-c", script}, unprivileged), unprivileged);
         REQUIRE(job.expect("ready"));
+        settle();
         job.resize(33, 111);
         CHECK(job.expect("33 111"));
         test::write_file(stop, "");
@@ -144,14 +153,19 @@ TEST_CASE("Ctrl-Z at a terminal stops the command and confinectl, and a continua
         Tree t(unprivileged);
         const std::string token = test::unique_text("signals-stop-");
         Leftovers leftovers{token};
-        const fs::path go = t.ws / "go";
-        const std::string script =
-            ": " + token + "; echo ready; while [ ! -e " + go.string() + " ]; do sleep 0.05 & wait $!; done; echo finished";
+        // The command waits on a FIFO the test holds open, and starts nothing meanwhile (a
+        // child forked as the stop arrives could miss it; one vforked leaves its shell in D).
+        const fs::path fifo = t.ws / "go";
+        REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+        if (unprivileged) REQUIRE(::chown(fifo.c_str(), test::nobody, test::nobody) == 0);
+        const int go = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+        REQUIRE(go >= 0);
+        const std::string script = ": " + token + "; echo ready; read line < " + fifo.string() + "; echo finished $line";
         test::PtyJob job(confinectl_argv(s, t, {"/bin/sh", "-c", script}, unprivileged), unprivileged);
         REQUIRE(job.expect("ready"));
+        settle();
         job.type("\x1a");
-        // The command (its shell, waiting for a child it forked: one vforked would leave it
-        // in D while the child is stopped) and confinectl are stopped, as the shell then shows.
+        // The command and confinectl are stopped, as the shell then shows.
         auto command_stopped = [&] {
             bool seen = false;
             for (const auto& p : test::processes_with(token))
@@ -165,13 +179,14 @@ TEST_CASE("Ctrl-Z at a terminal stops the command and confinectl, and a continua
         INFO(left_text(token));
         CHECK(stopped);
         CHECK(eventually([&] { return test::process_state(job.pid()) == 'T'; }));
-        // Nothing runs on while stopped: the way out is there, and stays unseen.
-        test::write_file(go, "");
+        // Nothing runs on while stopped: what it waits for is there, and stays unread.
+        REQUIRE(::write(go, "go\n", 3) == 3);
         // `fg` continues the job's process group; in place confinectl is the command
         // itself, and the others get SIGCONT on confinectl alone (`kill -CONT`).
         if (way == Way::landlock_in_place) ::kill(-job.pid(), SIGCONT);
         else ::kill(job.pid(), SIGCONT);
-        const bool finished = job.expect("finished");
+        const bool finished = job.expect("finished go");
+        ::close(go);
         INFO("after the continuation:\n" << left_text(token));
         CHECK(finished);
         const auto r = job.wait();
@@ -194,6 +209,7 @@ TEST_CASE("USR1, USR2, HUP, QUIT and TERM sent to confinectl reach the command, 
                                    "trap 'echo got-TERM; exit 7' TERM; echo ready; while :; do sleep 0.05; done";
         test::PtyJob job(confinectl_argv(s, t, {"/bin/sh", "-c", script}, unprivileged), unprivileged);
         REQUIRE(job.expect("ready"));
+        settle();
         for (const auto& [sig, name] : std::vector<std::pair<int, std::string>>{
                  {SIGUSR1, "USR1"}, {SIGUSR2, "USR2"}, {SIGHUP, "HUP"}, {SIGQUIT, "QUIT"}, {SIGTERM, "TERM"}}) {
             INFO(name);
