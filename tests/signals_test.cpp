@@ -304,3 +304,44 @@ TEST_CASE("a background run's signal sent before its runner has named the comman
     CHECK(done.outcome.basis == confine::Basis::attestation);
     CHECK(done.stdout_text == "handled\n");
 }
+
+TEST_CASE("a background run under bubblewrap is stopped by SIGTSTP and continued by SIGCONT, the command's whole group",
+          "[signals][e2e][linux-only]") {
+    test::require_bwrap();
+    test::TempDir plugins;
+    test::install_builtin(plugins.path(), "bwrap");
+    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"bwrap\"]\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins.path()}});
+    REQUIRE(provider);
+    Tree t(false);
+    const std::string token = test::unique_text("signals-bg-stop-");
+    Leftovers leftovers{token};
+    const fs::path fifo = t.ws / "go";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const int go = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(go >= 0);
+    // A child of the command waits with it: both must stop.
+    const std::string script = ": " + token + "; /bin/sh -c ': " + token + "; read line < " + fifo.string() + "; echo child $line' & read line < " +
+                               fifo.string() + "; wait; echo parent $line";
+    auto p = confine::spawn(**provider, {confine::Mode::workspace_write, t.ws, {}}, std::vector<std::string>{"/bin/sh", "-c", script});
+    REQUIRE(p);
+    auto shells = [&] {
+        std::vector<test::ProcessSeen> found;
+        for (const auto& seen : test::processes_with(token))
+            if (seen.argv0 == "/bin/sh") found.push_back(seen);
+        return found;
+    };
+    REQUIRE(eventually([&] { return shells().size() == 2; }));
+    settle();  // until the command is found (a stop before then is held for it)
+    p->kill(SIGTSTP);
+    CHECK(eventually([&] {
+        const auto found = shells();
+        return found.size() == 2 && found[0].state == 'T' && found[1].state == 'T';
+    }));
+    REQUIRE(::write(go, "a\nb\n", 4) == 4);
+    p->kill(SIGCONT);
+    const auto& done = p->wait();
+    ::close(go);
+    CHECK(done.outcome.exit_code == 0);
+    CHECK_THAT(done.stdout_text, Catch::Contains("parent") && Catch::Contains("child"));
+}

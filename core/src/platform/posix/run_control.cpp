@@ -15,10 +15,12 @@ constexpr std::uint64_t bit(int sig) { return sig > 0 && sig < 64 ? std::uint64_
 // leader — its session and group are those of the PID namespace's init, which ignores
 // what it has no handler for — so that a signal to the command alone would miss the
 // processes it started (make's children). A command that shares this process's group,
-// or its runner's, gets it alone: the runner is never signalled but to be killed.
+// or its runner's, gets it alone: the runner is never signalled but to be killed. A
+// terminal stop becomes SIGSTOP for another group: one with no parent in its session, as
+// bubblewrap's command's has not, has the kernel discard a SIGTSTP.
 void signal_command(int command, int runner, int sig) {
     const pid_t group = ::getpgid(command);
-    if (group > 0 && group != ::getpgrp() && group != ::getpgid(runner)) ::kill(-group, sig);
+    if (group > 0 && group != ::getpgrp() && group != ::getpgid(runner)) ::kill(-group, sig == SIGTSTP ? SIGSTOP : sig);
     else ::kill(command, sig);
 }
 
