@@ -451,7 +451,11 @@ std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const con
     options.kill_after = limit.kill_after;
     options.environment_overrides = env;
     options.pass_fds = pass_fds;
-    options.on_started = [](int pid) { g_child_pid = pid; };
+    options.on_command_awaited = [] { confinectl::await_command(); };
+    options.on_started = [](int pid) {
+        g_child_pid = pid;
+        confinectl::child_changed();
+    };
     options.exec_in_place = !reporting;
     options.denial_hint = reporting;
     auto outcome = confine::run(provider, policy, command, options);

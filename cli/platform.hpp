@@ -16,9 +16,17 @@ namespace confinectl {
 void make_undumpable();
 
 // Signals sent to confinectl by another process reach the process `child` names (when
-// non-zero). On Windows, a console event asks that runner to finish instead
-// (finish_child_on_console_event).
+// non-zero), and on POSIX its process group when that is not confinectl's own; so do the
+// terminal's, where they do not reach it by themselves (docs/design.md §7). On Windows, a
+// console event asks that runner to finish instead (finish_child_on_console_event).
 void forward_signals(std::atomic<int>& child);
+// The runner `child` is about to name will name its command (bubblewrap): while `child`
+// names that runner, a signal is held rather than passed to it — it would end the
+// sandbox — and passed on once `child` names the command (child_changed); dropped if the
+// run ends first. Nothing to hold on Windows.
+void await_command();
+// `child` has changed: signals held for the command are passed on if it names it now.
+void child_changed();
 
 // The signal that interrupted the run without reaching the command as a signal (a
 // Windows console event), if any: confinectl then ends with 128 + it. Never on POSIX,

@@ -18,6 +18,7 @@
 #endif
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -45,29 +46,123 @@ bool random_bits(unsigned& bits) {
 #endif
 }
 
-// Signals sent by another process are passed on to the command (to the runner until the
-// command is known). Those the terminal sends reach the command by themselves when it is
-// in confinectl's process group (Landlock, no time limit); when it is not — bubblewrap's
-// command has a session of its own, and bubblewrap a process group of its own so that
-// the terminal's signals do not end it — they are passed on to the command's process
-// group, as the terminal would have sent them (docs/design.md §7).
+// Signals are passed on to the command (docs/design.md §7), each to the command's whole
+// process group when that is not confinectl's own: under bubblewrap the command has a
+// session of its own — its group is the PID namespace's init's, which ignores what it
+// has no handler for — and bubblewrap a process group of its own, so that the terminal's
+// signals reach neither; with a time limit, the runner has a group of its own. When the
+// command shares confinectl's group (Landlock in the foreground), the terminal's signals
+// have reached it already, and one sent by another process goes to the command alone.
+// A runner that names its command (bubblewrap) is never signalled: until the command is
+// located, a signal is held (await_command), and passed on when it is.
+// Job control: Ctrl-Z stops the command's group (SIGSTOP: a group that has no parent in
+// the terminal's session, as bubblewrap's has not, would have a SIGTSTP discarded by the
+// kernel), then confinectl itself, as the shell expects; SIGCONT (`fg`) continues the
+// command's group.
 // With no command started yet, or none any more, the signal is confinectl's own: it
-// ends confinectl by its default action, so that nothing starts after it.
+// ends confinectl by its default action, so that nothing starts after it (a stop stops
+// it; a continuation and a resize do nothing).
+std::atomic<bool> g_awaiting{false};
+std::atomic<int> g_runner{0};
+std::atomic<std::uint32_t> g_held{0};
+std::atomic<unsigned> g_continued{0};
+
+constexpr std::uint32_t bit(int sig) { return sig > 0 && sig < 32 ? std::uint32_t{1} << sig : 0; }
+
+// Whether `pid` is the runner that will name its command, not the command.
+bool awaiting(int pid) {
+    if (!g_awaiting.load()) return false;
+    const int runner = g_runner.load();
+    return runner == 0 || runner == pid;
+}
+
+// Passes `sig` on to the command `pid`; `from_terminal` when the kernel sent it (the
+// terminal's keys, its resize or hang-up) rather than a process.
+void pass_on(int sig, int pid, bool from_terminal) {
+    const pid_t group = ::getpgid(pid);
+    const bool own_group = group > 0 && group == ::getpgrp();
+    const int runner = g_awaiting.load() ? g_runner.load() : 0;
+    if (group <= 0 || (runner > 0 && runner != pid && group == ::getpgid(runner))) {
+        ::kill(pid, sig == SIGTSTP && !own_group ? SIGSTOP : sig);  // gone, or going; or in the runner's group
+    } else if (!own_group) {
+        ::kill(-group, sig == SIGTSTP ? SIGSTOP : sig);
+    } else if (sig == SIGCONT) {
+        ::kill(0, SIGCONT);  // everything the stop stopped; confinectl's own is ignored
+    } else if (!from_terminal) {
+        ::kill(pid, sig);
+    }
+}
+
+void hold(int sig) {
+    if (sig == SIGCONT) g_held &= ~bit(SIGTSTP);
+    if (sig == SIGTSTP) g_held &= ~bit(SIGCONT);
+    g_held |= bit(sig);
+}
+
+// Passes on what is held, once `child` names the command.
+void pass_held() {
+    const int pid = g_child ? g_child->load() : 0;
+    if (pid <= 0 || awaiting(pid)) return;
+    const std::uint32_t held = g_held.exchange(0);
+    for (int sig = 1; sig < 32; ++sig)
+        if (held & bit(sig)) pass_on(sig, pid, false);
+}
+
+// Stops confinectl as SIGTSTP's default action would; true when it was stopped and has
+// been continued since, false when the kernel discarded the stop (a process group with
+// no parent in its session: nothing would ever continue it).
+bool stop_self() {
+    const unsigned continued = g_continued.load();
+    struct sigaction dfl {}, old {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(SIGTSTP, &dfl, &old);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTSTP);
+    ::raise(SIGTSTP);
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);  // stops here, until continued
+    ::sigprocmask(SIG_BLOCK, &set, nullptr);
+    ::sigaction(SIGTSTP, &old, nullptr);
+    return g_continued.load() != continued;
+}
+
 void forward(int sig, siginfo_t* info, void*) {
     const int saved = errno;
+    // A process's signal has si_code SI_USER, SI_QUEUE, SI_TKILL (<= 0); the kernel's above.
+    const bool from_terminal = info && info->si_code > 0;
+    if (sig == SIGCONT) {
+        ++g_continued;
+        // What confinectl sent its own process group, passing a continuation on.
+        if (info && !from_terminal && info->si_pid == ::getpid()) {
+            errno = saved;
+            return;
+        }
+    }
     const int pid = g_child ? g_child->load() : 0;
     if (pid <= 0) {
-        struct rlimit no_core {0, 0};
-        ::setrlimit(RLIMIT_CORE, &no_core);
-        ::signal(sig, SIG_DFL);
-        ::raise(sig);
+        if (sig == SIGTSTP) stop_self();
+        else if (sig != SIGCONT && sig != SIGWINCH) {
+            struct rlimit no_core {0, 0};
+            ::setrlimit(RLIMIT_CORE, &no_core);
+            ::signal(sig, SIG_DFL);
+            ::raise(sig);
+        }
+        errno = saved;
         return;
     }
-    if (info && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) {
-        ::kill(pid, sig);
+    if (awaiting(pid)) {
+        hold(sig);
+        // The command may have been named meanwhile, its held signals passed already.
+        pass_held();
     } else {
-        const pid_t group = ::getpgid(pid);
-        if (group > 0 && group != ::getpgrp()) ::kill(group == pid ? -pid : pid, sig);
+        pass_on(sig, pid, from_terminal);
+    }
+    if (sig == SIGTSTP && !stop_self()) {
+        // Never stopped, so never to be continued: neither is the command.
+        g_held &= ~bit(SIGTSTP);
+        const int now = g_child ? g_child->load() : 0;
+        if (now > 0 && !awaiting(now) && ::getpgid(now) != ::getpgrp()) pass_on(SIGCONT, now, false);
     }
     errno = saved;
 }
@@ -94,7 +189,22 @@ void forward_signals(std::atomic<int>& child) {
     sa.sa_sigaction = &forward;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) ::sigaction(sig, &sa, nullptr);
+    for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP}) ::sigaction(sig, &sa, nullptr);
+}
+
+void await_command() {
+    g_runner = 0;
+    g_awaiting = true;
+}
+
+void child_changed() {
+    const int pid = g_child ? g_child->load() : 0;
+    // The first process named after await_command() is the runner.
+    if (g_awaiting.load() && pid > 0) {
+        int none = 0;
+        g_runner.compare_exchange_strong(none, pid);
+    }
+    pass_held();
 }
 
 std::optional<int> interrupted_by() { return std::nullopt; }

@@ -64,6 +64,9 @@ void forward_signals(std::atomic<int>& child) {
     ::SetConsoleCtrlHandler(&on_console_event, TRUE);
 }
 
+void await_command() {}
+void child_changed() {}
+
 std::optional<int> interrupted_by() {
     const int sig = g_interrupted.load();
     return sig ? std::optional<int>(sig) : std::nullopt;

@@ -116,6 +116,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     spec.kill_after = options.kill_after.value_or(std::chrono::seconds(5));
     spec.supervised = wrapped.host_supervised;
     spec.on_started = options.on_started;
+    spec.on_command_awaited = options.on_command_awaited;
     spec.failure_rule = wrapped.failure_rule;
     spec.denial_signatures = wrapped.denial_signatures;
     spec.capture = options.capture;

@@ -58,6 +58,9 @@ struct ExecSpec {
     // supervisor that ends every process of the run with it.
     bool supervised = false;
     std::function<void(int)> on_started;
+    // Called before on_started with the runner's id when the runner will name its command
+    // (RunOptions::on_command_awaited).
+    std::function<void()> on_command_awaited;
     // What stderr is read for as it passes (docs/design.md §13), and how much of the
     // output a background run keeps.
     FailureRule failure_rule;
@@ -69,10 +72,13 @@ struct ExecSpec {
 class RunControl {
 public:
     // Signals the run's process group (background) or process (foreground), unless it
-    // has already been reaped. Once a runner has named its command (a status-descriptor
-    // runner, whose command has a session of its own), every signal but SIGKILL goes to
-    // the command's process group instead, so that the command can handle it; SIGKILL
-    // (a time limit, a kill) still ends the runner, and with it the sandbox.
+    // has already been reaped. A runner that names its command (a status-descriptor
+    // runner such as bubblewrap, whose command has a session and a PID namespace of its
+    // own) gets SIGKILL alone — a time limit, a kill: it ends the runner, and with it the
+    // sandbox. Every other signal goes to the command's process group once the command
+    // is located, so that the command can handle it; until then it is held, and passed
+    // on when the command is located (dropped if the runner ends first): sent to the
+    // runner, it would end the sandbox instead.
     void signal(int sig);
     // A time limit's first step: SIGTERM to every process of the run (where a supervisor
     // gathers them; else as signal(SIGTERM)).
@@ -81,8 +87,11 @@ public:
     // the runner and ends the whole run when told.
     // `becomes_command`: the runner executes the command itself (exec attestation), so a
     // time limit's SIGTERM is for it too.
-    void started(int pid, bool own_group, bool supervised = false, bool becomes_command = false);
+    // `names_command`: the runner will name its command (RunControl::command_located), and
+    // signals but SIGKILL are held for it until then.
+    void started(int pid, bool own_group, bool supervised = false, bool becomes_command = false, bool names_command = false);
     // The process the runner named as its command (0 or the runner's own: none any more).
+    // Signals held for it are passed on now.
     void command_located(int pid);
     void exited();  // seen exiting, not reaped yet: the id cannot have been reused
     // Marks that the run either started or never will; wait_settled() returns then.
@@ -105,6 +114,8 @@ private:
     bool own_group_ = false;
     bool supervised_ = false;
     bool becomes_command_ = false;
+    bool names_command_ = false;
+    std::uint64_t held_ = 0;  // signals held for a command not located yet, one bit each
     bool done_ = false;
     bool settled_ = false;
 };

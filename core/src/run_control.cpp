@@ -3,21 +3,17 @@
 
 namespace confine::detail {
 
-void RunControl::started(int pid, bool own_group, bool supervised, bool becomes_command) {
+void RunControl::started(int pid, bool own_group, bool supervised, bool becomes_command, bool names_command) {
     {
         std::lock_guard lock(mutex_);
         pid_ = pid;
         own_group_ = own_group;
         supervised_ = supervised;
         becomes_command_ = becomes_command;
+        names_command_ = names_command;
         settled_ = true;
     }
     settled_cv_.notify_all();
-}
-
-void RunControl::command_located(int pid) {
-    std::lock_guard lock(mutex_);
-    command_ = pid == pid_ ? 0 : pid;
 }
 
 void RunControl::settle() {

@@ -171,6 +171,14 @@ struct RunOptions {
     // and again with the command's own when the runner reports it (a status-descriptor
     // runner such as bubblewrap), so that a forwarded signal reaches the command itself.
     std::function<void(int)> on_started;
+    // Called before on_started with the runner's id when the runner will name its command
+    // (a status-descriptor runner such as bubblewrap, whose command has a session and a
+    // PID namespace of its own). on_started then gives the command's id once it is found,
+    // and the runner's again when it has ended. While on_started's last id is the runner's,
+    // a signal meant for the command is best held and passed on when the command is found:
+    // the runner would end of it, and the sandbox with it (as Process::kill does; SIGKILL
+    // aside, which is meant to).
+    std::function<void()> on_command_awaited;
     // Foreground: whether a failed run's outcome should carry a denial hint. Without
     // one, a runner that attests (so that no rule needs stderr) leaves stderr to the
     // command: not a byte of it goes through this process.

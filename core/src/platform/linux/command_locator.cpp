@@ -117,4 +117,6 @@ std::unique_ptr<CommandLocator> locate_reported_command(pid_t runner, std::strin
     return std::make_unique<ReportedCommand>(runner, std::move(key), std::move(on_started), std::move(setup_done));
 }
 
+bool locates_reported_commands() { return true; }
+
 }  // namespace confine::detail

@@ -97,5 +97,8 @@ public:
 // safely (nothing then says when set-up is done).
 std::unique_ptr<CommandLocator> locate_reported_command(pid_t runner, std::string key, std::function<void(int)> on_started,
                                                         std::function<void()> setup_done);
+// Whether locate_reported_command finds commands here (false: it gives nullptr, and
+// signals meant for the command go to the runner).
+bool locates_reported_commands();
 
 }  // namespace confine::detail

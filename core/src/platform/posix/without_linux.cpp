@@ -119,6 +119,8 @@ std::unique_ptr<CommandLocator> locate_reported_command(pid_t, std::string, std:
     return nullptr;
 }
 
+bool locates_reported_commands() { return false; }
+
 // pipe() and then FD_CLOEXEC: between the two, a fork would hand both ends to its
 // child. This library's own forks wait for the mark (fork_guard); a fork by other code
 // of the host in that moment is not covered, as with any library on a system without
