@@ -46,7 +46,8 @@ struct RunLimits {
     ChildLimits child;
     std::unique_ptr<RunGroup> group;  // nullptr: resource limits alone
     // Which limit ended the command, after the run: `o` as observed; `exit_as_signal` for a
-    // runner that ends as its command did with 128 + the signal (bubblewrap's init).
+    // runner that is a process of its own in front of the command, whose end it gives as
+    // 128 + the signal that killed the command (bubblewrap, a shell).
     std::optional<std::string> ended_by(const Observation& o, bool exit_as_signal) const;
 };
 

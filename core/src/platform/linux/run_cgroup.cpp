@@ -34,9 +34,11 @@ std::string read_small(const fs::path& file) {
     return out;
 }
 
-// Writes `text` to a cgroup's file; errno's value when it cannot (0: done).
+// Writes `text` to a cgroup's file; errno's value when it cannot (0: done). A cgroup
+// file system makes no file (a controller not given has none, and O_CREAT then fails
+// alike); a tree that stands for one in a test does.
 int write_small(const fs::path& file, const std::string& text) {
-    Fd fd(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
+    Fd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
     if (fd.get() < 0) return errno;
     if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) return errno ? errno : EIO;
     return 0;
@@ -86,7 +88,7 @@ public:
     }
     // Opens `dir`'s cgroup.procs, for the runner's process to join it by.
     int open_procs(const fs::path& dir, ChildLimits& child) {
-        Fd fd(::open((dir / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+        Fd fd(::open((dir / "cgroup.procs").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));  // as write_small
         if (fd.get() < 0) return errno;
         child.cgroup_procs[child.cgroup_count++] = fd.get();
         procs_.push_back(std::move(fd));

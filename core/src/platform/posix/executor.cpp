@@ -104,7 +104,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     pump_runner_output(spec, *runner, running, control, result);
     watchdog.stop();
     o.timed_out = watchdog.fired();
-    if (spec.limits) o.limit = spec.limits->ended_by(o, !spec.attestation.status_pid_key.empty());
+    if (spec.limits) o.limit = spec.limits->ended_by(o, !spec.in_process && spec.attestation.kind != Attestation::Kind::exec);
     return result;
 }
 
