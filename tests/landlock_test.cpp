@@ -369,7 +369,7 @@ TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and pro
             INFO(proof.out << proof.err);
             CHECK(proof.exit_code == (cap < 6 ? 1 : 0));
             const auto checks = json::parse(proof.out)["checks"];
-            REQUIRE(checks.size() == 22);
+            REQUIRE(checks.size() == 23);
             for (const auto& c : checks) {
                 INFO(c.dump());
                 // Reported none (protect) or partial, naming it (metadata), on every ABI; the
