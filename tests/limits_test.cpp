@@ -10,6 +10,9 @@
 #include "support.hpp"
 #include "ways.hpp"
 
+#include <confine/execute.hpp>
+#include <confine/provider.hpp>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -259,6 +262,46 @@ TEST_CASE("[policy.limits] holds a run, the call's --limit overrides it by name,
     CHECK(r.result.err.find("below the minimum full ([policy.enforcement] limits)") != std::string::npos);
     CHECK(r.report["outcome"] == "sandbox_unavailable");
     CHECK_FALSE(fs::exists(f));
+}
+
+TEST_CASE("a library host's run() and spawn() hold RunOptions::limits over the configuration's, and say which ended the command",
+          "[limits][e2e][linux-only]") {
+    test::require_landlock();
+    test::Installed confine;
+    test::TempDir ws("/var/tmp");
+    auto provider = confine::Provider::create(
+        test::config_from("[platform.linux]\nchain = [\"landlock\"]\n[policy.limits]\nfile-size = \"1M\"\nprocesses = 32\n"),
+        {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{confine.plugin_dir()}});
+    REQUIRE(provider);
+    const confine::Policy policy{confine::Mode::workspace_write, ws.path(), {}};
+    const fs::path f = ws / "f";
+    const std::vector<std::string> write{"/bin/sh", "-c", "exec head -c 2M /dev/zero > " + f.string()};
+    confine::RunOptions options;
+    options.limits.file_size = 64u << 10;  // over the configuration's 1M
+    auto fg = confine::run(**provider, policy, write, options);
+    REQUIRE(fg);
+    CHECK(fs::file_size(f) == 64u << 10);
+    CHECK(fg->limit == "file-size");
+    CHECK(fg->signal == SIGXFSZ);
+    CHECK(fg->limits_asked);
+    REQUIRE(fg->dimensions);
+    // Partial either way: as root, processes by the run's cgroup but file-size a resource
+    // limit root may raise; as another user, processes by RLIMIT_NPROC, the user's count.
+    CHECK(fg->dimensions->limits == confine::Level::partial);
+    CHECK(fg->enforcement == confine::Enforcement::partial);
+    fs::remove(f);
+    options.limits = {};
+    auto bg = confine::spawn(**provider, policy, write, options);
+    REQUIRE(bg);
+    const auto& done = bg->wait();
+    CHECK(fs::file_size(f) == 1u << 20);  // the configuration's
+    CHECK(done.outcome.limit == "file-size");
+    // Nothing ended by a limit: none named.
+    auto fine = confine::run(**provider, policy, std::vector<std::string>{"/bin/true"}, options);
+    REQUIRE(fine);
+    CHECK(fine->kind == confine::OutcomeKind::completed);
+    CHECK_FALSE(fine->limit);
+    CHECK(run_cgroups_left() == 0);
 }
 
 TEST_CASE("the run's cgroup: v2 where this process's cgroup has the controllers, else v1; its events read; found in a tree standing for /sys/fs/cgroup",
