@@ -16,6 +16,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <fstream>
 
@@ -70,7 +74,7 @@ std::size_t run_cgroups_left() {
         std::error_code ec;
         for (auto it = fs::recursive_directory_iterator(hierarchy, fs::directory_options::skip_permission_denied, ec);
              !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-            if (it->is_directory(ec) && it->path().filename().string().starts_with("confine-run-" + std::to_string(::getpid()) + "-")) ++n;
+            if (it->is_directory(ec) && it->path().filename().string().starts_with("confine-run-")) ++n;
     }
     return n;
 }
@@ -302,6 +306,39 @@ TEST_CASE("a library host's run() and spawn() hold RunOptions::limits over the c
     CHECK(fine->kind == confine::OutcomeKind::completed);
     CHECK_FALSE(fine->limit);
     CHECK(run_cgroups_left() == 0);
+}
+
+TEST_CASE("a run cgroup whose host was killed before it could remove it is removed by the next run, its processes killed",
+          "[limits][e2e][linux-only]") {
+    test::require_landlock();
+    if (::geteuid() != 0) test::skip_test("only root makes cgroups here");
+    const auto places = confine::detail::find_cgroup_places("/sys/fs/cgroup", test::read_file("/proc/self/cgroup"));
+    if (places.v1_memory.empty() || places.v1_pids.empty()) test::skip_test("no v1 memory and pids hierarchies here");
+    struct stat ns {};
+    REQUIRE(::stat("/proc/self/ns/pid", &ns) == 0);
+    // A host that is gone: a child of this process, reaped.
+    const pid_t gone = ::fork();
+    if (gone == 0) ::_exit(0);
+    ::waitpid(gone, nullptr, 0);
+    const std::string name = "confine-run-" + std::to_string(ns.st_ino) + "-" + std::to_string(gone) + "-0";
+    // And its run: a process left in the stale pids cgroup.
+    fs::create_directory(places.v1_memory / name);
+    fs::create_directory(places.v1_pids / name);
+    const pid_t left = ::fork();
+    if (left == 0) {
+        ::execl("/bin/sleep", "sleep", "3217.5", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    test::write_file(places.v1_pids / name / "cgroup.procs", std::to_string(left));
+    test::Sandbox box(Way::landlock_forked);
+    test::Tree tree(false);
+    const auto r = run_limited(box, tree, {"processes=16"}, "true", false);
+    CHECK(r.result.exit_code == 0);
+    int status = 0;
+    CHECK(::waitpid(left, &status, 0) == left);
+    CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+    CHECK_FALSE(fs::exists(places.v1_memory / name));
+    CHECK_FALSE(fs::exists(places.v1_pids / name));
 }
 
 TEST_CASE("the run's cgroup: v2 where this process's cgroup has the controllers, else v1; its events read; found in a tree standing for /sys/fs/cgroup",

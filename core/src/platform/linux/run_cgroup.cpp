@@ -80,6 +80,8 @@ public:
         for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) remove(*it);
     }
 
+    // Takes `dir`, made before, to be removed.
+    void adopt(const fs::path& dir) { dirs_.push_back(dir); }
     // Makes `dir` (a cgroup of the run), kept to be removed.
     int make(const fs::path& dir) {
         if (::mkdir(dir.c_str(), 0755) != 0) return errno;
@@ -132,9 +134,32 @@ private:
     std::vector<Fd> procs_;
 };
 
+// This process's PID namespace, in the names of its run cgroups: a host's process ID
+// means something only there.
+std::string pid_namespace() {
+    struct stat st {};
+    return ::stat("/proc/self/ns/pid", &st) == 0 ? std::to_string(st.st_ino) : std::string("0");
+}
+
+// The run cgroups under `parent` whose host is gone (killed before it could remove
+// them): what is left in each is killed, and it is removed. A host alive keeps its own,
+// and a host of another PID namespace is never judged.
+void sweep_stale(const fs::path& parent) {
+    const std::string mine = "confine-run-" + pid_namespace() + "-";
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(parent, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.starts_with(mine)) continue;
+        const int host = std::atoi(name.c_str() + mine.size());
+        if (host <= 0 || host == ::getpid() || ::kill(host, 0) == 0 || errno != ESRCH) continue;
+        Cgroup stale(false);
+        stale.adopt(entry.path());
+    }
+}
+
 std::string run_name() {
     static std::atomic<unsigned> counter{0};
-    return "confine-run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    return "confine-run-" + pid_namespace() + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
 std::unique_ptr<RunGroup> make_v2(const fs::path& parent, const Limits& limits, ChildLimits& child, std::string& why) {
@@ -277,6 +302,8 @@ CgroupPlaces find_cgroup_places(const fs::path& root, std::string_view self) {
 }
 
 std::unique_ptr<RunGroup> make_run_cgroup(const CgroupPlaces& places, const Limits& limits, ChildLimits& child, std::string& why) {
+    for (const fs::path& parent : {places.v2, places.v1_memory, places.v1_pids})
+        if (!parent.empty()) sweep_stale(parent);
     std::string why_not_v2;
     if (!places.v2.empty()) {
         if (auto group = make_v2(places.v2, limits, child, why_not_v2)) return group;

@@ -27,7 +27,9 @@ CgroupPlaces find_cgroup_places(const std::filesystem::path& root, std::string_v
 
 // Makes the run's cgroup (v2 in `places.v2`, else v1 in the memory and pids places) with
 // `limits`' memory and processes, and puts the descriptors of its cgroup.procs in
-// `child`. nullptr and `why` when it cannot; nothing is left behind then.
+// `child`. nullptr and `why` when it cannot; nothing is left behind then. A run cgroup
+// there whose host process is gone (killed, SIGKILL included, before it removed it) is
+// removed first, what was left in it killed.
 std::unique_ptr<RunGroup> make_run_cgroup(const CgroupPlaces& places, const Limits& limits, ChildLimits& child, std::string& why);
 // The same, for this process's own places under /sys/fs/cgroup.
 std::unique_ptr<RunGroup> make_run_cgroup(const Limits& limits, ChildLimits& child, std::string& why);
