@@ -99,7 +99,8 @@ std::expected<std::shared_ptr<const detail::RunLimits>, Error> run_limits(const 
     if (!meets)
         return std::unexpected(Error{ErrorCode::sandbox_unavailable,
                                      "limits are held at level " + std::string(to_string(limits->level)) + ", below the minimum " +
-                                         (minimum == Minimum::full ? "full" : "partial") + " ([policy.enforcement] limits): " + limits->open});
+                                         (minimum == Minimum::full ? "full" : "partial") + " ([policy.enforcement] limits): " +
+                                         (limits->open.starts_with("limits: ") ? limits->open.substr(8) : limits->open)});
     return limits;
 }
 
