@@ -20,7 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
+#include <thread>
 #include <fstream>
 
 using nlohmann::json;
@@ -70,7 +72,7 @@ std::size_t processes_with(const std::string& marker) {
 
 std::size_t run_cgroups_left() {
     std::size_t n = 0;
-    for (const fs::path hierarchy : {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified"}) {
+    for (const fs::path hierarchy : {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified"}) {
         std::error_code ec;
         for (auto it = fs::recursive_directory_iterator(hierarchy, fs::directory_options::skip_permission_denied, ec);
              !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
@@ -127,13 +129,22 @@ void cpu(Way way, bool unprivileged) {
     test::Sandbox box(way);
     if (unprivileged) test::require_user_switch();
     test::Tree tree(unprivileged);
-    const auto r = run_limited(box, tree, {"cpu=1"}, "while :; do :; done", unprivileged);
+    // Two busy loops: the run's CPU time is theirs together.
+    const auto r = run_limited(box, tree, {"cpu=1"}, "(while :; do :; done) & while :; do :; done", unprivileged);
     INFO(name_of(way) << (unprivileged ? " as nobody" : " as root") << "; report: " << r.report.dump());
     CHECK(r.report["limit"] == "cpu");
-    CHECK(r.report["dimensions"]["limits"] == "partial");  // CPU time is each process's
-    // Ended by SIGXCPU: confinectl by the same signal, or 128 + it where bubblewrap's
-    // init said its command's end.
-    CHECK((r.result.signal == SIGXCPU || r.result.exit_code == 128 + SIGXCPU));
+    CHECK(r.report["dimensions"]["limits"] == level_for(unprivileged));
+    if (unprivileged) {
+        // RLIMIT_CPU, each process's: SIGXCPU, confinectl ending by the same signal, or
+        // 128 + it where bubblewrap said its command's end.
+        CHECK((r.result.signal == SIGXCPU || r.result.exit_code == 128 + SIGXCPU));
+        CHECK(r.report["dimensions"]["open"].get<std::string>().find("cpu is each process's CPU time") != std::string::npos);
+    } else {
+        // The run's cgroup, whose CPU time the host watches: every process of it killed
+        // once the two together passed the limit (neither alone had).
+        CHECK((r.result.signal == SIGKILL || r.result.exit_code == 128 + SIGKILL));
+    }
+    CHECK(run_cgroups_left() == 0);
 }
 
 void file_size(Way way, bool unprivileged) {
@@ -176,7 +187,7 @@ void open_files(Way way, bool unprivileged) {
         SECTION("as root") { memory(WAY, false); }                                                                                      \
         SECTION("as nobody") { memory(WAY, true); }                                                                                     \
     }                                                                                                                                   \
-    TEST_CASE("a busy loop under cpu=1 ends by SIGXCPU, limit cpu, through " TAG, "[limits][e2e][linux-only]") {                        \
+    TEST_CASE("busy loops under cpu=1 are ended, limit cpu, through " TAG, "[limits][e2e][linux-only]") {                               \
         SECTION("as root") { cpu(WAY, false); }                                                                                         \
         SECTION("as nobody") { cpu(WAY, true); }                                                                                        \
     }                                                                                                                                   \
@@ -381,9 +392,33 @@ TEST_CASE("the run's cgroup: v2 where this process's cgroup has the controllers,
     test::write_file(made / "pids.events", "max 7\n");
     CHECK(group->out_of_memory());
     CHECK(group->processes_refused());
+    CHECK_FALSE(group->watches_cpu());  // cpu was not asked
     // A cgroup's files go with it; here they are files, removed first.
     for (const auto& e : fs::directory_iterator(made)) fs::remove(e.path());
     group.reset();
+    CHECK_FALSE(fs::exists(made));
+
+    // CPU time, watched in cpu.stat: past the limit, the cgroup is killed whole.
+    confine::Limits cpu;
+    cpu.cpu = 2;
+    confine::detail::ChildLimits cpu_child;
+    auto watched = confine::detail::make_run_cgroup(places, cpu, cpu_child, why);
+    REQUIRE(watched);
+    CHECK(watched->watches_cpu());
+    made.clear();
+    for (const auto& e : fs::directory_iterator(v2))
+        if (e.is_directory()) made = e.path();
+    REQUIRE(!made.empty());
+    test::write_file(made / "cgroup.kill", "");
+    test::write_file(made / "cpu.stat", "usage_usec 1999999\nuser_usec 1999999\nsystem_usec 0\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK_FALSE(watched->cpu_exceeded());
+    test::write_file(made / "cpu.stat", "usage_usec 2000001\nuser_usec 2000001\nsystem_usec 0\n");
+    for (int i = 0; i < 200 && !watched->cpu_exceeded(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    CHECK(watched->cpu_exceeded());
+    CHECK(test::read_file(made / "cgroup.kill") == "1");
+    for (const auto& e : fs::directory_iterator(made)) fs::remove(e.path());
+    watched.reset();
     CHECK_FALSE(fs::exists(made));
 
     // No controllers for this cgroup: none of v2; the v1 hierarchies where mounted so.
@@ -392,7 +427,10 @@ TEST_CASE("the run's cgroup: v2 where this process's cgroup has the controllers,
     test::write_file(root / "memory" / "a" / "memory.limit_in_bytes", "9223372036854771712\n");
     fs::create_directories(root / "pids");
     test::write_file(root / "pids" / "cgroup.procs", "");
+    fs::create_directories(root / "cpu,cpuacct");
+    test::write_file(root / "cpu,cpuacct" / "cpuacct.usage", "0\n");
     places = find_cgroup_places(root.path(), "9:pids:/\n4:memory:/a\n2:cpu,cpuacct:/\n0::/run.slice/me\n");
+    CHECK(places.v1_cpuacct == root / "cpu,cpuacct");
     CHECK(places.v2.empty());
     CHECK(places.v1_memory == root / "memory" / "a");
     CHECK(places.v1_pids == root / "pids");

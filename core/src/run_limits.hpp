@@ -24,7 +24,7 @@ struct ChildLimits {
     Resource resources[5] = {};
     std::size_t resource_count = 0;
     // The run's cgroup(s): descriptors of their cgroup.procs, the process writes "0" to each.
-    int cgroup_procs[2] = {-1, -1};
+    int cgroup_procs[3] = {-1, -1, -1};
     std::size_t cgroup_count = 0;
 };
 
@@ -37,6 +37,8 @@ public:
     virtual ~RunGroup() = default;  // ends what is left in it, and removes it
     virtual bool out_of_memory() const = 0;       // the kernel killed a process of it for its memory limit
     virtual bool processes_refused() const = 0;   // a fork of it was refused at its processes limit
+    virtual bool watches_cpu() const = 0;         // it holds the run's CPU time as a whole
+    virtual bool cpu_exceeded() const = 0;        // and ended the run for it
 };
 
 struct RunLimits {

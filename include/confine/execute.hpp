@@ -62,7 +62,7 @@ struct Outcome {
     std::optional<int> signal;     // when it was killed by a signal
     bool timed_out = false;        // killed (with its process group) at the time limit
     // The limit that ended the command (limits.hpp): "memory" (the run's cgroup killed it
-    // for its memory), "cpu" (SIGXCPU), "file-size" (SIGXFSZ), "processes" (it failed
+    // for its memory), "cpu" (the run's CPU time, or SIGXCPU), "file-size" (SIGXFSZ), "processes" (it failed
     // once the run's cgroup had refused a process); nullopt when none did, or none said.
     std::optional<std::string> limit;
     std::string runner;

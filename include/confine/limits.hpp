@@ -5,8 +5,9 @@
 //   if (auto bad = confine::set_limit(limits, "memory", "512M")) ...  // one line: why not
 //
 // The host enforces them, whatever the runner: by a cgroup of the run's own where it can
-// make one (the run's memory and processes as a whole), else by resource limits set in the
-// runner's process before its exec, which each process of the run inherits (per process).
+// make one (the run's memory, processes and CPU time as a whole), else by resource limits
+// set in the runner's process before its exec, which each process of the run inherits
+// (per process).
 // The outcome's dimensions.limits says which, and `limit` which one ended the command.
 #pragma once
 

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -70,6 +72,20 @@ std::string why_of(const std::string& what, const fs::path& where, int error) {
     return what + " " + where.string() + ": " + std::strerror(error);
 }
 
+// Kills every process in the cgroup `dir`: all at once where it can (cgroup.kill),
+// else each of its cgroup.procs.
+void kill_all(const fs::path& dir) {
+    if (present(dir / "cgroup.kill") && write_small(dir / "cgroup.kill", "1") == 0) return;
+    const std::string procs = read_small(dir / "cgroup.procs");
+    std::size_t at = 0;
+    while (at < procs.size()) {
+        const std::size_t end = std::min(procs.find('\n', at), procs.size());
+        const int pid = std::atoi(procs.substr(at, end - at).c_str());
+        if (pid > 0) ::kill(pid, SIGKILL);
+        at = end + 1;
+    }
+}
+
 class Cgroup final : public RunGroup {
 public:
     explicit Cgroup(bool v2) : v2_(v2) {}
@@ -77,7 +93,30 @@ public:
     Cgroup& operator=(const Cgroup&) = delete;
 
     ~Cgroup() override {
+        if (watcher_.joinable()) {
+            {
+                std::lock_guard lock(mutex_);
+                stop_ = true;
+            }
+            wake_.notify_all();
+            watcher_.join();
+        }
         for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) remove(*it);
+    }
+
+    // Watches the run's CPU time in `dir` from now on: past `seconds`, every process of
+    // the cgroup is killed, and cpu_exceeded() says so.
+    void watch_cpu(const fs::path& dir, std::uint64_t seconds) {
+        cpu = dir;
+        const std::uint64_t limit_ns = seconds > UINT64_MAX / 1000000000ull ? UINT64_MAX : seconds * 1000000000ull;
+        watcher_ = std::thread([this, limit_ns] {
+            std::unique_lock lock(mutex_);
+            while (!wake_.wait_for(lock, std::chrono::milliseconds(50), [this] { return stop_; })) {
+                if (used_ns() < limit_ns) continue;
+                exceeded_ = true;
+                kill_all(cpu);
+            }
+        });
     }
 
     // Takes `dir`, made before, to be removed.
@@ -97,41 +136,43 @@ public:
         return 0;
     }
 
-    fs::path memory, pids;  // the run's cgroup holding each, for its events
+    fs::path memory, pids, cpu;  // the run's cgroup holding each, for its events
 
     bool out_of_memory() const override {
         if (memory.empty()) return false;
         return event_count(read_small(memory / (v2_ ? "memory.events" : "memory.oom_control")), "oom_kill") > 0;
     }
     bool processes_refused() const override { return !pids.empty() && event_count(read_small(pids / "pids.events"), "max") > 0; }
+    bool watches_cpu() const override { return watcher_.joinable(); }
+    bool cpu_exceeded() const override { return exceeded_; }
 
 private:
     // Kills what is left in `dir` until it is empty, then removes it. Bounded: a cgroup
     // that will not go is said, never waited on for ever.
     static void remove(const fs::path& dir) {
-        const bool can_kill_all = present(dir / "cgroup.kill");
         for (int attempt = 0; attempt < 2000; ++attempt) {
             if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return;
             if (errno != EBUSY) break;
-            if (can_kill_all) (void)write_small(dir / "cgroup.kill", "1");
-            else {
-                const std::string procs = read_small(dir / "cgroup.procs");
-                std::size_t at = 0;
-                while (at < procs.size()) {
-                    const std::size_t end = std::min(procs.find('\n', at), procs.size());
-                    const int pid = std::atoi(procs.substr(at, end - at).c_str());
-                    if (pid > 0) ::kill(pid, SIGKILL);
-                    at = end + 1;
-                }
-            }
+            kill_all(dir);
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         log_warn("cannot remove the run's cgroup {}: {}", dir.string(), std::strerror(errno));
     }
 
+    // The CPU time the run's processes have used, in nanoseconds.
+    std::uint64_t used_ns() const {
+        if (v2_) return event_count(read_small(cpu / "cpu.stat"), "usage_usec") * 1000;
+        return std::strtoull(read_small(cpu / "cpuacct.usage").c_str(), nullptr, 10);
+    }
+
     bool v2_;
     std::vector<fs::path> dirs_;
     std::vector<Fd> procs_;
+    std::thread watcher_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stop_ = false;
+    std::atomic<bool> exceeded_{false};
 };
 
 // This process's PID namespace, in the names of its run cgroups: a host's process ID
@@ -200,11 +241,13 @@ std::unique_ptr<RunGroup> make_v2(const fs::path& parent, const Limits& limits, 
         child.cgroup_count = 0;
         return nullptr;
     }
+    if (limits.cpu) group->watch_cpu(dir, *limits.cpu);  // cpu.stat's usage is there without the cpu controller
     return group;
 }
 
 std::unique_ptr<RunGroup> make_v1(const CgroupPlaces& places, const Limits& limits, ChildLimits& child, std::string& why) {
-    if ((limits.memory && places.v1_memory.empty()) || (limits.processes && places.v1_pids.empty())) {
+    if ((limits.memory && places.v1_memory.empty()) || (limits.processes && places.v1_pids.empty()) ||
+        (!limits.memory && !limits.processes && places.v1_cpuacct.empty())) {
         why = "no cgroup v2 with the memory and pids controllers, nor v1 hierarchies of them, for this process";
         return nullptr;
     }
@@ -247,6 +290,16 @@ std::unique_ptr<RunGroup> make_v1(const CgroupPlaces& places, const Limits& limi
             return nullptr;
         }
         group->pids = dir;
+    }
+    // The run's CPU time, where there is a cpuacct hierarchy; else each process's alone.
+    if (limits.cpu && !places.v1_cpuacct.empty()) {
+        const fs::path dir = places.v1_cpuacct / name;
+        if (group->make(dir) == 0 && group->open_procs(dir, child) == 0) group->watch_cpu(dir, *limits.cpu);
+        else log_debug("no CPU time of the run as a whole: cannot make {}: {}", dir.string(), std::strerror(errno));
+    }
+    if (!limits.memory && !limits.processes && !group->watches_cpu()) {
+        why = "cannot make a cgroup of the cpuacct hierarchy for the run";
+        return nullptr;
     }
     return group;
 }
@@ -297,12 +350,13 @@ CgroupPlaces find_cgroup_places(const fs::path& root, std::string_view self) {
         const fs::path dir = under(root / std::string(controllers), path);
         if (has_word(list, "memory") && present(dir / "memory.limit_in_bytes")) places.v1_memory = dir;
         if (has_word(list, "pids") && present(dir / "cgroup.procs")) places.v1_pids = dir;
+        if (has_word(list, "cpuacct") && present(dir / "cpuacct.usage")) places.v1_cpuacct = dir;
     }
     return places;
 }
 
 std::unique_ptr<RunGroup> make_run_cgroup(const CgroupPlaces& places, const Limits& limits, ChildLimits& child, std::string& why) {
-    for (const fs::path& parent : {places.v2, places.v1_memory, places.v1_pids})
+    for (const fs::path& parent : {places.v2, places.v1_memory, places.v1_pids, places.v1_cpuacct})
         if (!parent.empty()) sweep_stale(parent);
     std::string why_not_v2;
     if (!places.v2.empty()) {

@@ -22,12 +22,14 @@ struct CgroupPlaces {
     std::filesystem::path v2;         // its cgroup v2 directory, where that has the memory and pids controllers
     std::filesystem::path v1_memory;  // its cgroup of the v1 memory hierarchy
     std::filesystem::path v1_pids;    // its cgroup of the v1 pids hierarchy
+    std::filesystem::path v1_cpuacct; // its cgroup of the v1 cpuacct hierarchy
 };
 CgroupPlaces find_cgroup_places(const std::filesystem::path& root, std::string_view self);
 
-// Makes the run's cgroup (v2 in `places.v2`, else v1 in the memory and pids places) with
-// `limits`' memory and processes, and puts the descriptors of its cgroup.procs in
-// `child`. nullptr and `why` when it cannot; nothing is left behind then. A run cgroup
+// Makes the run's cgroup (v2 in `places.v2`, else v1 in the memory, pids and cpuacct
+// places) with `limits`' memory and processes, and puts the descriptors of its
+// cgroup.procs in `child`. With `limits.cpu`, it watches the run's CPU time (v2
+// cpu.stat usage_usec, v1 cpuacct.usage) and kills every process of it past the limit. nullptr and `why` when it cannot; nothing is left behind then. A run cgroup
 // there whose host process is gone (killed, SIGKILL included, before it removed it) is
 // removed first, what was left in it killed.
 std::unique_ptr<RunGroup> make_run_cgroup(const CgroupPlaces& places, const Limits& limits, ChildLimits& child, std::string& why);

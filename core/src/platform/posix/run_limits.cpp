@@ -49,11 +49,12 @@ std::shared_ptr<RunLimits> prepare_run_limits(const Limits& limits) {
     run->limits = limits;
     std::string why_not_group;
 #if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
-    if (limits.memory || limits.processes) run->group = make_run_cgroup(limits, run->child, why_not_group);
+    if (limits.memory || limits.processes || limits.cpu) run->group = make_run_cgroup(limits, run->child, why_not_group);
 #else
     why_not_group = "no cgroup in this build";
 #endif
     const bool grouped = run->group != nullptr;
+    const bool cpu_watched = grouped && run->group->watches_cpu();
     const bool root = ::geteuid() == 0;
     // Each limit the group does not hold is a resource limit of each process, which the
     // run's processes inherit. Root could raise its own again (CAP_SYS_RESOURCE).
@@ -75,14 +76,14 @@ std::shared_ptr<RunLimits> prepare_run_limits(const Limits& limits) {
         gaps.push_back("processes is not held: no RLIMIT_NPROC here");
 #endif
     }
-    if (limits.cpu) {
+    if (limits.cpu && !cpu_watched) {
         add(run->child, RLIMIT_CPU, *limits.cpu);
         level = lower(level, Level::partial);
         gaps.push_back("cpu is each process's CPU time (RLIMIT_CPU), not the run's");
     }
     if (limits.file_size) add(run->child, RLIMIT_FSIZE, *limits.file_size);
     if (limits.open_files) add(run->child, RLIMIT_NOFILE, *limits.open_files);
-    if (root && (limits.file_size || limits.open_files || limits.cpu || (limits.memory && !grouped))) {
+    if (root && (limits.file_size || limits.open_files || (limits.cpu && !cpu_watched) || (limits.memory && !grouped))) {
         level = lower(level, Level::partial);
         gaps.push_back("root may raise its resource limits again (CAP_SYS_RESOURCE)");
     }
@@ -90,15 +91,18 @@ std::shared_ptr<RunLimits> prepare_run_limits(const Limits& limits) {
     if (level != Level::full) {
         run->open = "limits:";
         for (std::size_t i = 0; i < gaps.size(); ++i) run->open += (i ? "; " : " ") + gaps[i];
-        if (!grouped && (limits.memory || limits.processes) && !why_not_group.empty()) run->open += " (no cgroup for the run: " + why_not_group + ")";
+        if (!grouped && (limits.memory || limits.processes || limits.cpu) && !why_not_group.empty())
+            run->open += " (no cgroup for the run: " + why_not_group + ")";
     }
     log_debug("limits {}: {}{}", to_string(level), describe(limits),
-              grouped ? " (memory and processes by a cgroup of the run)" : why_not_group.empty() ? "" : " (resource limits; no cgroup: " + why_not_group + ")");
+              grouped ? std::string(" (memory, processes") + (cpu_watched ? " and CPU time" : "") + " by a cgroup of the run)"
+              : why_not_group.empty() ? "" : " (resource limits; no cgroup: " + why_not_group + ")");
     return run;
 }
 
 std::optional<std::string> RunLimits::ended_by(const Observation& o, bool exit_as_signal) const {
     if (group && limits.memory && group->out_of_memory()) return "memory";
+    if (group && limits.cpu && group->cpu_exceeded()) return "cpu";
     std::optional<int> signal = o.signal;
     if (!signal && exit_as_signal && o.exit_code && *o.exit_code > 128 && *o.exit_code < 128 + NSIG) signal = *o.exit_code - 128;
     if (signal == SIGXCPU && limits.cpu) return "cpu";
