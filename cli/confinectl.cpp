@@ -444,11 +444,12 @@ std::expected<TimeLimit, std::string> time_limit(const confine::cli::Parsed& p, 
 std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::Policy& policy,
                                                                         const std::vector<std::string>& command, bool reporting,
                                                                         const std::vector<std::string>& env, const std::vector<int>& pass_fds,
-                                                                        const TimeLimit& limit) {
+                                                                        const TimeLimit& limit, const confine::Limits& limits) {
     confinectl::forward_signals(g_child_pid);
     confine::RunOptions options;
     options.timeout = limit.timeout;
     options.kill_after = limit.kill_after;
+    options.limits = limits;
     options.environment_overrides = env;
     options.pass_fds = pass_fds;
     options.on_command_awaited = [] { confinectl::await_command(); };
@@ -506,7 +507,8 @@ std::optional<std::string> own_loader_problem(const PolicyFlags& flags) {
 }
 
 int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
-            const ReportRequest& report_request, const std::vector<int>& pass_fds, const confine::cli::Parsed& parsed) {
+            const ReportRequest& report_request, const std::vector<int>& pass_fds, const confine::cli::Parsed& parsed,
+            const confine::Limits& limits) {
     if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
     if (auto bad = own_loader_problem(flags)) return fail(*bad);
     auto provider = open_provider(source, provider_options(false));
@@ -522,7 +524,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     // Probing happens here, before any signal is forwarded: a signal now ends confinectl
     // by its default action, and the command never starts.
     provider->selection();
-    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds, *limit);
+    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds, *limit, limits);
     if (!outcome) return fail_to_start(outcome.error());
     // What the run-end check moved aside: one line (docs/design.md §11).
     if (!outcome->set_aside.empty()) {
@@ -616,6 +618,8 @@ std::vector<confine::cli::CommandSpec> command_specs() {
     run_options.push_back({"--timeout", "DURATION", false,
                            "End the run after DURATION (500ms, 30s, 5m): SIGTERM to every process of it, then SIGKILL; exit 124 (default: [policy] timeout)"});
     run_options.push_back({"--kill-after", "DURATION", false, "How long after the time limit's SIGTERM the run gets SIGKILL (default: [policy] kill_after, else 5s)"});
+    run_options.push_back({"--limit", "NAME=VALUE", true,
+                           "Limit the run: memory (bytes, K/M/G), processes, cpu (seconds), file-size (bytes, K/M/G), open-files; over [policy.limits]"});
     run_options.push_back({"--report", "FILE", false, "Write a JSON report of the outcome to FILE"});
     run_options.push_back({"--report-fd", "N", false, "Write the JSON report to descriptor N (not inherited by the command)"});
     return {
@@ -665,6 +669,17 @@ std::expected<std::vector<int>, std::string> pass_fds(const confine::cli::Parsed
     return fds;
 }
 
+// --limit's values, each NAME=VALUE, a name at most once; or one line saying which is wrong.
+std::expected<confine::Limits, std::string> limits(const confine::cli::Parsed& p) {
+    confine::Limits out;
+    for (const auto& text : p.all("--limit")) {
+        const std::size_t eq = text.find('=');
+        if (eq == std::string::npos) return std::unexpected("run: --limit " + text + ": expected NAME=VALUE (" + std::string(confine::limit_names) + ")");
+        if (auto why = confine::set_limit(out, text.substr(0, eq), text.substr(eq + 1))) return std::unexpected("run: --limit " + text + ": " + *why);
+    }
+    return out;
+}
+
 // --report and --report-fd, read; or why they cannot be used.
 std::expected<ReportRequest, std::string> report_request(const confine::cli::Parsed& p) {
     ReportRequest request;
@@ -709,7 +724,9 @@ int run_command(const confine::cli::Parsed& p) {
     if (!report) return fail(report.error());
     auto passed = pass_fds(p, true, report->fd);
     if (!passed) return fail(passed.error());
-    return cmd_run(source, policy, p.operands, *report, *passed, p);
+    auto limited = limits(p);
+    if (!limited) return fail(limited.error());
+    return cmd_run(source, policy, p.operands, *report, *passed, p, *limited);
 }
 
 }  // namespace

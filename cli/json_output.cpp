@@ -246,6 +246,7 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
            {"exit_code", or_null(o.exit_code)},
            {"signal", or_null(o.signal)},
            {"timed_out", o.timed_out},
+           {"limit", or_null(o.limit)},
            {"runner", or_null(o.runner)},
            {"enforcement", enforcement_or_null(o.enforcement)},
            {"basis", std::string(confine::to_string(o.basis))},

@@ -198,6 +198,17 @@ bool canary_step(const std::string& what, const std::string& arg, const std::str
         errno = error;
         return sent;
     }
+    if (what == "fill") {
+        // `arg2` bytes to the file `arg`, a block at a time; a file-size limit ends this
+        // process (SIGXFSZ) at the limit.
+        const int fd = ::open(arg.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) return false;
+        static const char block[4096] = {};
+        long long left = std::atoll(arg2.c_str());
+        bool written = true;
+        for (; left > 0 && written; left -= static_cast<long long>(sizeof block)) written = ::write(fd, block, sizeof block) > 0;
+        return ::close(fd) == 0 && written;
+    }
     if (what == "chmod") return ::chmod(arg.c_str(), 0600) == 0;
     if (what == "signal") return ::kill(std::atoi(arg.c_str()), SIGTERM) == 0;
     if (what == "daemon") return daemon_step();
@@ -330,10 +341,11 @@ public:
     // Runs one canary confined, from `environment` (nullopt: this process's); what it
     // printed (its own view), or why it could not run.
     std::string canary(const confine::Policy& policy, const std::string& what, const std::string& arg, const std::string& arg2 = "",
-                       std::optional<std::vector<std::string>> environment = std::nullopt) const {
+                       std::optional<std::vector<std::string>> environment = std::nullopt, const confine::Limits& limits = {}) const {
         std::vector<std::string> argv{self_, "__canary", what, arg};
         if (!arg2.empty()) argv.push_back(arg2);
         confine::RunOptions options;
+        options.limits = limits;
         options.environment = std::move(environment);
         options.timeout = std::chrono::seconds(30);
         auto process = confine::spawn(provider_, policy, argv, options);
@@ -359,6 +371,7 @@ public:
                                      : dimension == "write"   ? d.write
                                      : dimension == "network" ? d.network
                                      : dimension == "lifetime" ? d.lifetime
+                                     : dimension == "limits"  ? d.limits
                                                               : d.processes;
         return std::string(confine::to_string(level));
     }
@@ -447,6 +460,19 @@ void prove_descriptor(const Prover& p, const confine::Policy& policy, const fs::
     add(proof, "a descriptor of a file outside, leaked by confinectl's caller", "write", false, now != "the host's");
 }
 
+// A small limit: a canary that writes 1 MiB to a file in the workspace under a file-size
+// limit of 64 KiB. Held when the file stayed within the limit (the canary was stopped);
+// open where the host reports it holds no limit.
+void prove_limits(const Prover& p, const confine::Policy& policy, const fs::path& ws, Proof& proof) {
+    confine::Limits limits;
+    limits.file_size = 64 << 10;
+    const fs::path file = ws / "filled";
+    p.canary(policy, "fill", file.string(), std::to_string(1 << 20), std::nullopt, limits);
+    std::error_code ec;
+    const auto size = fs::file_size(file, ec);
+    add(proof, "a file written past a file-size limit of 64 KiB", "limits", false, !ec && size > (64u << 10), p.reported("limits"));
+}
+
 // A provider like `provider`, selecting the same runner, for the canaries that deny and
 // protect: their paths are the proof's own, not a user's explicit ask (docs/design.md
 // §12), so they are held to the ordinary minimums — a runner that cannot enforce them
@@ -503,6 +529,7 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
         ::stat(mode_canary.c_str(), &mode_after) != 0 || (mode_after.st_mode & 07777) != 0644, p.reported("write"), true);
     prove_environment(provider, p, policy, proof);
     prove_descriptor(p, policy, outside, proof);
+    prove_limits(p, policy, ws, proof);
 
     // A secret under a denied directory: judged by the bytes (and the name) that came out.
     const fs::path secrets = dir / "secrets";

@@ -130,8 +130,44 @@ TEST_CASE("[policy] network is none by default, allow when it says so, and nothi
     CHECK(confine::parse_config("[policy]\nnetwork = \"none\"\n", "test.toml")->network == confine::Network::none);
     CHECK(error_of("[policy]\nnetwork = \"off\"\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
     CHECK(error_of("[policy]\nnetwork = false\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
-    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:1: unknown key 'read' in [policy] (known: network, tmp, deny_read, protect, env, timeout, kill_after, enforcement)");
+    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:1: unknown key 'read' in [policy] (known: network, tmp, deny_read, protect, env, timeout, kill_after, enforcement, limits)");
     CHECK(error_of("policy = \"none\"\n").message == "test.toml:1:10: policy must be a table, not string");
+}
+
+TEST_CASE("[policy.limits] reads numbers and sizes, refuses anything else at its key, and a call's limits replace its entries by name",
+          "[config][limits]") {
+    CHECK_FALSE(test::config_from("").limits.any());
+    const auto limits = test::config_from("[policy.limits]\nmemory = \"2G\"\nprocesses = 256\ncpu = 600\nfile-size = \"512K\"\nopen-files = \"1024\"\n").limits;
+    CHECK(limits.memory == 2ull << 30);
+    CHECK(limits.processes == 256u);
+    CHECK(limits.cpu == 600u);
+    CHECK(limits.file_size == 512u << 10);
+    CHECK(limits.open_files == 1024u);
+    CHECK(confine::describe(limits) == "memory=2147483648 processes=256 cpu=600 file-size=524288 open-files=1024");
+    CHECK(error_of("[policy.limits]\nmemory = 0\n").message ==
+          "test.toml:2:10: policy.limits.memory must be a positive whole number of bytes (K, M, G: KiB, MiB, GiB), not '0'");
+    CHECK(error_of("[policy.limits]\ncpu = \"1M\"\n").message == "test.toml:2:7: policy.limits.cpu must be a positive whole number of seconds, not '1M'");
+    CHECK(error_of("[policy.limits]\nprocesses = 1.5\n").message == "test.toml:2:13: policy.limits.processes must be a number or a string, not floating-point");
+    CHECK(error_of("[policy.limits]\nswap = 1\n").message ==
+          "test.toml:2:1: unknown limit 'swap' (known: memory, processes, cpu, file-size, open-files) in [policy.limits]");
+
+    confine::Limits call;
+    REQUIRE_FALSE(confine::set_limit(call, "memory", "64m"));
+    REQUIRE_FALSE(confine::set_limit(call, "open-files", "32"));
+    const auto both = call.over(limits);
+    CHECK(both.memory == 64u << 20);
+    CHECK(both.open_files == 32u);
+    CHECK(both.processes == 256u);
+    CHECK(both.cpu == 600u);
+    CHECK(confine::set_limit(call, "memory", "1G") == "memory is limited twice");
+    CHECK(confine::set_limit(call, "cpu", "") == "cpu must be a positive whole number of seconds, not ''");
+    CHECK(confine::set_limit(call, "file-size", "K") == "file-size must be a positive whole number of bytes (K, M, G: KiB, MiB, GiB), not 'K'");
+    CHECK(confine::set_limit(call, "file-size", "99999999999999999999") ==
+          "file-size must be a positive whole number of bytes (K, M, G: KiB, MiB, GiB), not '99999999999999999999'");
+    CHECK(confine::set_limit(call, "file-size", "17179869184G") ==  // 2^64 bytes: too many
+          "file-size must be a positive whole number of bytes (K, M, G: KiB, MiB, GiB), not '17179869184G'");
+    CHECK_FALSE(call.cpu);
+    CHECK_FALSE(call.file_size);
 }
 
 TEST_CASE("[policy] tmp asks for a private or the host's /tmp, and says neither by default", "[config]") {

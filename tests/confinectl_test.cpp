@@ -447,7 +447,7 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                 CHECK(j["schema_version"] == 1);
                 CHECK(j["runner"] == runner);
                 CHECK(j["network"] == network);
-                REQUIRE(j["checks"].size() == 23);
+                REQUIRE(j["checks"].size() == 24);
                 for (const auto& c : j["checks"]) {
                     INFO(c.dump());
                     // Landlock cannot protect a path inside a writable root, nor govern

@@ -376,7 +376,7 @@ TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and pro
             INFO(proof.out << proof.err);
             CHECK(proof.exit_code == (signals_open ? 1 : 0));
             const auto checks = json::parse(proof.out)["checks"];
-            REQUIRE(checks.size() == 23);
+            REQUIRE(checks.size() == 24);
             for (const auto& c : checks) {
                 INFO(c.dump());
                 // Reported none (protect) or partial, naming it (metadata), on every ABI; the

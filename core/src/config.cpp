@@ -122,6 +122,10 @@ private:
                 if (auto err = read_environment(*value_ptr, cfg.environment)) return err;
                 continue;
             }
+            if (k == "limits") {
+                if (auto err = read_limits(*value_ptr, cfg)) return err;
+                continue;
+            }
             if (k == "tmp") {
                 const auto text = value_ptr->value<std::string>();
                 if (!text || (*text != "private" && *text != "host"))
@@ -147,7 +151,7 @@ private:
             }
             if (k != "network")
                 return fail(key_ptr->source(),
-                            "unknown key '" + k + "' in [policy] (known: network, tmp, deny_read, protect, env, timeout, kill_after, enforcement)");
+                            "unknown key '" + k + "' in [policy] (known: network, tmp, deny_read, protect, env, timeout, kill_after, enforcement, limits)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "none" && *text != "allow"))
                 return fail(value_ptr->source(), "policy.network must be \"none\" or \"allow\"");
@@ -229,6 +233,26 @@ private:
             out.emplace_back(name, text->get());
         }
         return out;
+    }
+
+    // [policy.limits]: what every run may take (limits.hpp); a number, or a string with a
+    // K, M or G for memory and file-size.
+    std::optional<Error> read_limits(const toml::node& node, Config& cfg) {
+        const toml::table* table = node.as_table();
+        if (!table) return fail(node.source(), "policy.limits must be a table, not " + type_name(node));
+        cfg.limits = {};
+        for (auto [key_ptr, value_ptr] : in_file_order(*table)) {
+            const std::string k(key_ptr->str());
+            std::string text;
+            if (const auto* n = value_ptr->as_integer()) text = std::to_string(n->get());
+            else if (const auto* str = value_ptr->as_string()) text = str->get();
+            else return fail(value_ptr->source(), "policy.limits." + k + " must be a number or a string, not " + type_name(*value_ptr));
+            if (auto why = set_limit(cfg.limits, k, text, "policy.limits." + k)) {
+                if (why->starts_with("unknown")) return fail(key_ptr->source(), *why + " in [policy.limits]");
+                return fail(value_ptr->source(), *why);
+            }
+        }
+        return std::nullopt;
     }
 
     // [policy.enforcement]: per dimension, the least level a run accepts.

@@ -6,6 +6,7 @@
 #include "git_guard.hpp"
 #include "log.hpp"
 #include "executor.hpp"
+#include "run_limits.hpp"
 
 #if defined(_WIN32)
 #include <io.h>
@@ -82,6 +83,26 @@ std::string_view to_string(Placeholder::Kind kind) noexcept {
 }
 
 namespace {
+
+// The run's limits: the call's over the configuration's, how this machine holds them
+// (decided once, before anything runs), said in the wrap's dimensions; an error when
+// that is below the configuration's minimum. nullptr when the run has none.
+std::expected<std::shared_ptr<const detail::RunLimits>, Error> run_limits(const Provider& provider, const RunOptions& options, WrapResult& wrapped) {
+    auto limits = detail::prepare_run_limits(options.limits.over(provider.config().limits));
+    if (!limits) return nullptr;
+    wrapped.limits_asked = true;
+    wrapped.dimensions.limits = limits->level;
+    if (!limits->open.empty()) wrapped.dimensions.open += (wrapped.dimensions.open.empty() ? "" : "; ") + limits->open;
+    if (limits->level != Level::full) wrapped.enforcement = Enforcement::partial;
+    const Minimum minimum = provider.config().minimums.limits;
+    const bool meets = minimum == Minimum::best_effort || limits->level == Level::full || (minimum == Minimum::partial && limits->level == Level::partial);
+    if (!meets)
+        return std::unexpected(Error{ErrorCode::sandbox_unavailable,
+                                     "limits are held at level " + std::string(to_string(limits->level)) + ", below the minimum " +
+                                         (minimum == Minimum::full ? "full" : "partial") + " ([policy.enforcement] limits): " +
+                                         (limits->open.starts_with("limits: ") ? limits->open.substr(8) : limits->open)});
+    return limits;
+}
 
 detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, bool background, std::filesystem::path command_file) {
     detail::ExecSpec spec;
@@ -298,17 +319,22 @@ std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy
         if (wrapped.error().code == ErrorCode::invalid_policy || is_configuration_error(wrapped.error().code)) return std::unexpected(wrapped.error());
         return finish(unavailable(provider, wrapped.error()));
     }
+    auto limits = run_limits(provider, options, *wrapped);
+    if (!limits) return finish(unavailable(provider, limits.error()));
     // In place nothing is left to end what the command starts: only where the operator
-    // accepts that, and no time limit is set.
+    // accepts that, and no time limit is set. Nor limits (a run's own, with their cgroup).
     const bool lifetime_waived = !wrapped->host_supervised || provider.config().minimums.lifetime == Minimum::best_effort;
-    if (options.exec_in_place && wrapped->in_process && lifetime_waived && !options.timeout) {
+    if (options.exec_in_place && wrapped->in_process && lifetime_waived && !options.timeout && !*limits) {
         wrapped->dimensions.lifetime = Level::none;
         detail::log_debug("lifetime none: the command is executed in place of this process, and nothing is left to end what it starts");
         detail::ExecSpec spec = spec_for(*wrapped, options, false, command->file);
         return finish(classify(*wrapped, detail::exec_in_place(spec)));  // only if it failed
     }
     detail::RunControl control;
-    detail::Executed executed = detail::execute(spec_for(*wrapped, options, false, command->file), control);
+    detail::ExecSpec spec = spec_for(*wrapped, options, false, command->file);
+    spec.limits = std::move(*limits);
+    detail::Executed executed = detail::execute(spec, control);
+    spec.limits.reset();  // the run's cgroup, if any: what is left in it killed, and removed
     Outcome outcome = classify(*wrapped, executed.observed);
     // Nothing of the run is left to plant anything once the runner is gone.
     if (wrapped->git_watch) outcome.set_aside = detail::settle_git(*wrapped->git_watch);
@@ -375,6 +401,12 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
     if (auto bad = loader_environment_problem(*options.environment, background, options.working_directory)) return std::unexpected(*bad);
     auto wrapped = provider.wrap(background, command->argv);
     auto impl = std::make_shared<Process::Impl>();
+    std::shared_ptr<const detail::RunLimits> limits;
+    if (wrapped) {
+        auto held = run_limits(provider, options, *wrapped);
+        if (held) limits = std::move(*held);
+        else wrapped = std::unexpected(held.error());
+    }
     if (!wrapped) {
         // A bad policy, or a configuration that is wrong: the caller's to fix, said as it is.
         if (wrapped.error().code == ErrorCode::invalid_policy || is_configuration_error(wrapped.error().code)) return std::unexpected(wrapped.error());
@@ -385,8 +417,11 @@ std::expected<Process, Error> spawn(const Provider& provider, const Policy& poli
         return Process(std::move(impl));
     }
     impl->thread = std::thread([impl_ptr = impl.get(), wrap = std::move(*wrapped), options, removed = std::move(removed),
-                                file = std::move(command->file)]() mutable {
-        detail::Executed executed = detail::execute(spec_for(wrap, options, true, std::move(file)), impl_ptr->control);
+                                file = std::move(command->file), limits = std::move(limits)]() mutable {
+        detail::ExecSpec spec = spec_for(wrap, options, true, std::move(file));
+        spec.limits = std::move(limits);
+        detail::Executed executed = detail::execute(spec, impl_ptr->control);
+        spec.limits.reset();  // the run's cgroup, if any: what is left in it killed, and removed
         impl_ptr->control.settle();
         impl_ptr->result.outcome = classify(wrap, executed.observed);
         if (wrap.git_watch) impl_ptr->result.outcome.set_aside = detail::settle_git(*wrap.git_watch);

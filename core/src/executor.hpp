@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -19,6 +20,8 @@
 #include <vector>
 
 namespace confine::detail {
+
+struct RunLimits;  // run_limits.hpp
 
 struct ExecSpec {
     // The wrapped argv, or with `in_process` the command alone; argv[0] absolute or
@@ -66,6 +69,9 @@ struct ExecSpec {
     FailureRule failure_rule;
     std::vector<std::string> denial_signatures;
     RunOptions::Capture capture;
+    // The run's limits (run_limits.hpp): applied by the runner's process before its exec;
+    // its cgroup, if any, removed when the last holder lets go. nullptr: none.
+    std::shared_ptr<const RunLimits> limits;
 };
 
 // Shared with whoever may signal the run while it goes on (a background handle).

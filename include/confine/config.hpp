@@ -10,6 +10,7 @@
 
 #include <confine/environment.hpp>
 #include <confine/error.hpp>
+#include <confine/limits.hpp>
 #include <confine/sdk/vocabulary.hpp>
 
 #include <chrono>
@@ -121,6 +122,9 @@ struct Config {
     EnvironmentPolicy environment;
     // [policy.enforcement]: what each dimension must be enforced at, at least.
     Minimums minimums;
+    // [policy.limits]: what every run may take; run() and spawn() apply it under the
+    // call's own (RunOptions::limits), whose entries take precedence name by name.
+    Limits limits;
     std::vector<std::filesystem::path> plugin_dirs;
     std::vector<SourcePosition> plugin_dirs_where;  // where each entry of plugin_dirs is written
     std::map<std::string, PlatformConfig> platforms;

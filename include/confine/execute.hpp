@@ -15,6 +15,7 @@
 
 #include <confine/environment.hpp>
 #include <confine/error.hpp>
+#include <confine/limits.hpp>
 #include <confine/wrap_result.hpp>
 
 #include <chrono>
@@ -60,6 +61,10 @@ struct Outcome {
     std::optional<int> exit_code;  // when it exited
     std::optional<int> signal;     // when it was killed by a signal
     bool timed_out = false;        // killed (with its process group) at the time limit
+    // The limit that ended the command (limits.hpp): "memory" (the run's cgroup killed it
+    // for its memory), "cpu" (the run's CPU time, or SIGXCPU), "file-size" (SIGXFSZ), "processes" (it failed
+    // once the run's cgroup had refused a process); nullopt when none did, or none said.
+    std::optional<std::string> limit;
     std::string runner;
     std::optional<Enforcement> enforcement;  // full only when every dimension asked is
     // What the runner enforced of each dimension, once a wrap said; `network_asked` false
@@ -121,6 +126,7 @@ struct Observation {
     std::optional<int> exit_code;
     std::optional<int> signal;
     bool timed_out = false;
+    std::optional<std::string> limit;  // the limit that ended the command (Outcome::limit)
     // What the executor saw itself of whether the runner reached the command: the
     // in-process path's error pipe, or the runner's execs followed (exec attestation).
     // wrong_exec: the exec the runner declared as the command's ran another file, so the
@@ -151,6 +157,11 @@ struct RunOptions {
     // reach of a terminal's job control.
     std::optional<std::chrono::milliseconds> timeout;
     std::optional<std::chrono::milliseconds> kill_after;
+    // What the run may take (limits.hpp), over the configuration's [policy.limits]: an
+    // entry set here replaces the configuration's of that name. The outcome's
+    // dimensions.limits says how they were held, `limit` which one ended the command; a
+    // level below [policy.enforcement] limits is sandbox_unavailable, and nothing runs.
+    Limits limits;
     std::filesystem::path working_directory;           // empty: the current one
     // The environment the run starts from, "K=V" entries; nullopt: this process's. Either
     // way the configuration's [policy.env] filter applies to it (run_environment()): the

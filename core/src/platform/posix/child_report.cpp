@@ -53,6 +53,7 @@ void observe(ChildReport& report, int status, const ExecSpec& spec, Observation&
     if (stage == ChildStage::terminal) o.attestation_detail = "cannot install the terminal filter";
     if (stage == ChildStage::descriptors) o.attestation_detail = "cannot keep the caller's other descriptors from the command";
     if (stage == ChildStage::supervise) o.attestation_detail = "cannot start the run's supervisor";
+    if (stage == ChildStage::limits) o.attestation_detail = std::string("cannot apply the run's limits: ") + std::strerror(report.error);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "linux_features.hpp"
 #include "output_pump.hpp"
 #include "output_sinks.hpp"
+#include "run_limits.hpp"
 #include "spawn.hpp"
 #include "status_descriptor.hpp"
 #include "wait_status.hpp"
@@ -107,6 +108,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     pump_runner_output(spec, *runner, running, control, result);
     watchdog.stop();
     o.timed_out = watchdog.fired();
+    if (spec.limits) o.limit = spec.limits->ended_by(o, !spec.in_process && spec.attestation.kind != Attestation::Kind::exec);
     return result;
 }
 

@@ -3,6 +3,7 @@
 #include "exec_arrays.hpp"
 #include "linux_features.hpp"
 #include "log.hpp"
+#include "run_limits.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -38,6 +39,7 @@ struct ChildPlan {
     const int* kept;
     std::size_t kept_count;
     sigset_t mask;  // the parent's, restored in the child before its exec
+    const ChildLimits* limits = nullptr;  // the run's limits (run_limits.hpp), or nullptr
 };
 
 // What the runner inherits above the standard descriptors: the host's own hand-overs
@@ -147,6 +149,8 @@ void apply_in_process(const InProcess& in_process, int report_fd) noexcept {
     // The descriptors the runner inherits on purpose (it keeps its own from the command),
     // and no other: whatever the host leaked to this process closes at the exec.
     if (const int error = inherit_only(p.kept, p.kept_count)) report_and_exit(report, ChildStage::descriptors, error, 125);
+    if (p.limits)
+        if (const int error = apply_child_limits(*p.limits)) report_and_exit(report, ChildStage::limits, error, 125);
     if (p.trace)
         if (const int error = trace_me()) report_and_exit(report, ChildStage::trace, error, 125);
     if (!p.in_process)
@@ -220,6 +224,7 @@ std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std
     ChildPlan plan{program.c_str(), arrays.argv(), arrays.envp(), cwd.c_str(), runner.own_group, spec.background,
                    spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, spec.supervised ? &reaper : nullptr,
                    kept.data(), kept.size(), {}};
+    if (spec.limits) plan.limits = &spec.limits->child;
     runner.pid = fork_child(plan);
     if (runner.pid < 0)
         return std::unexpected(SpawnRefusal{errno, spec.supervised && reaper.pid_namespace ? "cannot make a PID namespace for the run's supervisor" : ""});
