@@ -66,6 +66,13 @@ std::atomic<bool> g_awaiting{false};
 std::atomic<int> g_runner{0};
 std::atomic<std::uint32_t> g_held{0};
 std::atomic<unsigned> g_continued{0};
+// Set while a continuation confinectl sent its own process group is on its way back to
+// confinectl. Its sender cannot be told by si_pid: the kernel fills one siginfo for the
+// whole group and sets its si_pid to 0 for each member that cannot see the sender (the
+// supervisor and the command, in a PID namespace of their own) — and for every member
+// after it, confinectl included. Taken for a new continuation, it would be passed on
+// again, and again, without end.
+std::atomic<bool> g_own_continuation{false};
 
 constexpr std::uint32_t bit(int sig) { return sig > 0 && sig < 32 ? std::uint32_t{1} << sig : 0; }
 
@@ -87,6 +94,7 @@ void pass_on(int sig, int pid, bool from_terminal) {
     } else if (!own_group) {
         ::kill(-group, sig == SIGTSTP ? SIGSTOP : sig);
     } else if (sig == SIGCONT) {
+        g_own_continuation = true;
         ::kill(0, SIGCONT);  // everything the stop stopped; confinectl's own is ignored
     } else if (!from_terminal) {
         ::kill(pid, sig);
@@ -133,8 +141,11 @@ void forward(int sig, siginfo_t* info, void*) {
     const bool from_terminal = info && info->si_code > 0;
     if (sig == SIGCONT) {
         ++g_continued;
-        // What confinectl sent its own process group, passing a continuation on.
-        if (info && !from_terminal && info->si_pid == ::getpid()) {
+        // What confinectl sent its own process group, passing a continuation on (a
+        // standard signal: one pending SIGCONT stands for all sent meanwhile, and the
+        // group is continued by it already).
+        const bool own = g_own_continuation.exchange(false);
+        if (info && !from_terminal && (own || info->si_pid == ::getpid())) {
             errno = saved;
             return;
         }
