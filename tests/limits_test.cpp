@@ -16,11 +16,14 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <thread>
 #include <fstream>
@@ -70,13 +73,22 @@ std::size_t processes_with(const std::string& marker) {
     return n;
 }
 
+// The run cgroups left behind by a confinectl that has ended: a run cgroup is named
+// confine-run-<PID namespace>-<its host's process ID>-<count>, and one whose host still
+// runs belongs to a run going on (another test's, in parallel).
 std::size_t run_cgroups_left() {
+    auto host_gone = [](const std::string& name) {
+        const std::size_t ns_end = name.find('-', std::string("confine-run-").size());
+        if (ns_end == std::string::npos) return true;
+        const long host = std::strtol(name.c_str() + ns_end + 1, nullptr, 10);
+        return host <= 0 || (::kill(static_cast<pid_t>(host), 0) != 0 && errno == ESRCH);
+    };
     std::size_t n = 0;
     for (const fs::path hierarchy : {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified"}) {
         std::error_code ec;
         for (auto it = fs::recursive_directory_iterator(hierarchy, fs::directory_options::skip_permission_denied, ec);
              !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-            if (it->is_directory(ec) && it->path().filename().string().starts_with("confine-run-")) ++n;
+            if (it->is_directory(ec) && it->path().filename().string().starts_with("confine-run-") && host_gone(it->path().filename().string())) ++n;
     }
     return n;
 }
@@ -352,7 +364,7 @@ TEST_CASE("a run cgroup whose host was killed before it could remove it is remov
     CHECK_FALSE(fs::exists(places.v1_pids / name));
 }
 
-TEST_CASE("the run's cgroup: v2 where this process's cgroup has the controllers, else v1; its events read; found in a tree standing for /sys/fs/cgroup",
+TEST_CASE("the run's cgroup: v2 where this process's cgroup has the controllers, else v1, its events read, found in a tree standing for /sys/fs/cgroup",
           "[limits][linux-only]") {
     using confine::detail::event_count;
     using confine::detail::find_cgroup_places;
