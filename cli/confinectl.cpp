@@ -420,9 +420,10 @@ private:
 std::atomic<int> g_child_pid{0};
 
 // The run itself, with the signals sent to confinectl passed on to the command.
-// Without a report, nothing stays behind the command: a runner that confines in-process
-// turns confinectl into the command itself, and no denial hint is looked for, so that an
-// attesting runner's command writes to stderr directly.
+// Without a report, no denial hint is looked for, so that an attesting runner's command
+// writes to stderr directly; and where the configuration accepts a run whose processes
+// may outlive it ([policy.enforcement] lifetime = "best-effort") and no time limit is set,
+// a runner that confines in-process turns confinectl into the command itself.
 // The time limit `run` is given (--timeout, --kill-after), each unset where not given.
 struct TimeLimit {
     std::optional<std::chrono::milliseconds> timeout, kill_after;
