@@ -110,7 +110,7 @@ TEST_CASE("a longer chain is probed in order and the first usable runner wins", 
     test::FakeLog log;
     for (auto n : {"unusable", "usable", "partial"}) test::install_fake(dir.path(), n);
     // It enforces every dimension in full: so does the selection.
-    auto provider = provider_for(dir, chain({"unusable", "usable", "partial"}) + "[runner.usable]\nnetwork = \"full\"\nprocesses = \"full\"\nread = \"full\"\nprotect = \"full\"\n");
+    auto provider = provider_for(dir, chain({"unusable", "usable", "partial"}) + "[runner.usable]\nnetwork = \"full\"\nprocesses = \"full\"\nread = \"full\"\nprotect = \"full\"\nlifetime = \"full\"\n");
     const auto& s = provider->selection();
     REQUIRE(s.usable());
     CHECK(*s.runner == "usable");
