@@ -419,11 +419,6 @@ private:
 
 std::atomic<int> g_child_pid{0};
 
-// The run itself, with the signals sent to confinectl passed on to the command.
-// Without a report, no denial hint is looked for, so that an attesting runner's command
-// writes to stderr directly; and where the configuration accepts a run whose processes
-// may outlive it ([policy.enforcement] lifetime = "best-effort") and no time limit is set,
-// a runner that confines in-process turns confinectl into the command itself.
 // The time limit `run` is given (--timeout, --kill-after), each unset where not given.
 struct TimeLimit {
     std::optional<std::chrono::milliseconds> timeout, kill_after;
@@ -442,6 +437,11 @@ std::expected<TimeLimit, std::string> time_limit(const confine::cli::Parsed& p, 
     return limit;
 }
 
+// The run itself, with the signals sent to confinectl passed on to the command.
+// Without a report, no denial hint is looked for, so that an attesting runner's command
+// writes to stderr directly; and where the configuration accepts a run whose processes
+// may outlive it ([policy.enforcement] lifetime = "best-effort") and no time limit is set,
+// a runner that confines in-process turns confinectl into the command itself.
 std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::Policy& policy,
                                                                         const std::vector<std::string>& command, bool reporting,
                                                                         const std::vector<std::string>& env, const std::vector<int>& pass_fds,
