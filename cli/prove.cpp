@@ -92,6 +92,15 @@ std::string environment_step(const std::string& name) {
     return value ? std::string("ok: ") + name + " is " + value : "refused: " + name + " is not set";
 }
 
+// The state and start time (clock ticks since boot, the 22nd field) in the text of a
+// /proc/PID/stat, read after the name's last ')' (a name may hold anything); false when
+// the text is not one.
+bool stat_state_and_start(const char* text, char& state, unsigned long long& start) {
+    const char* close = std::strrchr(text, ')');
+    return close && close[1] == ' ' &&
+           std::sscanf(close + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &state, &start) == 2;
+}
+
 // Starts a daemon meant to outlive the run: a session of its own, its parent gone (a
 // double fork), SIGTERM and SIGHUP ignored, no descriptor of the run's. `found` is its
 // process ID and start time as the host's /proc has them ("PID START"), so that the host
@@ -113,9 +122,9 @@ bool daemon_step() {
             (void)!::read(fd, stat, sizeof stat - 1);
             ::close(fd);
         }
-        const char* after = std::strrchr(stat, ')');
+        char state = 0;
         unsigned long long start = 0;
-        if (after) std::sscanf(after + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &start);
+        if (!stat_state_and_start(stat, state, start)) start = 0;
         char line[96];
         const int n = std::snprintf(line, sizeof line, "%s %llu", self, start);
         (void)!::write(pipe_fds[1], line, static_cast<std::size_t>(n));
@@ -394,14 +403,9 @@ void add(Proof& proof, std::string check, std::string dimension, bool expect_all
 bool still_there(long pid, unsigned long long start) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');
-    if (close == std::string::npos || close + 2 >= text.size()) return false;
     char state = 0;
     unsigned long long started = 0;
-    if (std::sscanf(text.c_str() + close + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &state,
-                    &started) != 2)
-        return false;
-    return state != 'Z' && started == start;
+    return stat_state_and_start(text.c_str(), state, started) && state != 'Z' && started == start;
 }
 
 // A daemon the canary starts (a session of its own, a double fork, SIGTERM ignored) is

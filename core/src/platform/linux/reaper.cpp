@@ -48,26 +48,26 @@ long number_at(const char*& text) {
     return n;
 }
 
+// Appends `s`, then returns the end, in a buffer the caller sized.
+char* append(char* out, const char* s) {
+    while (*s) *out++ = *s++;
+    return out;
+}
+
+char* append_number(char* out, long n) {
+    char digits[24];
+    int count = 0;
+    do digits[count++] = static_cast<char>('0' + n % 10);
+    while ((n /= 10) > 0);
+    while (count) *out++ = digits[--count];
+    return out;
+}
+
 // "/proc/<a>/task/<b>/children", or "/proc/<a>/task" when b < 0, into `out`.
 void proc_path(char* out, long a, long b) {
-    auto append = [&out](const char* s) {
-        while (*s) *out++ = *s++;
-    };
-    auto append_number = [&out](long n) {
-        char digits[24];
-        int count = 0;
-        do digits[count++] = static_cast<char>('0' + n % 10);
-        while ((n /= 10) > 0);
-        while (count) *out++ = digits[--count];
-    };
-    append("/proc/");
-    append_number(a);
-    append("/task");
-    if (b >= 0) {
-        append("/");
-        append_number(b);
-        append("/children");
-    }
+    out = append_number(append(out, "/proc/"), a);
+    out = append(out, "/task");
+    if (b >= 0) out = append(append_number(append(out, "/"), b), "/children");
     *out = '\0';
 }
 
@@ -123,16 +123,7 @@ void add_children(long pid, int* pids, int& count) {
 // The parent of `pid` as /proc says now, or 0.
 long parent_now(long pid) {
     char path[64], text[2048];
-    char* out = path;
-    for (const char* s = "/proc/"; *s;) *out++ = *s++;
-    char digits[24];
-    int count = 0;
-    long n = pid;
-    do digits[count++] = static_cast<char>('0' + n % 10);
-    while ((n /= 10) > 0);
-    while (count) *out++ = digits[--count];
-    for (const char* s = "/stat"; *s;) *out++ = *s++;
-    *out = '\0';
+    *append(append_number(append(path, "/proc/"), pid), "/stat") = '\0';
     if (read_small(path, text, sizeof text) <= 0) return 0;
     // "pid (comm) state ppid ...": the name may hold anything, so after its last ')'.
     const char* close = nullptr;
