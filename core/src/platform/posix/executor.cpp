@@ -91,7 +91,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     auto runner = start(spec, o);
     if (!runner) return result;
     // A runner that names its command is signalled only to be killed (RunControl::signal).
-    const bool names_command = runner->status.get() >= 0 && !spec.attestation.status_pid_key.empty() && locates_reported_commands();
+    const bool names_command = reports_command(spec) && locates_reported_commands();
     control.started(runner->pid, runner->own_group, runner->supervised,
                     spec.in_process != nullptr || spec.attestation.kind == Attestation::Kind::exec, names_command);
     if (names_command && spec.on_command_awaited) spec.on_command_awaited();

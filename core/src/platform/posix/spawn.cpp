@@ -182,11 +182,11 @@ pid_t fork_child(ChildPlan& plan) {
     return pid;
 }
 
+}  // namespace
+
 bool reports_command(const ExecSpec& spec) {
     return spec.attestation.kind == Attestation::Kind::status_fd && !spec.attestation.status_pid_key.empty();
 }
-
-}  // namespace
 
 std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std::string& program) {
     Runner runner;

@@ -31,6 +31,10 @@ struct Runner {
     Fd reaped, lifeline;
 };
 
+// Whether the runner names its command's process ID on its status descriptor
+// (bubblewrap's): its command then has a session of its own, and signals go to it.
+bool reports_command(const ExecSpec& spec);
+
 // The runner's wait status: `waited`, the status of the process waited for, unless that
 // was the supervisor and it said the runner's.
 int runner_status(const Runner& runner, int waited);
