@@ -31,6 +31,17 @@ chmod 755 "$work"
 umask 022
 
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
+# Every document of docs/ is installed: the manual pages in their sections, the rest in
+# share/doc/confine, where the manual pages and the installed headers point.
+for doc in "$src"/docs/*; do
+  name=$(basename "$doc")
+  case "$name" in
+    *.bash-completion) installed="$work/prefix/share/bash-completion/completions/confinectl" ;;
+    *.[1-8]) installed="$work/prefix/share/man/man${name##*.}/$name" ;;
+    *) installed="$work/prefix/share/doc/confine/$name" ;;
+  esac
+  cmp -s "$doc" "$installed" || fail "docs/$name is not installed as $installed"
+done
 # The examples are installed whole, as they are in the source tree.
 for example in runner-plugin host-program; do
   diff -r "$src/examples/$example" "$work/prefix/share/confine/examples/$example" >&2 \

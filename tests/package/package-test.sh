@@ -19,6 +19,9 @@ confinectl plugins | grep -q "^bwrap  " || fail "the installed plugins are not f
 [ -f /usr/share/man/man5/confine.toml.5 ] || fail "no manual page for confine.toml"
 [ -f /usr/share/man/man7/confine-plugin.7 ] || fail "no manual page for writing a runner plugin"
 [ -f /usr/share/bash-completion/completions/confinectl ] || fail "no bash completion"
+for doc in design.md landlock-run.md security.md platforms.md hosts.md; do
+  [ -f "/usr/share/doc/confine/$doc" ] || fail "no /usr/share/doc/confine/$doc"
+done
 [ -f /usr/share/confine/examples/runner-plugin/CMakeLists.txt ] || fail "the example runner plugin is not installed"
 [ -f /usr/share/confine/examples/host-program/CMakeLists.txt ] || fail "the example host program is not installed"
 [ -f "$(pkg-config --variable=prefix confine 2>/dev/null)/include/confine/sdk/plugin.hpp" ] || fail "pkg-config does not find the SDK"
