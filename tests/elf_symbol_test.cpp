@@ -314,7 +314,7 @@ TEST_CASE("the ELF reader lists what a file exports, its defined symbols that ar
 }
 
 TEST_CASE("every plugin built with confine_add_runner_plugin exports exactly its two symbols", "[loader][elf]") {
-    // The two the README names (Runner plugins), as abi.h spells them.
+    // The two confine-plugin(7) names, as abi.h spells them.
     const std::vector<std::string> both{CONFINE_PLUGIN_DESCRIPTOR_SYMBOL, CONFINE_PLUGIN_ABI_SYMBOL};
     std::vector<fs::path> plugins;
     for (const auto& entry : fs::directory_iterator(BUILTIN_PLUGIN_DIR))

@@ -112,7 +112,7 @@ void attempt_files(Way way, bool unprivileged) {
 }
 
 // Metadata outside the writable roots: bubblewrap's read-only bind governs it. Landlock
-// does not (the README's table says so plainly), so only the bubblewrap ways are held
+// does not (docs/platforms.md's table says so plainly), so only the bubblewrap ways are held
 // to it here.
 void attempt_metadata(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
