@@ -22,6 +22,10 @@ complete_words() {  # the words so far; the last one is being completed
 [ "$(complete_words confinectl run --mode r)" = read-only ] || fail "--mode values"
 [ "$(complete_words confinectl run --network a)" = allow ] || fail "--network values"
 [[ " $(complete_words confinectl wrap --net) " == *" --network "* ]] || fail "wrap options: $(complete_words confinectl wrap --net)"
+# --deny-read and --protect take a path, and the options go on after it.
+[[ " $(complete_words confinectl run --de) " == *" --deny-read "* ]] || fail "run --deny-read: $(complete_words confinectl run --de)"
+[[ " $(complete_words confinectl wrap --deny-read ~/.ssh --pro) " == *" --protect "* ]] || fail "options after --deny-read PATH: $(complete_words confinectl wrap --deny-read ~/.ssh --pro)"
+[[ " $(complete_words confinectl check-config --he) " == *" --help "* ]] || fail "check-config options: $(complete_words confinectl check-config --he)"
 [ "$(complete_words confinectl wrap --runner se)" = seatbelt ] || fail "--runner values"
 [[ " $(complete_words confinectl probe --) " == *" --json "* ]] || fail "probe options"
 [[ " $(complete_words confinectl probe --pr) " == *" --prove "* ]] || fail "probe --prove"
