@@ -13,6 +13,10 @@
   docs-sync-test.py links SOURCE_DIR
       Every link from the project's Markdown documents to a local file leads to one that
       exists, and a link to a section of a Markdown file to a heading it has.
+  docs-sync-test.py quickstart SOURCE_DIR
+      The README's quick start is two commands, each a script of the tree: the first runs
+      the main job (confinectl probe and a confined run), the second the tests, and CI
+      (.ci/run) runs that second one.
 """
 import os
 import re
@@ -300,6 +304,34 @@ def check_links(source_dir):
     print(f"docs-sync-test: {checked} links checked")
 
 
+# --- quick start --------------------------------------------------------------------
+
+
+def check_quickstart(source_dir):
+    readme = open(os.path.join(source_dir, "README.md"), encoding="utf-8").read()
+    m = re.search(r"^## Quick start.*?$(.*?)^## ", readme, re.S | re.M)
+    if not m:
+        fail("the README has no Quick start section")
+        return
+    blocks = re.findall(r"^```sh\n(.*?)^```$", m.group(1), re.S | re.M)
+    commands = [b.strip() for b in blocks]
+    if len(commands) != 2 or any("\n" in c for c in commands):
+        fail(f"the README's quick start is not two one-line commands: {commands}")
+        return
+    for command in commands:
+        path = os.path.join(source_dir, command.split()[0])
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            fail(f"the quick start's command {command!r} is not an executable script of the tree")
+    main_job = open(os.path.join(source_dir, commands[0].split()[0]), encoding="utf-8").read()
+    for what in ("probe", "run"):
+        if not re.search(r"\$confinectl\"?\s+" + what + r"\b|confinectl\"?\s+" + what + r"\b", main_job):
+            fail(f"the quick start's first command ({commands[0]}) does not run confinectl {what}")
+    ci = open(os.path.join(source_dir, ".ci/run"), encoding="utf-8").read()
+    if not re.search(r"^(exec\s+)?" + re.escape(commands[1]) + r"\s*$", ci, re.M):
+        fail(f".ci/run does not run the quick start's second command ({commands[1]})")
+    print(f"docs-sync-test: quick start {commands} checked")
+
+
 def main(argv):
     if len(argv) >= 2 and argv[1] == "options" and len(argv) == 5:
         check_options(*argv[2:])
@@ -307,6 +339,8 @@ def main(argv):
         check_keys(*argv[2:])
     elif len(argv) >= 2 and argv[1] == "links" and len(argv) == 3:
         check_links(argv[2])
+    elif len(argv) >= 2 and argv[1] == "quickstart" and len(argv) == 3:
+        check_quickstart(argv[2])
     else:
         print(__doc__, file=sys.stderr)
         return 2
