@@ -2,8 +2,8 @@
 """The documentation kept in step with what it documents.
 
   docs-sync-test.py options CONFINECTL MANPAGE COMPLETION
-      Every option of every confinectl command's --help (the built binary's own) is in
-      confinectl(1) and in the bash completion: offered for its command, and, where it
+      Every option of every confinectl command's --help (the built binary's own) has an
+      entry in confinectl(1)'s OPTIONS and is in the bash completion: offered for its command, and, where it
       takes a value, with that value skipped (the word after it is not the command).
   docs-sync-test.py keys CONFINECTL SOURCE_DIR MANPAGE
       Every key the configuration parser accepts is in confine.toml(5)'s KEYS: the known
@@ -107,6 +107,12 @@ printf '%s\n' "${COMPREPLY[@]}"
 
 def check_options(confinectl, manpage, completion_file):
     man = man_text(manpage)
+    m = re.search(r"^\.SH OPTIONS\n(.*?)^\.SH ", man, re.S | re.M)
+    if not m:
+        fail(f"{manpage} has no OPTIONS section")
+        return
+    # Each option has an entry of its own: the tag line of a .TP in OPTIONS.
+    entries = re.findall(r"^\.TP\n(.*)$", m.group(1), re.M)
     top = help_of(confinectl)
     commands = commands_of(top)
     if not commands:
@@ -124,8 +130,8 @@ def check_options(confinectl, manpage, completion_file):
         offered = completions(completion_file, ["confinectl", *([command] if command else []), "-"])
         for option, takes_value in options:
             checked += 1
-            if not has_word(man, option):
-                fail(f"{where}: {option} is not in {manpage}")
+            if not any(has_word(entry, option) for entry in entries):
+                fail(f"{where}: {option} has no entry in {manpage}'s OPTIONS")
             if option not in offered:
                 fail(f"{where}: the completion does not offer {option}")
             if takes_value and command in ("run", "wrap"):
