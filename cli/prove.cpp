@@ -143,81 +143,101 @@ bool daemon_step() {
     return true;
 }
 
+// The bytes of the file `arg`, into `found`.
+bool read_step(const std::string& arg) {
+    std::ifstream in(arg, std::ios::binary);
+    if (!in) return false;
+    found.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return true;
+}
+
+// The names in the directory `arg`, into `found`.
+bool list_step(const std::string& arg) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(arg, ec)) found += entry.path().filename().string() + " ";
+    if (ec) errno = ec.value();
+    return !ec;
+}
+
+// The file `arg` emptied and written anew.
+bool overwrite_step(const std::string& arg) {
+    const int fd = ::open(arg.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool written = ::write(fd, "replaced\n", 9) == 9;
+    return ::close(fd) == 0 && written;
+}
+
+// A TCP connection, or a UDP datagram, to the loopback's port `arg`.
+bool loopback_step(bool tcp, const std::string& arg) {
+    const int fd = ::socket(AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+    if (fd < 0) return false;
+    const sockaddr_in a = loopback(std::atoi(arg.c_str()));
+    if (tcp) return ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
+    return ::sendto(fd, "x", 1, 0, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 1;
+}
+
+// A connection to the unix stream socket `arg`, abstract or by path.
+bool unix_connect_step(const std::string& arg, bool abstract) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0) return false;
+    sockaddr_un a;
+    const socklen_t size = unix_address(arg, abstract, a);
+    return ::connect(fd, reinterpret_cast<const sockaddr*>(&a), size) == 0;
+}
+
+// A datagram to the unix socket `arg`, abstract or by path, from every kind of unix
+// datagram socket the canary can make: one of its own, and an end of a pair (which sends
+// to any address given too).
+bool datagram_step(const std::string& arg, bool abstract) {
+    sockaddr_un a;
+    const socklen_t size = unix_address(arg, abstract, a);
+    int pair[2] = {-1, -1};
+    const int own = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+    int error = errno;
+    if (::socketpair(AF_UNIX, SOCK_DGRAM, 0, pair) != 0) error = errno;
+    bool sent = false;
+    for (const int fd : {own, pair[0]}) {
+        if (fd < 0) continue;
+        char byte = 'x';
+        iovec io{&byte, 1};
+        msghdr m{};
+        m.msg_name = &a;
+        m.msg_namelen = size;
+        m.msg_iov = &io;
+        m.msg_iovlen = 1;
+        if (::sendmsg(fd, &m, 0) == 1) sent = true;
+        else error = errno;
+    }
+    errno = error;
+    return sent;
+}
+
+// `bytes` bytes to the file `arg`, a block at a time; a file-size limit ends this process
+// (SIGXFSZ) at the limit.
+bool fill_step(const std::string& arg, const std::string& bytes) {
+    const int fd = ::open(arg.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    static const char block[4096] = {};
+    long long left = std::atoll(bytes.c_str());
+    bool written = true;
+    for (; left > 0 && written; left -= static_cast<long long>(sizeof block)) written = ::write(fd, block, sizeof block) > 0;
+    return ::close(fd) == 0 && written;
+}
+
 bool canary_step(const std::string& what, const std::string& arg, const std::string& arg2) {
     if (what == "rename") return ::rename(arg.c_str(), arg2.c_str()) == 0;
-    if (what == "read") {
-        std::ifstream in(arg, std::ios::binary);
-        if (!in) return false;
-        found.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        return true;
-    }
-    if (what == "list") {
-        std::error_code ec;
-        for (const auto& entry : fs::directory_iterator(arg, ec)) found += entry.path().filename().string() + " ";
-        if (ec) errno = ec.value();
-        return !ec;
-    }
-    if (what == "overwrite") {
-        const int fd = ::open(arg.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-        if (fd < 0) return false;
-        const bool written = ::write(fd, "replaced\n", 9) == 9;
-        return ::close(fd) == 0 && written;
-    }
+    if (what == "read") return read_step(arg);
+    if (what == "list") return list_step(arg);
+    if (what == "overwrite") return overwrite_step(arg);
     if (what == "trace") return trace_step(arg);
     if (what == "write") {
         const int fd = ::open(arg.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         return fd >= 0 && ::close(fd) == 0;
     }
-    if (what == "tcp" || what == "udp") {
-        const int fd = ::socket(AF_INET, what == "tcp" ? SOCK_STREAM : SOCK_DGRAM, 0);
-        if (fd < 0) return false;
-        const sockaddr_in a = loopback(std::atoi(arg.c_str()));
-        if (what == "tcp") return ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
-        return ::sendto(fd, "x", 1, 0, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 1;
-    }
-    if (what == "abstract" || what == "unix") {
-        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-        if (fd < 0) return false;
-        sockaddr_un a;
-        const socklen_t size = unix_address(arg, what == "abstract", a);
-        return ::connect(fd, reinterpret_cast<const sockaddr*>(&a), size) == 0;
-    }
-    if (what == "dgram-abstract" || what == "dgram-path") {
-        // From every kind of unix datagram socket the canary can make: one of its own, and
-        // an end of a pair (which sends to any address given too).
-        sockaddr_un a;
-        const socklen_t size = unix_address(arg, what == "dgram-abstract", a);
-        int pair[2] = {-1, -1};
-        const int own = ::socket(AF_UNIX, SOCK_DGRAM, 0);
-        int error = errno;
-        if (::socketpair(AF_UNIX, SOCK_DGRAM, 0, pair) != 0) error = errno;
-        bool sent = false;
-        for (const int fd : {own, pair[0]}) {
-            if (fd < 0) continue;
-            char byte = 'x';
-            iovec io{&byte, 1};
-            msghdr m{};
-            m.msg_name = &a;
-            m.msg_namelen = size;
-            m.msg_iov = &io;
-            m.msg_iovlen = 1;
-            if (::sendmsg(fd, &m, 0) == 1) sent = true;
-            else error = errno;
-        }
-        errno = error;
-        return sent;
-    }
-    if (what == "fill") {
-        // `arg2` bytes to the file `arg`, a block at a time; a file-size limit ends this
-        // process (SIGXFSZ) at the limit.
-        const int fd = ::open(arg.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0) return false;
-        static const char block[4096] = {};
-        long long left = std::atoll(arg2.c_str());
-        bool written = true;
-        for (; left > 0 && written; left -= static_cast<long long>(sizeof block)) written = ::write(fd, block, sizeof block) > 0;
-        return ::close(fd) == 0 && written;
-    }
+    if (what == "tcp" || what == "udp") return loopback_step(what == "tcp", arg);
+    if (what == "abstract" || what == "unix") return unix_connect_step(arg, what == "abstract");
+    if (what == "dgram-abstract" || what == "dgram-path") return datagram_step(arg, what == "dgram-abstract");
+    if (what == "fill") return fill_step(arg, arg2);
     if (what == "chmod") return ::chmod(arg.c_str(), 0600) == 0;
     if (what == "signal") return ::kill(std::atoi(arg.c_str()), SIGTERM) == 0;
     if (what == "daemon") return daemon_step();
@@ -496,20 +516,12 @@ std::unique_ptr<confine::Provider> canaries_provider(const confine::Provider& pr
     return made ? std::move(*made) : nullptr;
 }
 
-void prove_in(const confine::Provider& provider, const std::string& self, const fs::path& dir, Proof& proof) {
-    const fs::path ws = dir / "ws", outside = dir / "outside";
-    fs::create_directories(ws);
-    fs::create_directories(outside);
-    fs::create_directory_symlink(outside, ws / "out");
-    const confine::Network network = provider.config().network;
-    proof.network = network == confine::Network::none ? "none" : "allow";
-    const bool net_allowed = network == confine::Network::allow;
-    Prover p(provider, self, dir);
-    const auto policy = p.workspace_policy(network);
+// Writes inside the workspace and out of it (plainly, through a link, in read-only mode,
+// by a rename from outside, and to a file's mode): judged by what is on disk.
+void prove_writes(const Prover& p, const confine::Policy& policy, const fs::path& ws, const fs::path& outside, Proof& proof) {
     auto read_only = policy;
     read_only.mode = confine::Mode::read_only;
     read_only.workspace.clear();
-
     p.canary(policy, "write", (ws / "inside").string());
     add(proof, "a write inside the workspace", "write", true, fs::exists(ws / "inside"));
     p.canary(policy, "write", (outside / "escaped").string());
@@ -531,42 +543,28 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     struct stat mode_after {};
     add(proof, "a change of mode of a file outside the writable roots (metadata)", "write", false,
         ::stat(mode_canary.c_str(), &mode_after) != 0 || (mode_after.st_mode & 07777) != 0644, p.reported("write"), true);
-    prove_environment(provider, p, policy, proof);
-    prove_descriptor(p, policy, outside, proof);
-    prove_limits(p, policy, ws, proof);
+}
 
-    // A secret under a denied directory: judged by the bytes (and the name) that came out.
+// A secret under a denied directory: judged by the bytes (and the name) that came out.
+void prove_denied_read(const Prover& q, const confine::Policy& policy, const fs::path& dir, Proof& proof) {
     const fs::path secrets = dir / "secrets";
     fs::create_directories(secrets);
     const std::string secret = "confine-prove-secret-" + std::to_string(::getpid());
     { std::ofstream(secrets / "canary-key") << secret; }
-    const auto lenient = canaries_provider(provider);
-    const Prover q(lenient ? *lenient : provider, self, dir);
     auto denying = policy;
     denying.deny_read.push_back(secrets);
     const std::string read = q.canary(denying, "read", (secrets / "canary-key").string());
     add(proof, "a read of a secret under a denied directory", "read", false, read.find(secret) != std::string::npos, q.reported("read"));
     const std::string listed = q.canary(denying, "list", secrets.string());
     add(proof, "a listing of a denied directory", "read", false, listed.find("canary-key") != std::string::npos, q.reported("read"));
+}
 
-    // A hook of the workspace's repository: judged by the file on disk.
-    const fs::path hooks = ws / ".git" / "hooks";
-    fs::create_directories(hooks);
-    { std::ofstream(hooks / "pre-commit") << "original"; }
-    auto protecting = policy;
-    protecting.protect.push_back(hooks);
-    q.canary(protecting, "overwrite", (hooks / "pre-commit").string());
-    std::string hook;
-    { std::ifstream in(hooks / "pre-commit"); std::getline(in, hook); }
-    add(proof, "a write to a protected hook", "protect", false, hook != "original", q.reported("protect"));
-    q.canary(protecting, "write", (hooks / "post-checkout").string());
-    add(proof, "a new hook in a protected directory", "protect", false, fs::exists(hooks / "post-checkout"), q.reported("protect"));
-
-    // git redirected: the workspace's repository made whole (HEAD, objects, refs, config)
-    // and protected as a repository (an entry under .git), then a commondir planted where
-    // none was, which would send the user's next git to a repository of the command's
-    // own, and .git renamed away, which would let it build another; judged by what is on
-    // disk once the run (and its run-end check) is over.
+// git redirected: the workspace's repository made whole (HEAD, objects, refs, config) and
+// protected as a repository (an entry under .git), then a commondir planted where none
+// was, which would send the user's next git to a repository of the command's own, and
+// .git renamed away, which would let it build another; judged by what is on disk once
+// the run (and its run-end check) is over.
+void prove_git_redirect(const Prover& q, const confine::Policy& protecting, const fs::path& ws, Proof& proof) {
     const fs::path git_dir = ws / ".git";
     fs::create_directories(git_dir / "objects");
     fs::create_directories(git_dir / "refs" / "heads");
@@ -583,11 +581,33 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
         std::error_code ec;
         fs::rename(ws / "git-moved", git_dir, ec);
     }
+}
 
+// A hook of the workspace's repository, overwritten and added: judged by the file on
+// disk; then the repository redirected.
+void prove_protect(const Prover& q, const confine::Policy& policy, const fs::path& ws, Proof& proof) {
+    const fs::path hooks = ws / ".git" / "hooks";
+    fs::create_directories(hooks);
+    { std::ofstream(hooks / "pre-commit") << "original"; }
+    auto protecting = policy;
+    protecting.protect.push_back(hooks);
+    q.canary(protecting, "overwrite", (hooks / "pre-commit").string());
+    std::string hook;
+    { std::ifstream in(hooks / "pre-commit"); std::getline(in, hook); }
+    add(proof, "a write to a protected hook", "protect", false, hook != "original", q.reported("protect"));
+    q.canary(protecting, "write", (hooks / "post-checkout").string());
+    add(proof, "a new hook in a protected directory", "protect", false, fs::exists(hooks / "post-checkout"), q.reported("protect"));
+    prove_git_redirect(q, protecting, ws, proof);
+}
+
+// Connections and datagrams to the host's listeners (TCP, UDP, unix sockets abstract and
+// by path), judged by what arrived. False, with the proof's error set, when the host
+// cannot listen.
+bool prove_network(const Prover& p, const confine::Policy& policy, bool net_allowed, const fs::path& dir, Proof& proof) {
     Listeners host(dir / "host.sock", dir / "host-dgram.sock");
     if (!host.ready()) {
         proof.error = "cannot open the host's listeners for the network checks";
-        return;
+        return false;
     }
     p.canary(policy, "tcp", std::to_string(host.tcp_port));
     add(proof, "a TCP connection to the host's loopback", "network", net_allowed, Listeners::accepted(host.tcp));
@@ -608,9 +628,12 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
         add(proof, "a datagram to a unix socket of the host by its path", "network", net_allowed, Listeners::got_datagram(host.path_dgram),
             net_allowed ? "" : p.reported("network"), true);
     }
+    return true;
+}
 
-    prove_lifetime(p, policy, proof);
-
+// A process of the host's signalled, and (where there is ptrace) traced: judged by the
+// host process's end.
+void prove_processes(const Prover& p, const confine::Policy& policy, Proof& proof) {
     HostProcess target;
     if (target.pid < 0) {
         proof.error = "cannot start a host process for the processes check";
@@ -633,6 +656,31 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     add(proof, "a trace of a process of the host", "processes", false,
         traced.written(std::chrono::milliseconds(said.starts_with("ok") ? 2000 : 50)));
 #endif
+}
+
+void prove_in(const confine::Provider& provider, const std::string& self, const fs::path& dir, Proof& proof) {
+    const fs::path ws = dir / "ws", outside = dir / "outside";
+    fs::create_directories(ws);
+    fs::create_directories(outside);
+    fs::create_directory_symlink(outside, ws / "out");
+    const confine::Network network = provider.config().network;
+    proof.network = network == confine::Network::none ? "none" : "allow";
+    const Prover p(provider, self, dir);
+    const auto policy = p.workspace_policy(network);
+
+    prove_writes(p, policy, ws, outside, proof);
+    prove_environment(provider, p, policy, proof);
+    prove_descriptor(p, policy, outside, proof);
+    prove_limits(p, policy, ws, proof);
+
+    const auto lenient = canaries_provider(provider);
+    const Prover q(lenient ? *lenient : provider, self, dir);
+    prove_denied_read(q, policy, dir, proof);
+    prove_protect(q, policy, ws, proof);
+
+    if (!prove_network(p, policy, network == confine::Network::allow, dir, proof)) return;
+    prove_lifetime(p, policy, proof);
+    prove_processes(p, policy, proof);
 }
 
 }  // namespace

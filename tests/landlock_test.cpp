@@ -2,6 +2,7 @@
 // through confinectl as root and as an unprivileged user, a kernel without Landlock
 // (seccomp makes the system calls fail with ENOSYS), and older ABIs (a test-only
 // launcher build that caps the ABI it negotiates).
+#include "ruleset.hpp"
 #include "scenarios.hpp"
 #include "support.hpp"
 
@@ -95,6 +96,56 @@ test::RunnerExpectations expectations(Path path) {
 }
 
 }  // namespace
+
+TEST_CASE("Landlock's rights per ABI are the sets the kernel's documentation gives each version", "[landlock][abi]") {
+    namespace ll = confine::landlock;
+    using ll::Abi;
+    // Bits 0..12 at ABI 1, then refer (13), truncate (14), ioctl on devices (15).
+    const std::pair<int, std::uint64_t> filesystem[] = {{0, 0},          {Abi::v1, 0x1FFF}, {Abi::v2, 0x3FFF}, {Abi::v3, 0x7FFF},
+                                                        {Abi::v4, 0x7FFF}, {Abi::v5, 0xFFFF}, {Abi::v6, 0xFFFF}, {Abi::v7, 0xFFFF}};
+    for (const auto& [abi, all] : filesystem) {
+        CAPTURE(abi);
+        CHECK(ll::access::from_all(abi) == all);
+        CHECK(ll::handled_access(abi) == all);
+        CHECK((ll::access::from_read(abi) & ll::access::from_write(abi)) == 0);
+        CHECK(ll::access::from_read(abi) == (abi >= Abi::v1 ? 0xDu : 0u));  // execute, read_file, read_dir
+        CHECK(ll::net_access::from_all(abi) == (abi >= Abi::v4 ? 0x3u : 0u));
+        CHECK(ll::scope::from_all(abi) == (abi >= Abi::v6 ? 0x3u : 0u));
+        CHECK(ll::fully_enforced(abi) == (abi >= Abi::v5));
+    }
+    // What a grant keeps on a file that is not a directory: execute, write_file, read_file,
+    // truncate, ioctl on devices.
+    CHECK(ll::access::file == 0xC007u);
+    CHECK(ll::allowed_access(ll::Grant::read_write, ll::handled_access(Abi::v5), false) == 0xC007u);
+    CHECK(ll::allowed_access(ll::Grant::read_only, ll::handled_access(Abi::v5), true) == 0xDu);
+    CHECK(ll::handled_network(Abi::v4, true) == 0x3u);
+    CHECK(ll::handled_network(Abi::v7, false) == 0u);
+    CHECK(ll::scopes(Abi::v6, false) == ll::scope::signal);
+}
+
+TEST_CASE("this kernel's Landlock takes every right its ABI's sets name, and none beyond them", "[landlock][abi][linux-only]") {
+    namespace ll = confine::landlock;
+    test::require_landlock();
+    const int abi = test::landlock_abi();
+    CAPTURE(abi);
+    // Each set is its ABI's rights from bit 0 up: the next bit is the first one past it.
+    auto next_bit = [](std::uint64_t set) { return set + 1; };
+    auto accepted = [](std::uint64_t fs, std::uint64_t scoped, std::uint64_t net) {
+        const int fd = ll::create_ruleset(fs, scoped, net);
+        if (fd >= 0) ::close(fd);
+        return fd >= 0 ? 0 : -fd;
+    };
+    const std::uint64_t fs = ll::access::from_all(abi);
+    CHECK(accepted(fs, 0, 0) == 0);
+    if (abi >= ll::Abi::v4) CHECK(accepted(fs, 0, ll::net_access::from_all(abi)) == 0);
+    if (abi >= ll::Abi::v6) CHECK(accepted(fs, ll::scope::from_all(abi), 0) == 0);
+    // A right past the named ones: only a kernel newer than the ABIs named here may know it.
+    if (abi <= ll::Abi::v7) {
+        CHECK(accepted(fs | next_bit(fs), 0, 0) == EINVAL);
+        if (abi >= ll::Abi::v4) CHECK(accepted(fs, 0, next_bit(ll::net_access::from_all(abi))) == EINVAL);
+        if (abi >= ll::Abi::v6) CHECK(accepted(fs, next_bit(ll::scope::from_all(abi)), 0) == EINVAL);
+    }
+}
 
 TEST_CASE("landlock-run --probe reports full enforcement on this kernel", "[landlock][e2e][linux-only]") {
     test::require_landlock();

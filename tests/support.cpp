@@ -2,6 +2,7 @@
 
 #include "process.hpp"
 #include "ruleset.hpp"
+#include "skips.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -223,16 +224,10 @@ Result Installed::run(std::vector<std::string> args, std::vector<std::string> en
 void skip_test(const std::string& reason) {
     const char* strict = std::getenv("CONFINE_TEST_NO_SKIP");
     if (strict && *strict && std::string(strict) != "0") FAIL("would skip, but CONFINE_TEST_NO_SKIP is set: " << reason);
-    std::printf("SKIPPED: %s\n", reason.c_str());
-    std::fflush(stdout);
-    std::_Exit(77);
+    end_as_skipped(reason);
 }
 
-void skip_on_other_platforms(const std::string& reason) {
-    std::printf("SKIPPED (another platform's test): %s\n", reason.c_str());
-    std::fflush(stdout);
-    std::_Exit(77);
-}
+void skip_on_other_platforms(const std::string& reason) { end_as_skipped("another platform's test: " + reason); }
 
 std::size_t line_count(const std::string& text) {
     std::size_t n = 0;

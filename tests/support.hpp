@@ -105,10 +105,12 @@ private:
     fs::path plugin_dir_;
 };
 
-// Ends the current test as skipped (exit status 77, which CTest reports as a skip),
-// or fails it when CONFINE_TEST_NO_SKIP is set: CI's way to refuse a silent skip.
+// Ends the current test case as skipped (test::end_as_skipped, skips.hpp: the binary
+// goes on to the next case, and exits 77, which CTest reports as a skip, when every case
+// it ran skipped), or fails it when CONFINE_TEST_NO_SKIP is set: CI's way to refuse a
+// silent skip.
 [[noreturn]] void skip_test(const std::string& reason);
-// Ends a test that belongs to another operating system as skipped, always: no
+// Ends a test case that belongs to another operating system as skipped, always: no
 // configuration of this machine could make it run.
 [[noreturn]] void skip_on_other_platforms(const std::string& reason);
 

@@ -395,6 +395,107 @@ std::expected<std::string, std::string> command_file_here(const std::string& arg
     return ac::command_file(argv0, narrow(variable(L"PATH").c_str()), narrow(variable(L"PATHEXT").c_str()), here, kind);
 }
 
+// What the container is started with: its SID and no capability (no network, nothing
+// else), or the internetClient capability alone. Not to be moved: the capabilities point
+// into it.
+class ContainerCapabilities {
+public:
+    ContainerCapabilities() = default;
+    ContainerCapabilities(const ContainerCapabilities&) = delete;
+    ContainerCapabilities& operator=(const ContainerCapabilities&) = delete;
+    ~ContainerCapabilities() {
+        if (internet_client_) ::LocalFree(internet_client_);
+    }
+
+    // Empty, or why they cannot be had.
+    std::string make(PSID sid, bool network) {
+        capabilities_.AppContainerSid = sid;
+        if (!network) return {};
+        // S-1-15-3-1: the internetClient capability (outbound connections).
+        if (!::ConvertStringSidToSidW(L"S-1-15-3-1", &internet_client_))
+            return "cannot make the internetClient capability (error " + std::to_string(::GetLastError()) + ")";
+        granted_ = {internet_client_, SE_GROUP_ENABLED};
+        capabilities_.Capabilities = &granted_;
+        capabilities_.CapabilityCount = 1;
+        return {};
+    }
+
+    SECURITY_CAPABILITIES& get() { return capabilities_; }
+
+private:
+    SECURITY_CAPABILITIES capabilities_{};
+    PSID internet_client_ = nullptr;
+    SID_AND_ATTRIBUTES granted_{};
+};
+
+// The process attributes in `storage`: the container, and the handles in `inherited` as
+// the only ones inherited. Null, with `error` set, when they cannot be made; otherwise for
+// the caller to delete (DeleteProcThreadAttributeList).
+LPPROC_THREAD_ATTRIBUTE_LIST container_attributes(std::vector<unsigned char>& storage, SECURITY_CAPABILITIES& capabilities,
+                                                  std::vector<HANDLE>& inherited, std::string& error) {
+    SIZE_T size = 0;
+    ::InitializeProcThreadAttributeList(nullptr, 2, 0, &size);
+    storage.resize(size);
+    auto* attributes = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(storage.data());
+    if (!::InitializeProcThreadAttributeList(attributes, 2, 0, &size)) {
+        error = "cannot make the process attribute list (error " + std::to_string(::GetLastError()) + ")";
+        return nullptr;
+    }
+    if (!::UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES, &capabilities, sizeof capabilities, nullptr,
+                                     nullptr)) {
+        error = "AppContainer is not available: cannot set the security capabilities (error " + std::to_string(::GetLastError()) + ")";
+        ::DeleteProcThreadAttributeList(attributes);
+        return nullptr;
+    }
+    if (!::UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited.data(), inherited.size() * sizeof(HANDLE),
+                                     nullptr, nullptr)) {
+        error = "cannot limit the handles the command inherits (error " + std::to_string(::GetLastError()) + ")";
+        ::DeleteProcThreadAttributeList(attributes);
+        return nullptr;
+    }
+    return attributes;
+}
+
+// Starts the command suspended in the container, with a job that kills it when closed
+// (`job`, for the caller to close). False, with `error` set, when either cannot be had.
+bool start_suspended(const std::string& argv0, const std::wstring& application, std::wstring& line, SECURITY_CAPABILITIES& capabilities,
+                     ac::StandardHandles& handles, HANDLE& job, PROCESS_INFORMATION& pi, std::string& error) {
+    // The container, and the three standard handles as the only ones inherited: nothing
+    // else the launcher holds, inheritable or not, reaches the command.
+    std::vector<HANDLE> inherited = handles.list();
+    std::vector<unsigned char> storage;
+    LPPROC_THREAD_ATTRIBUTE_LIST attributes = container_attributes(storage, capabilities, inherited, error);
+    if (!attributes) return false;
+    job = ::CreateJobObjectW(nullptr, nullptr);
+    JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
+    limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+    if (!job || !::SetInformationJobObject(job, JobObjectExtendedLimitInformation, &limits, sizeof limits)) {
+        ::DeleteProcThreadAttributeList(attributes);
+        error = "cannot create a job object (error " + std::to_string(::GetLastError()) + ")";
+        return false;
+    }
+    STARTUPINFOEXW si{};
+    si.StartupInfo.cb = sizeof si;
+    si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+    si.StartupInfo.hStdInput = handles.input();
+    si.StartupInfo.hStdOutput = handles.output();
+    si.StartupInfo.hStdError = handles.error();
+    si.lpAttributeList = attributes;
+    // Exactly the file resolved (never searched for again), in a console of its own
+    // (command.hpp, passed_as: it gets no handle to the caller's console).
+    const DWORD flags = EXTENDED_STARTUPINFO_PRESENT | CREATE_SUSPENDED | CREATE_NO_WINDOW;
+    const BOOL started = ::CreateProcessW(application.c_str(), line.data(), nullptr, nullptr, TRUE, flags, nullptr, nullptr, &si.StartupInfo, &pi);
+    const DWORD start_error = ::GetLastError();
+    ::DeleteProcThreadAttributeList(attributes);
+    handles.started();
+    if (!started) {
+        ::CloseHandle(job);
+        error = "cannot start " + argv0 + " in the container (error " + std::to_string(start_error) + ")";
+        return false;
+    }
+    return true;
+}
+
 // Runs `command` in the container; its exit status, or a failure of ours.
 int run_contained(PSID sid, const std::vector<std::string>& command, bool network, std::string& error) {
     auto line = confine::windows::command_line(command);
@@ -409,82 +510,19 @@ int run_contained(PSID sid, const std::vector<std::string>& command, bool networ
         return exit_failure;
     }
     const std::wstring application = widen(*file);
-    SECURITY_CAPABILITIES capabilities{};
-    capabilities.AppContainerSid = sid;  // no capability (no network, nothing else), or internetClient alone
-    PSID internet_client = nullptr;
-    SID_AND_ATTRIBUTES granted{};
-    if (network) {
-        // S-1-15-3-1: the internetClient capability (outbound connections).
-        if (!::ConvertStringSidToSidW(L"S-1-15-3-1", &internet_client)) {
-            error = "cannot make the internetClient capability (error " + std::to_string(::GetLastError()) + ")";
-            return exit_failure;
-        }
-        granted = {internet_client, SE_GROUP_ENABLED};
-        capabilities.Capabilities = &granted;
-        capabilities.CapabilityCount = 1;
+    ContainerCapabilities capabilities;
+    if (auto why = capabilities.make(sid, network); !why.empty()) {
+        error = why;
+        return exit_failure;
     }
-    struct Freed {
-        PSID sid;
-        ~Freed() {
-            if (sid) ::LocalFree(sid);
-        }
-    } freed{internet_client};
     ac::StandardHandles handles;
     if (auto why = handles.prepare(); !why.empty()) {
         error = why;
         return exit_failure;
     }
-    // The container, and the three standard handles as the only ones inherited: nothing
-    // else the launcher holds, inheritable or not, reaches the command.
-    std::vector<HANDLE> inherited = handles.list();
-    SIZE_T size = 0;
-    ::InitializeProcThreadAttributeList(nullptr, 2, 0, &size);
-    std::vector<unsigned char> storage(size);
-    auto* attributes = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(storage.data());
-    if (!::InitializeProcThreadAttributeList(attributes, 2, 0, &size)) {
-        error = "cannot make the process attribute list (error " + std::to_string(::GetLastError()) + ")";
-        return exit_failure;
-    }
-    if (!::UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES, &capabilities, sizeof capabilities, nullptr,
-                                     nullptr)) {
-        error = "AppContainer is not available: cannot set the security capabilities (error " + std::to_string(::GetLastError()) + ")";
-        ::DeleteProcThreadAttributeList(attributes);
-        return exit_failure;
-    }
-    if (!::UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited.data(), inherited.size() * sizeof(HANDLE),
-                                     nullptr, nullptr)) {
-        error = "cannot limit the handles the command inherits (error " + std::to_string(::GetLastError()) + ")";
-        ::DeleteProcThreadAttributeList(attributes);
-        return exit_failure;
-    }
-    HANDLE job = ::CreateJobObjectW(nullptr, nullptr);
-    JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
-    limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
-    if (!job || !::SetInformationJobObject(job, JobObjectExtendedLimitInformation, &limits, sizeof limits)) {
-        ::DeleteProcThreadAttributeList(attributes);
-        error = "cannot create a job object (error " + std::to_string(::GetLastError()) + ")";
-        return exit_failure;
-    }
-    STARTUPINFOEXW si{};
-    si.StartupInfo.cb = sizeof si;
-    si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
-    si.StartupInfo.hStdInput = handles.input();
-    si.StartupInfo.hStdOutput = handles.output();
-    si.StartupInfo.hStdError = handles.error();
-    si.lpAttributeList = attributes;
+    HANDLE job = nullptr;
     PROCESS_INFORMATION pi{};
-    // Exactly the file resolved (never searched for again), in a console of its own
-    // (command.hpp, passed_as: it gets no handle to the caller's console).
-    const DWORD flags = EXTENDED_STARTUPINFO_PRESENT | CREATE_SUSPENDED | CREATE_NO_WINDOW;
-    const BOOL started = ::CreateProcessW(application.c_str(), wline.data(), nullptr, nullptr, TRUE, flags, nullptr, nullptr, &si.StartupInfo, &pi);
-    const DWORD start_error = ::GetLastError();
-    ::DeleteProcThreadAttributeList(attributes);
-    handles.started();
-    if (!started) {
-        ::CloseHandle(job);
-        error = "cannot start " + command.front() + " in the container (error " + std::to_string(start_error) + ")";
-        return exit_failure;
-    }
+    if (!start_suspended(command.front(), application, wline, capabilities.get(), handles, job, pi, error)) return exit_failure;
     if (!::AssignProcessToJobObject(job, pi.hProcess)) {
         ::TerminateProcess(pi.hProcess, exit_failure);
         ::CloseHandle(pi.hThread);

@@ -94,33 +94,41 @@ int probe() {
     return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    if (argc == 2 && std::strcmp(argv[1], "--probe") == 0) return probe();
-
-    // Check the whole grammar before touching the kernel.
-    int command = -1;
+// What the command line asks for, its grammar checked whole before the kernel is touched.
+struct Request {
+    int command = -1;  // where the command's argv starts
     bool network_none = false;
+    // The denied paths (--deny-read), each absolute: a read-only grant goes around them.
+    const char* denied[256] = {};
+    std::size_t denied_count = 0;
+};
+
+// --status-fd's descriptor, at argv[i + 1], checked and made close-on-exec: the command
+// never inherits it, so only this process can write there.
+void take_status_fd(int argc, char** argv, int i) {
+    if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0) fatal("usage error: --status-fd requires a descriptor number");
+    const int fd = status_descriptor(argv[i + 1]);
+    if (fd < 0) fatal("usage error: --status-fd: not an open descriptor of 3 or more: ", argv[i + 1]);
+    if (status_fd >= 0 && status_fd != fd) fatal("usage error: --status-fd given twice");
+    if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) fatal("usage error: --status-fd: not an open descriptor of 3 or more: ", argv[i + 1]);
+    status_fd = fd;
+}
+
+// The whole grammar, checked (a usage error is fatal); the status descriptor taken.
+Request parse(int argc, char** argv) {
+    Request r;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--") == 0) {
-            command = i + 1;
+            r.command = i + 1;
             break;
         }
         if (std::strcmp(argv[i], "--probe") == 0) fatal("usage error: --probe takes no other arguments");
         if (std::strcmp(argv[i], "--no-network") == 0) {
-            network_none = true;
+            r.network_none = true;
             continue;
         }
         if (std::strcmp(argv[i], "--status-fd") == 0) {
-            if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0) fatal("usage error: --status-fd requires a descriptor number");
-            const int fd = status_descriptor(argv[i + 1]);
-            if (fd < 0) fatal("usage error: --status-fd: not an open descriptor of 3 or more: ", argv[i + 1]);
-            if (status_fd >= 0 && status_fd != fd) fatal("usage error: --status-fd given twice");
-            // The command never inherits it: only this process can write there.
-            if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) fatal("usage error: --status-fd: not an open descriptor of 3 or more: ", argv[i + 1]);
-            status_fd = fd;
-            ++i;
+            take_status_fd(argc, argv, i++);
             continue;
         }
         if (std::strcmp(argv[i], "--ro") == 0 || std::strcmp(argv[i], "--rw") == 0 || std::strcmp(argv[i], "--deny-read") == 0) {
@@ -134,32 +142,28 @@ int main(int argc, char** argv) {
         }
         fatal("usage error: unknown argument: ", argv[i]);
     }
-    if (command < 0 || command >= argc) fatal("usage error: missing `-- <argv>...` command");
-    // The denied paths (--deny-read), each absolute: a read-only grant goes around them.
-    const char* denied[256];
-    std::size_t denied_count = 0;
-    for (int i = 1; i + 1 < command; ++i)
+    if (r.command < 0 || r.command >= argc) fatal("usage error: missing `-- <argv>...` command");
+    for (int i = 1; i + 1 < r.command; ++i)
         if (std::strcmp(argv[i], "--deny-read") == 0) {
-            if (denied_count == sizeof denied / sizeof denied[0]) fatal("usage error: too many --deny-read paths");
+            if (r.denied_count == sizeof r.denied / sizeof r.denied[0]) fatal("usage error: too many --deny-read paths");
             if (argv[i + 1][0] != '/') fatal("usage error: --deny-read needs an absolute path: ", argv[i + 1]);
-            denied[denied_count++] = argv[++i];
+            r.denied[r.denied_count++] = argv[++i];
         }
+    return r;
+}
 
-    const int abi = ll::negotiated_abi();
-    if (abi < 1) fatal(not_enforced);
-    const std::uint64_t handled = ll::handled_access(abi);
-    const int ruleset = ll::create_ruleset(handled, ll::scopes(abi, network_none), ll::handled_network(abi, network_none));
-    if (ruleset < 0) fatal("landlock ruleset error: ", std::strerror(-ruleset));
-    for (int i = 1; i + 1 < command; i += 2) {
+// Adds the grants (--ro, --rw) to `ruleset`, a read-only one that holds a denied path
+// around it.
+void add_grants(int ruleset, char** argv, const Request& r, std::uint64_t handled) {
+    for (int i = 1; i + 1 < r.command; i += 2) {
         if (std::strcmp(argv[i], "--no-network") == 0) {
             --i;  // a flag without a path
             continue;
         }
         if (std::strcmp(argv[i], "--status-fd") == 0 || std::strcmp(argv[i], "--deny-read") == 0) continue;  // checked above
         const auto grant = std::strcmp(argv[i], "--rw") == 0 ? ll::Grant::read_write : ll::Grant::read_only;
-        // A read-only grant that holds a denied path goes around it.
-        if (grant == ll::Grant::read_only && ll::holds_denied(argv[i + 1], denied, denied_count)) {
-            if (int rc = ll::add_rule_around(ruleset, argv[i + 1], grant, handled, denied, denied_count); rc < 0)
+        if (grant == ll::Grant::read_only && ll::holds_denied(argv[i + 1], r.denied, r.denied_count)) {
+            if (int rc = ll::add_rule_around(ruleset, argv[i + 1], grant, handled, r.denied, r.denied_count); rc < 0)
                 fatal("cannot grant around the denied paths beneath ", argv[i + 1], std::strerror(-rc));
             continue;
         }
@@ -168,16 +172,30 @@ int main(int argc, char** argv) {
         if (int rc = ll::add_rule(ruleset, path_fd, grant, handled); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));
         ::close(path_fd);
     }
-    if (auto failed = ll::confine_self(ruleset, network_none); failed.what) fatal(failed.what, std::strerror(failed.error));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc == 2 && std::strcmp(argv[1], "--probe") == 0) return probe();
+    const Request r = parse(argc, argv);
+
+    const int abi = ll::negotiated_abi();
+    if (abi < 1) fatal(not_enforced);
+    const std::uint64_t handled = ll::handled_access(abi);
+    const int ruleset = ll::create_ruleset(handled, ll::scopes(abi, r.network_none), ll::handled_network(abi, r.network_none));
+    if (ruleset < 0) fatal("landlock ruleset error: ", std::strerror(-ruleset));
+    add_grants(ruleset, argv, r, handled);
+    if (auto failed = ll::confine_self(ruleset, r.network_none); failed.what) fatal(failed.what, std::strerror(failed.error));
     ::close(ruleset);
     // A root handed over as a descriptor (/proc/self/fd/N) is granted now: the command
     // gets no descriptor it was not given (docs/landlock-run.md).
-    for (int i = 1; i + 1 < command; ++i)
+    for (int i = 1; i + 1 < r.command; ++i)
         if (std::strcmp(argv[i], "--rw") == 0 || std::strcmp(argv[i], "--ro") == 0) close_handed_descriptor(argv[++i]);
     if (!ll::fully_enforced(abi)) ll::print_partial_notice();
     // The host's attestation: confined, and about to become the command. The descriptor
     // closes at the exec; should the exec fail, its line follows.
     if (status_fd >= 0) write_all(status_fd, ll::status_confined_line, sizeof ll::status_confined_line - 1);
-    ::execvp(argv[command], argv + command);
+    ::execvp(argv[r.command], argv + r.command);
     fatal("exec failed: ", std::strerror(errno));
 }

@@ -44,23 +44,76 @@ namespace confine::landlock {
 inline constexpr std::uint32_t create_ruleset_version = 1u << 0;
 inline constexpr int rule_path_beneath = 1;
 
+// The Landlock ABI versions, named as rust-landlock's `ABI` names them, each with what it
+// added. A kernel reports the highest it speaks (abi_version()); the sets below follow.
+struct Abi {
+    static constexpr int v1 = 1;  // the filesystem: execute, read, write, remove, make
+    static constexpr int v2 = 2;  // refer: link or rename across directories
+    static constexpr int v3 = 3;  // truncate
+    static constexpr int v4 = 4;  // the network: TCP bind and connect
+    static constexpr int v5 = 5;  // ioctl on device files
+    static constexpr int v6 = 6;  // scopes: abstract unix sockets, signals
+    static constexpr int v7 = 7;  // audit logging of denials; no new right
+};
+
+// The filesystem access rights (<linux/landlock.h> LANDLOCK_ACCESS_FS_*, rust-landlock's
+// AccessFs), each with the ABI that brought it.
 namespace access {
-inline constexpr std::uint64_t execute = 1ull << 0;
-inline constexpr std::uint64_t write_file = 1ull << 1;
-inline constexpr std::uint64_t read_file = 1ull << 2;
-inline constexpr std::uint64_t read_dir = 1ull << 3;
-inline constexpr std::uint64_t truncate = 1ull << 14;   // ABI 3
-inline constexpr std::uint64_t ioctl_dev = 1ull << 15;  // ABI 5
+inline constexpr std::uint64_t execute = 1ull << 0;        // ABI 1
+inline constexpr std::uint64_t write_file = 1ull << 1;     // ABI 1
+inline constexpr std::uint64_t read_file = 1ull << 2;      // ABI 1
+inline constexpr std::uint64_t read_dir = 1ull << 3;       // ABI 1
+inline constexpr std::uint64_t remove_dir = 1ull << 4;     // ABI 1
+inline constexpr std::uint64_t remove_file = 1ull << 5;    // ABI 1
+inline constexpr std::uint64_t make_char = 1ull << 6;      // ABI 1
+inline constexpr std::uint64_t make_dir = 1ull << 7;       // ABI 1
+inline constexpr std::uint64_t make_reg = 1ull << 8;       // ABI 1
+inline constexpr std::uint64_t make_sock = 1ull << 9;      // ABI 1
+inline constexpr std::uint64_t make_fifo = 1ull << 10;     // ABI 1
+inline constexpr std::uint64_t make_block = 1ull << 11;    // ABI 1
+inline constexpr std::uint64_t make_sym = 1ull << 12;      // ABI 1
+inline constexpr std::uint64_t refer = 1ull << 13;         // ABI 2
+inline constexpr std::uint64_t truncate = 1ull << 14;      // ABI 3
+inline constexpr std::uint64_t ioctl_dev = 1ull << 15;     // ABI 5
+
+// The rights that only read, for a kernel ABI (rust-landlock's AccessFs::from_read).
+inline constexpr std::uint64_t from_read(int abi) noexcept { return abi >= Abi::v1 ? execute | read_file | read_dir : 0; }
+
+// The rights that change something, for a kernel ABI (AccessFs::from_write): ABI 1's,
+// then refer (2), truncate (3; ABI 4 added only network rights), ioctl on devices (5).
+inline constexpr std::uint64_t from_write(int abi) noexcept {
+    if (abi < Abi::v1) return 0;
+    std::uint64_t rights = write_file | remove_dir | remove_file | make_char | make_dir | make_reg | make_sock | make_fifo | make_block | make_sym;
+    if (abi >= Abi::v2) rights |= refer;
+    if (abi >= Abi::v3) rights |= truncate;
+    if (abi >= Abi::v5) rights |= ioctl_dev;
+    return rights;
+}
+
+// Every filesystem right a kernel ABI knows (AccessFs::from_all).
+inline constexpr std::uint64_t from_all(int abi) noexcept { return from_read(abi) | from_write(abi); }
+
+// The rights that mean something on a file that is not a directory (the kernel's
+// ACCESS_FILE; rust-landlock's AccessFs::from_file).
+inline constexpr std::uint64_t file = execute | write_file | read_file | truncate | ioctl_dev;
 }  // namespace access
 
+// The network access rights (LANDLOCK_ACCESS_NET_*, rust-landlock's AccessNet).
 namespace net_access {
 inline constexpr std::uint64_t bind_tcp = 1ull << 0;     // ABI 4
 inline constexpr std::uint64_t connect_tcp = 1ull << 1;  // ABI 4
+
+// Every network right a kernel ABI knows (AccessNet::from_all).
+inline constexpr std::uint64_t from_all(int abi) noexcept { return abi >= Abi::v4 ? bind_tcp | connect_tcp : 0; }
 }  // namespace net_access
 
+// What a domain can be scoped to (LANDLOCK_SCOPE_*, rust-landlock's Scope).
 namespace scope {
 inline constexpr std::uint64_t abstract_unix_socket = 1ull << 0;  // ABI 6
 inline constexpr std::uint64_t signal = 1ull << 1;                // ABI 6
+
+// Every scope a kernel ABI knows (Scope::from_all).
+inline constexpr std::uint64_t from_all(int abi) noexcept { return abi >= Abi::v6 ? abstract_unix_socket | signal : 0; }
 }  // namespace scope
 
 // The kernel's struct landlock_ruleset_attr; it reads only the size it is given, so a
@@ -96,14 +149,9 @@ inline int negotiated_abi() noexcept {
 #endif
 }
 
-// The filesystem accesses governed for a kernel ABI (contract: ABI 1..5 and no more).
-inline std::uint64_t handled_access(int abi) noexcept {
-    if (abi >= 5) return 0xFFFF;
-    if (abi >= 3) return 0x7FFF;  // ABI 4 added only network rights
-    if (abi == 2) return 0x3FFF;
-    if (abi == 1) return 0x1FFF;
-    return 0;
-}
+// The filesystem accesses governed for a kernel ABI: every one it knows (ABI 5's, the
+// last to add any, for a newer kernel).
+inline std::uint64_t handled_access(int abi) noexcept { return access::from_all(abi); }
 
 // What the domain is scoped to for a kernel ABI: from ABI 6, signals (a confined command
 // cannot signal a process outside its domain: not confinectl, not the caller's other
@@ -113,8 +161,7 @@ inline std::uint64_t handled_access(int abi) noexcept {
 // network filter still refuses every connect and every unix datagram socket the command
 // would make, so only a datagram socket handed in could reach a host's abstract socket.
 inline std::uint64_t scopes(int abi, bool network_none) noexcept {
-    if (abi < 6) return 0;
-    return scope::signal | (network_none ? scope::abstract_unix_socket : 0);
+    return scope::from_all(abi) & (scope::signal | (network_none ? scope::abstract_unix_socket : 0));
 }
 
 // Whether the network, when confined, is confined whole for a kernel ABI: from ABI 6,
@@ -132,11 +179,12 @@ inline constexpr std::string_view network_left_open =
 // filter already refuses every socket but a unix stream or sequenced-packet one; this
 // holds even for a socket passed in from outside).
 inline std::uint64_t handled_network(int abi, bool network_none) noexcept {
-    return network_none && abi >= 4 ? net_access::bind_tcp | net_access::connect_tcp : 0;
+    return network_none ? net_access::from_all(abi) : 0;
 }
 
-// Everything below ABI 5 leaves some filesystem access ungoverned.
-inline bool fully_enforced(int abi) noexcept { return abi >= 5; }
+// Everything below ABI 5 leaves some filesystem access ungoverned (ioctl on devices, and
+// below that truncate and refer).
+inline bool fully_enforced(int abi) noexcept { return abi >= Abi::v5; }
 
 // The one line every Landlock path prints on stderr, just before the command, where the
 // kernel does not enforce fully (docs/landlock-run.md): informational, never evidence
@@ -160,9 +208,8 @@ enum class Grant { read_only, read_write };
 // What a grant allows beneath a path. A path that is not a directory keeps only the
 // accesses that make sense on a file (this is how `--rw /dev/null` works).
 inline std::uint64_t allowed_access(Grant grant, std::uint64_t handled, bool is_directory) noexcept {
-    std::uint64_t allowed = grant == Grant::read_only ? (access::execute | access::read_file | access::read_dir) : handled;
-    if (!is_directory)
-        allowed &= access::execute | access::write_file | access::read_file | access::truncate | access::ioctl_dev;
+    std::uint64_t allowed = grant == Grant::read_only ? access::from_read(Abi::v1) : handled;
+    if (!is_directory) allowed &= access::file;
     return allowed & handled;
 }
 

@@ -125,95 +125,118 @@ void end_runner(pid_t pid) {
     end_traced(pid);
 }
 
-}  // namespace
-
-int trace_me() noexcept { return ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 0 : errno; }
-
-bool follow_execs(pid_t pid, std::uint32_t command_exec, const std::filesystem::path& command_file, Observation& o) {
-    const auto command_id = id_of(command_file.string());
+// One following of a runner's execs: what it has seen so far, and the verdicts it
+// reaches (follow_execs's answer: true when the run may go on, false when the runner is
+// ended or has ended).
+struct Following {
+    pid_t pid;
+    std::uint32_t command_exec;
+    std::optional<FileId> command_id;
+    std::string command_name;
+    Observation& o;
     std::uint32_t execs = 0;
     // Once the declared exec turned out not to be the command's: what it ran. The runner
     // is then followed on to say where the command's file came, but never let go.
     std::string wrong;
     std::uint32_t early = 0;  // the first exec before the declared one that ran the command's file
-    auto fail = [&](const std::string& where) {
+
+    bool fail(const std::string& where) {
         end_runner(pid);
         o.attested = Observation::Attested::wrong_exec;
         o.attestation_detail = wrong + "; " + where;
         return false;
-    };
-    const std::string command_name = command_file.empty() ? std::string("(unknown)") : command_file.string();
+    }
+
+    // The runner can no longer be waited for.
+    bool unwaitable() {
+        o.attested = Observation::Attested::unavailable;
+        o.attestation_detail = std::string("waitpid: ") + std::strerror(errno);
+        if (!wrong.empty()) return fail("the runner could not be followed further");
+        return true;
+    }
+
+    // The runner ended, with wait status `st`, before the command's exec.
+    bool runner_ended(int st) {
+        if (!wrong.empty()) {
+            o.attested = Observation::Attested::wrong_exec;
+            o.attestation_detail =
+                wrong + "; the command's file " + command_name + " was never exec'd (the runner ended after exec " + std::to_string(execs) + ")";
+            return false;
+        }
+        record_status(o, st);
+        o.attested = Observation::Attested::runner_stopped;
+        o.attestation_detail = std::to_string(execs) + " of " + std::to_string(command_exec) + " execs seen";
+        // Declared too high: the command ran, traced, before the runner ended.
+        if (early) o.attestation_detail += "; the command's file " + command_name + " was exec " + std::to_string(early);
+        return false;
+    }
+
+    // Past a wrong exec only: the runner starts another process (or thread), where the
+    // command could run unfollowed. Neither goes on.
+    bool started_another() {
+        unsigned long child = 0;
+        if (::ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &child) == 0 && child > 0) end_traced(static_cast<pid_t>(child));
+        return fail("the command's file " + command_name + " was not among the runner's execs before it started another process (after exec " +
+                    std::to_string(execs) + "), which is not followed");
+    }
+
+    // The runner stopped at an exec: a verdict, or nullopt to follow it on.
+    std::optional<bool> exec_stop() {
+        ++execs;
+        const SeenExec seen = seen_exec(pid);
+        const bool command = command_id && seen.id && *seen.id == *command_id;
+        if (log_enabled(spdlog::level::debug))
+            log_debug("exec {} seen: {}{}{}", execs, seen.file, seen.interpreter.empty() ? "" : " (a script, run by " + seen.interpreter + ")",
+                      command ? " (the command's file)" : "");
+        if (command && !early && execs < command_exec) early = execs;
+        if (!wrong.empty()) {
+            if (command) return fail("the command's file " + command_name + " was exec " + std::to_string(execs));
+        } else if (execs >= command_exec) {
+            if (command) {
+                o.attested = Observation::Attested::reached_command;
+                ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
+                return true;
+            }
+            wrong = "runner declared the command at exec " + std::to_string(command_exec) + " but exec " + std::to_string(execs) + " ran " + seen.file;
+            if (!command_id) return fail("the command's file " + command_name + " cannot be identified");
+            // Followed further, with any process the runner starts stopped at its start.
+            ::ptrace(PTRACE_SETOPTIONS, pid, nullptr,
+                     reinterpret_cast<void*>(PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE));
+        }
+        return std::nullopt;
+    }
+};
+
+}  // namespace
+
+int trace_me() noexcept { return ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 0 : errno; }
+
+bool follow_execs(pid_t pid, std::uint32_t command_exec, const std::filesystem::path& command_file, Observation& o) {
+    Following f{pid, command_exec, id_of(command_file.string()), command_file.empty() ? std::string("(unknown)") : command_file.string(), o};
     for (;;) {
         int st = 0;
         const pid_t w = ::waitpid(pid, &st, __WALL);
         if (w < 0) {
             if (errno == EINTR) continue;
-            o.attested = Observation::Attested::unavailable;
-            o.attestation_detail = std::string("waitpid: ") + std::strerror(errno);
-            if (!wrong.empty()) return fail("the runner could not be followed further");
-            return true;
+            return f.unwaitable();
         }
-        if (WIFEXITED(st) || WIFSIGNALED(st)) {
-            if (!wrong.empty()) {
-                o.attested = Observation::Attested::wrong_exec;
-                o.attestation_detail = wrong + "; the command's file " + command_name + " was never exec'd (the runner ended after exec " +
-                                       std::to_string(execs) + ")";
-                return false;
-            }
-            record_status(o, st);
-            o.attested = Observation::Attested::runner_stopped;
-            o.attestation_detail = std::to_string(execs) + " of " + std::to_string(command_exec) + " execs seen";
-            // Declared too high: the command ran, traced, before the runner ended.
-            if (early) o.attestation_detail += "; the command's file " + command_name + " was exec " + std::to_string(early);
-            return false;
-        }
+        if (WIFEXITED(st) || WIFSIGNALED(st)) return f.runner_ended(st);
         if (!WIFSTOPPED(st)) continue;
         const int sig = WSTOPSIG(st);
         const int event = st >> 16;
         int inject = 0;
-        bool exec = false;
-        if (execs == 0 && sig == SIGTRAP && event == 0) {
+        if (f.execs == 0 && sig == SIGTRAP && event == 0) {
             // The stop after the runner's own exec, under PTRACE_TRACEME.
-            exec = true;
             ::ptrace(PTRACE_SETOPTIONS, pid, nullptr, reinterpret_cast<void*>(PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL));
+            if (const auto verdict = f.exec_stop()) return *verdict;
         } else if (sig == SIGTRAP && event == PTRACE_EVENT_EXEC) {
-            exec = true;
+            if (const auto verdict = f.exec_stop()) return *verdict;
         } else if (sig == SIGTRAP && (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_CLONE)) {
-            // Past a wrong exec only: the runner starts another process (or thread), where
-            // the command could run unfollowed. Neither goes on.
-            unsigned long child = 0;
-            if (::ptrace(PTRACE_GETEVENTMSG, pid, nullptr, &child) == 0 && child > 0) end_traced(static_cast<pid_t>(child));
-            return fail("the command's file " + command_name + " was not among the runner's execs before it started another process (after exec " +
-                        std::to_string(execs) + "), which is not followed");
+            return f.started_another();
         } else {
             siginfo_t info;
             // A group-stop has no siginfo: resume without a signal. Otherwise deliver it.
             if (::ptrace(PTRACE_GETSIGINFO, pid, nullptr, &info) == 0) inject = sig;
-        }
-        if (exec) {
-            ++execs;
-            const SeenExec seen = seen_exec(pid);
-            const bool command = command_id && seen.id && *seen.id == *command_id;
-            if (log_enabled(spdlog::level::debug))
-                log_debug("exec {} seen: {}{}{}", execs, seen.file, seen.interpreter.empty() ? "" : " (a script, run by " + seen.interpreter + ")",
-                          command ? " (the command's file)" : "");
-            if (command && !early && execs < command_exec) early = execs;
-            if (!wrong.empty()) {
-                if (command) return fail("the command's file " + command_name + " was exec " + std::to_string(execs));
-            } else if (execs >= command_exec) {
-                if (command) {
-                    o.attested = Observation::Attested::reached_command;
-                    ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr);
-                    return true;
-                }
-                wrong = "runner declared the command at exec " + std::to_string(command_exec) + " but exec " + std::to_string(execs) + " ran " +
-                        seen.file;
-                if (!command_id) return fail("the command's file " + command_name + " cannot be identified");
-                // Followed further, with any process the runner starts stopped at its start.
-                ::ptrace(PTRACE_SETOPTIONS, pid, nullptr,
-                         reinterpret_cast<void*>(PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-                                                 PTRACE_O_TRACECLONE));
-            }
         }
         ::ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(inject)));
     }
