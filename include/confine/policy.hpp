@@ -19,6 +19,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace confine {
@@ -48,8 +49,8 @@ struct PolicyRequest {
     std::filesystem::path working_directory;
 
     PolicyRequest() = default;
-    PolicyRequest(Mode mode, std::filesystem::path workspace, std::vector<std::filesystem::path> writable = {})
-        : mode(mode), workspace(std::move(workspace)), writable(std::move(writable)) {}
+    PolicyRequest(Mode asked_mode, std::filesystem::path asked_workspace, std::vector<std::filesystem::path> asked_writable = {})
+        : mode(asked_mode), workspace(std::move(asked_workspace)), writable(std::move(asked_writable)) {}
     // A complete policy as a request (see above): what a host built before requests existed.
     PolicyRequest(const Policy& policy);  // NOLINT(google-explicit-constructor): source compatibility
 };
