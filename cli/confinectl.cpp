@@ -328,18 +328,18 @@ struct PolicyFlags {
         return std::nullopt;
     }
 
-    // The policy, or a one-line reason why the flags make none. What the flags leave
-    // unsaid comes from the configuration's [policy].
-    std::expected<confine::Policy, std::string> policy(const confine::Config& config) const {
+    // What the flags say of the policy, or a one-line reason why they say nothing valid.
+    // What they leave unsaid the provider completes, as for every host (confine/policy.hpp).
+    std::expected<confine::PolicyRequest, std::string> request() const {
         namespace fs = std::filesystem;
-        confine::Policy p;
+        confine::PolicyRequest p;
         if (mode != "read-only" && mode != "workspace-write")
             return std::unexpected("--mode: " + mode + " is not one of read-only, workspace-write");
         if (network && *network != "none" && *network != "allow")
             return std::unexpected("--network: " + *network + " is not one of none, allow");
-        p.network = network ? (*network == "none" ? confine::Network::none : confine::Network::allow) : config.network;
+        if (network) p.network = *network == "none" ? confine::Network::none : confine::Network::allow;
         if (tmp && *tmp != "private" && *tmp != "host") return std::unexpected("--tmp: " + *tmp + " is not one of private, host");
-        p.tmp = tmp ? (*tmp == "private" ? confine::Tmp::private_ : confine::Tmp::host) : config.tmp;
+        if (tmp) p.tmp = *tmp == "private" ? confine::Tmp::private_ : confine::Tmp::host;
         p.mode = mode == "read-only" ? confine::Mode::read_only : confine::Mode::workspace_write;
         std::error_code ec;
         if (p.mode == confine::Mode::read_only) {
@@ -442,7 +442,7 @@ std::expected<TimeLimit, std::string> time_limit(const confine::cli::Parsed& p, 
 // writes to stderr directly; and where the configuration accepts a run whose processes
 // may outlive it ([policy.enforcement] lifetime = "best-effort") and no time limit is set,
 // a runner that confines in-process turns confinectl into the command itself.
-std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::Policy& policy,
+std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::PolicyRequest& policy,
                                                                         const std::vector<std::string>& command, bool reporting,
                                                                         const std::vector<std::string>& env, const std::vector<int>& pass_fds,
                                                                         const TimeLimit& limit, const confine::Limits& limits) {
@@ -499,11 +499,11 @@ int fail_to_start(const confine::Error& error) {
 // the next confinectl would then run unconfined (docs/design.md §11). Judged against the
 // roots the flags name; the configuration adds none.
 std::optional<std::string> own_loader_problem(const PolicyFlags& flags) {
-    const auto policy = flags.policy(confine::Config{});
-    if (!policy) return std::nullopt;  // said, with the configuration's view, once it is read
+    const auto request = flags.request();
+    if (!request) return std::nullopt;  // said once the configuration is read
     const auto own = confine::current_environment();
     const std::string_view who = "confinectl itself loads it, unconfined, at every start (this one included, before it could look)";
-    if (auto bad = confine::loader_environment_problem(own, *policy, {}, who)) return bad->message;
+    if (auto bad = confine::loader_environment_problem(own, confine::complete_policy(*request, confine::Config{}), {}, who)) return bad->message;
     return std::nullopt;
 }
 
@@ -515,7 +515,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     auto provider = open_provider(source, provider_options(false));
     if (!provider) return exit_failure;
     if (auto bad = plugin_unusable(source, *provider)) return fail(*bad);
-    auto policy = flags.policy(provider->config());
+    auto policy = flags.request();
     if (!policy) return fail(policy.error());
     if (auto bad = flags.env_problem()) return fail(*bad);
     const auto limit = time_limit(parsed, provider->config());
@@ -565,7 +565,7 @@ int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<s
     auto provider = provider_for(source, runner ? confine::ProviderOptions{} : provider_options(false));
     if (!provider) return failed(provider.error().code, provider.error().message);
     if (auto bad = plugin_unusable(source, **provider)) return failed(confine::ErrorCode::sandbox_unavailable, *bad);
-    auto policy = flags.policy((*provider)->config());
+    auto policy = flags.request();
     if (!policy) return failed(confine::ErrorCode::usage, policy.error());
     if (auto bad = flags.env_problem()) return failed(confine::ErrorCode::usage, *bad);
     // The environment run would give the runner: the host gives it exactly that.
@@ -575,7 +575,7 @@ int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<s
     if (!env) return failed(env.error().code, env.error().message);
     options.environment = env->variables;
     // The host starts the runner with this environment, before the sandbox exists.
-    if (auto bad = confine::loader_environment_problem(env->variables, *policy)) return failed(bad->code, bad->message);
+    if (auto bad = confine::loader_environment_problem(env->variables, (*provider)->complete(*policy))) return failed(bad->code, bad->message);
     // Looked up as run does it: a typo is the caller's error, never a sandbox failure;
     // on Windows the wrap names the file found, as run's does.
     auto resolved = confine::resolve_command(command, options);

@@ -292,57 +292,98 @@ std::expected<RunOptions, Error> with_run_environment(const Provider& provider, 
 
 }  // namespace
 
-std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
-                                  const RunOptions& given) {
-    // The command is looked up, and its runner started, with the environment it gets.
-    std::vector<std::string> removed;
-    auto filtered = with_run_environment(provider, given, removed);
-    if (!filtered) return std::unexpected(filtered.error());
-    const RunOptions& options = *filtered;
-    auto finish = [&removed, &options](Outcome outcome) {
+namespace {
+
+// What run() and spawn() make ready, in this one step, before anything starts: the run's
+// options (its environment filtered, the operator's time limit), the command looked up,
+// the policy completed for the run and wrapped, and the run's limits. `wrapped` empty:
+// nothing can run confined, and `unavailable` is the outcome that says why.
+struct Prepared {
+    RunOptions options;
+    std::vector<std::string> removed;  // the names the environment filter left out
+    std::filesystem::path command_file;
+    std::optional<WrapResult> wrapped;
+    std::shared_ptr<const detail::RunLimits> limits;
+    Outcome unavailable;
+
+    // `outcome`, with what the preparation knows of the run: the names the environment
+    // filter removed, the descriptors passed on.
+    Outcome finished(Outcome outcome) {
         outcome.environment_removed = std::move(removed);
         outcome.passed_fds = options.pass_fds;
         return outcome;
-    };
-    auto command = resolve(argv, options);
+    }
+};
+
+// The caller's errors (an environment, a descriptor, a command, a policy or a
+// configuration that is wrong) are returned as they are: nothing runs.
+std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyRequest& request, std::span<const std::string> argv,
+                                       const RunOptions& given, bool background) {
+    Prepared p;
+    // The command is looked up, and its runner started, with the environment it gets.
+    auto filtered = with_run_environment(provider, given, p.removed);
+    if (!filtered) return std::unexpected(filtered.error());
+    p.options = std::move(*filtered);
+    auto command = resolve(argv, p.options);
     if (!command) return std::unexpected(command.error());
-    // A foreground run gets this process's standard descriptors: its terminal, if any.
-    Policy foreground = policy;
-    foreground.terminal = has_terminal();
-    // Where the command runs is what a runner grants in read-only mode (ABI 1.8).
-    if (foreground.working_directory.empty()) foreground.working_directory = options.working_directory;
+    p.command_file = std::move(command->file);
+    // A foreground run gets this process's standard descriptors: its terminal, if any. A
+    // background run has none (a session of its own, stdin on /dev/null). Where the
+    // command runs is what a runner grants in read-only mode (ABI 1.8).
+    if (background && request.terminal.value_or(false))
+        return std::unexpected(Error{ErrorCode::invalid_policy, "a background run has no terminal to give the command (PolicyRequest::terminal)"});
+    const RunContext context{!background && has_terminal(), p.options.working_directory};
     // Nothing started before the sandbox may load a library the command could rewrite.
-    if (auto bad = loader_environment_problem(*options.environment, foreground, options.working_directory)) return std::unexpected(*bad);
-    auto wrapped = provider.wrap(foreground, command->argv);
+    if (auto bad = loader_environment_problem(*p.options.environment, provider.complete(request, context), p.options.working_directory))
+        return std::unexpected(*bad);
+    auto wrapped = provider.wrap(request, command->argv, context);
+    if (wrapped) {
+        auto limits = run_limits(provider, p.options, *wrapped);
+        if (limits) p.limits = std::move(*limits);
+        else wrapped = std::unexpected(limits.error());
+    }
     if (!wrapped) {
         // A bad policy, or a configuration that is wrong: the caller's to fix, said as it is.
         if (wrapped.error().code == ErrorCode::invalid_policy || is_configuration_error(wrapped.error().code)) return std::unexpected(wrapped.error());
-        return finish(unavailable(provider, wrapped.error()));
+        p.unavailable = unavailable(provider, wrapped.error());
+        return p;
     }
-    auto limits = run_limits(provider, options, *wrapped);
-    if (!limits) return finish(unavailable(provider, limits.error()));
+    p.wrapped = std::move(*wrapped);
+    return p;
+}
+
+}  // namespace
+
+std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest& policy, std::span<const std::string> argv,
+                                  const RunOptions& given) {
+    auto prepared = prepare(provider, policy, argv, given, false);
+    if (!prepared) return std::unexpected(prepared.error());
+    Prepared& p = *prepared;
+    if (!p.wrapped) return p.finished(std::move(p.unavailable));
+    WrapResult& wrapped = *p.wrapped;
+    const RunOptions& options = p.options;
     // In place nothing is left to end what the command starts: only where the operator
     // accepts that, and no time limit is set. Nor limits (a run's own, with their cgroup).
-    const bool lifetime_waived = !wrapped->host_supervised || provider.config().minimums.lifetime == Minimum::best_effort;
-    if (options.exec_in_place && wrapped->in_process && lifetime_waived && !options.timeout && !*limits) {
-        wrapped->dimensions.lifetime = Level::none;
+    const bool lifetime_waived = !wrapped.host_supervised || provider.config().minimums.lifetime == Minimum::best_effort;
+    if (options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits) {
+        wrapped.dimensions.lifetime = Level::none;
         detail::log_debug("lifetime none: the command is executed in place of this process, and nothing is left to end what it starts");
-        detail::ExecSpec spec = spec_for(*wrapped, options, false, command->file);
-        return finish(classify(*wrapped, detail::exec_in_place(spec)));  // only if it failed
+        detail::ExecSpec spec = spec_for(wrapped, options, false, p.command_file);
+        return p.finished(classify(wrapped, detail::exec_in_place(spec)));  // only if it failed
     }
     detail::RunControl control;
-    detail::ExecSpec spec = spec_for(*wrapped, options, false, command->file);
-    spec.limits = std::move(*limits);
+    detail::ExecSpec spec = spec_for(wrapped, options, false, p.command_file);
+    spec.limits = std::move(p.limits);
     detail::Executed executed = detail::execute(spec, control);
     spec.limits.reset();  // the run's cgroup, if any: what is left in it killed, and removed
-    Outcome outcome = classify(*wrapped, executed.observed);
+    Outcome outcome = classify(wrapped, executed.observed);
     // Nothing of the run is left to plant anything once the runner is gone.
-    if (wrapped->git_watch) outcome.set_aside = detail::settle_git(*wrapped->git_watch);
+    if (wrapped.git_watch) outcome.set_aside = detail::settle_git(*wrapped.git_watch);
     // What the runner wrote before its command existed was held back: when it stopped
     // before the command, that is its own, and the outcome's evidence carries it.
     const bool runner_stopped = outcome.kind == OutcomeKind::sandbox_unavailable && outcome.basis == Basis::attestation;
     if (!runner_stopped) detail::copy_to_stderr(executed.held_stderr);
-    return finish(std::move(outcome));
+    return p.finished(std::move(outcome));
 }
 
 struct Process::Impl {
@@ -386,47 +427,26 @@ std::vector<SetAside> run_end_check(const WrapResult& wrapped) {
     return detail::settle_git(*wrapped.git_watch);
 }
 
-std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy, std::span<const std::string> argv,
+std::expected<Process, Error> spawn(const Provider& provider, const PolicyRequest& policy, std::span<const std::string> argv,
                                     const RunOptions& given) {
-    std::vector<std::string> removed;
-    auto filtered = with_run_environment(provider, given, removed);
-    if (!filtered) return std::unexpected(filtered.error());
-    const RunOptions& options = *filtered;
-    auto command = resolve(argv, options);
-    if (!command) return std::unexpected(command.error());
-    // A background run has no terminal (a session of its own, stdin on /dev/null).
-    Policy background = policy;
-    background.terminal = false;
-    if (background.working_directory.empty()) background.working_directory = options.working_directory;
-    if (auto bad = loader_environment_problem(*options.environment, background, options.working_directory)) return std::unexpected(*bad);
-    auto wrapped = provider.wrap(background, command->argv);
+    auto prepared = prepare(provider, policy, argv, given, true);
+    if (!prepared) return std::unexpected(prepared.error());
     auto impl = std::make_shared<Process::Impl>();
-    std::shared_ptr<const detail::RunLimits> limits;
-    if (wrapped) {
-        auto held = run_limits(provider, options, *wrapped);
-        if (held) limits = std::move(*held);
-        else wrapped = std::unexpected(held.error());
-    }
-    if (!wrapped) {
-        // A bad policy, or a configuration that is wrong: the caller's to fix, said as it is.
-        if (wrapped.error().code == ErrorCode::invalid_policy || is_configuration_error(wrapped.error().code)) return std::unexpected(wrapped.error());
-        impl->result.outcome = unavailable(provider, wrapped.error());
-        impl->result.outcome.environment_removed = std::move(removed);
-        impl->result.outcome.passed_fds = options.pass_fds;
+    if (!prepared->wrapped) {
+        impl->result.outcome = prepared->finished(std::move(prepared->unavailable));
         impl->joined = true;
         return Process(std::move(impl));
     }
-    impl->thread = std::thread([impl_ptr = impl.get(), wrap = std::move(*wrapped), options, removed = std::move(removed),
-                                file = std::move(command->file), limits = std::move(limits)]() mutable {
-        detail::ExecSpec spec = spec_for(wrap, options, true, std::move(file));
-        spec.limits = std::move(limits);
+    impl->thread = std::thread([impl_ptr = impl.get(), p = std::move(*prepared)]() mutable {
+        const WrapResult& wrap = *p.wrapped;
+        detail::ExecSpec spec = spec_for(wrap, p.options, true, std::move(p.command_file));
+        spec.limits = std::move(p.limits);
         detail::Executed executed = detail::execute(spec, impl_ptr->control);
         spec.limits.reset();  // the run's cgroup, if any: what is left in it killed, and removed
         impl_ptr->control.settle();
-        impl_ptr->result.outcome = classify(wrap, executed.observed);
-        if (wrap.git_watch) impl_ptr->result.outcome.set_aside = detail::settle_git(*wrap.git_watch);
-        impl_ptr->result.outcome.environment_removed = std::move(removed);
-        impl_ptr->result.outcome.passed_fds = options.pass_fds;
+        Outcome outcome = classify(wrap, executed.observed);
+        if (wrap.git_watch) outcome.set_aside = detail::settle_git(*wrap.git_watch);
+        impl_ptr->result.outcome = p.finished(std::move(outcome));
         impl_ptr->result.stdout_text = std::move(executed.stdout_text);
         impl_ptr->result.stderr_text = std::move(executed.stderr_text);
         impl_ptr->result.stdout_dropped = executed.stdout_dropped;

@@ -82,7 +82,7 @@ struct ExplicitAsks {
     std::vector<ExplicitAsk> read, protect;
 };
 
-ExplicitAsks explicit_asks(const Policy& policy, const Config& config) {
+ExplicitAsks explicit_asks(const PolicyRequest& policy, const Config& config) {
     ExplicitAsks out;
     for (const auto& p : policy.deny_read) out.read.push_back({p, "the run's deny_read (--deny-read)"});
     for (const auto& p : policy.protect) out.protect.push_back({p, "the run's protect (--protect)"});
@@ -441,7 +441,7 @@ struct Provider::Impl {
         // What the configuration file asks explicitly (docs/design.md §12): the sample's
         // paths stand for its entries, a protected one inside the workspace as its
         // relative entries are in every writable root.
-        const ExplicitAsks asks = explicit_asks(Policy{}, config);
+        const ExplicitAsks asks = explicit_asks(PolicyRequest{}, config);
         for (const auto& [dimension, level, need, entries] :
              {std::tuple{"read", checked->dimensions.read, config.minimums.explicit_read.value_or(Minimum::full), &asks.read},
               std::tuple{"protect", checked->dimensions.protect, config.minimums.explicit_protect.value_or(Minimum::full), &asks.protect}})
@@ -608,7 +608,7 @@ std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped
 
 // The wrap with its run-end check (git_guard.hpp): what must still be absent after the
 // run, as it is now, before the run.
-std::expected<WrapResult, Error> watched(std::expected<WrapResult, Error> wrapped, const Policy& resolved, const Policy& asked,
+std::expected<WrapResult, Error> watched(std::expected<WrapResult, Error> wrapped, const Policy& resolved, const PolicyRequest& asked,
                                          const Config& config) {
     if (!wrapped) return wrapped;
     std::vector<fs::path> entries(config.protect.begin(), config.protect.end());
@@ -668,22 +668,14 @@ Selection Provider::diagnose() const {
 
 namespace {
 
-// The policy as a runner may be given it (see resolve_policy), for a command it can run:
-// the configuration's deny_read and protect added to the call's.
-std::expected<Policy, Error> checked_policy(const Policy& policy, std::span<const std::string> argv, const Config& config) {
+// The completed policy as a runner may be given it (see resolve_policy), for a command
+// it can run.
+std::expected<Policy, Error> checked_policy(const Policy& completed, std::span<const std::string> argv) {
     auto bad = [](std::string m) { return std::unexpected(Error{ErrorCode::invalid_policy, std::move(m)}); };
     if (argv.empty()) return bad("no command to run");
     for (const auto& a : argv)
         if (a.find('\0') != std::string::npos) return bad("a command argument contains a NUL byte");
-    Policy asked = policy;
-    asked.deny_read.insert(asked.deny_read.begin(), config.deny_read.begin(), config.deny_read.end());
-    // The caller's ssh agent: taking SSH_AUTH_SOCK out of the environment does not stop a
-    // command that finds the socket, so its file is denied as well (while deny_read asks
-    // anything at all: an operator who empties the list asks for nothing to be hidden).
-    if (!config.deny_read.empty())
-        if (const char* agent = std::getenv("SSH_AUTH_SOCK"); agent && *agent == '/') asked.deny_read.emplace_back(agent);
-    asked.protect.insert(asked.protect.begin(), config.protect.begin(), config.protect.end());
-    return detail::resolve_policy(asked);
+    return detail::resolve_policy(completed);
 }
 
 // Nothing confine loads or reads as configuration may lie where this run's command
@@ -744,8 +736,42 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
 
 }  // namespace
 
-std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<const std::string> argv) const {
-    auto resolved = checked_policy(policy, argv, impl_->config);
+PolicyRequest::PolicyRequest(const Policy& policy)
+    : mode(policy.mode), workspace(policy.workspace), writable(policy.writable), network(policy.network),
+      deny_read(policy.deny_read), protect(policy.protect), working_directory(policy.working_directory) {
+    if (policy.tmp != Tmp::unsaid) tmp = policy.tmp;
+    if (policy.terminal) terminal = true;
+}
+
+Policy complete_policy(const PolicyRequest& request, const Config& config, const RunContext& context) {
+    Policy p;
+    p.mode = request.mode;
+    p.workspace = request.workspace;
+    p.writable = request.writable;
+    p.network = request.network.value_or(config.network);
+    p.tmp = request.tmp.value_or(config.tmp);
+    p.terminal = request.terminal.value_or(context.terminal);
+    p.working_directory = request.working_directory.empty() ? context.working_directory : request.working_directory;
+    p.deny_read.assign(config.deny_read.begin(), config.deny_read.end());
+    p.deny_read.insert(p.deny_read.end(), request.deny_read.begin(), request.deny_read.end());
+    // The caller's ssh agent: taking SSH_AUTH_SOCK out of the environment does not stop a
+    // command that finds the socket, so its file is denied as well (while deny_read asks
+    // anything at all: an operator who empties the list asks for nothing to be hidden).
+    if (!config.deny_read.empty())
+        if (const char* agent = std::getenv("SSH_AUTH_SOCK"); agent && *agent == '/') p.deny_read.emplace_back(agent);
+    p.protect.assign(config.protect.begin(), config.protect.end());
+    p.protect.insert(p.protect.end(), request.protect.begin(), request.protect.end());
+    return p;
+}
+
+Policy Provider::complete(const PolicyRequest& request, const RunContext& context) const {
+    return complete_policy(request, impl_->config, context);
+}
+
+std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std::span<const std::string> argv,
+                                                const RunContext& context) const {
+    const Policy completed = complete(policy, context);
+    auto resolved = checked_policy(completed, argv);
     if (!resolved) return std::unexpected(resolved.error());
     const Selection& s = selection();
     if (!s.usable()) return std::unexpected(*s.failure);
@@ -772,7 +798,7 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
     // chain of several, a later runner that can is used for this call instead, as a
     // runner below a minimum is skipped (docs/design.md §12).
     const ExplicitAsks asks = explicit_asks(policy, impl_->config);
-    auto unmet = impl_->explicit_unmet(*impl_->selected, *checked, policy, asks, argv);
+    auto unmet = impl_->explicit_unmet(*impl_->selected, *checked, completed, asks, argv);
     if (!unmet) return watched(logged(std::move(checked)), *resolved, policy, impl_->config);
     if (!s.selected_without_probe && s.runner) {
         const auto selected = std::find(s.chain.begin(), s.chain.end(), *s.runner);
@@ -783,7 +809,7 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
             auto other = runner->wrap(*resolved, argv);
             if (!other) continue;
             auto other_checked = meets_minimums(std::move(*other), *resolved, impl_->config);
-            if (!other_checked || impl_->explicit_unmet(*runner, *other_checked, policy, asks, argv)) continue;
+            if (!other_checked || impl_->explicit_unmet(*runner, *other_checked, completed, asks, argv)) continue;
             detail::log_debug("runner {} wraps this call instead: {}", *it, *unmet);
             return watched(logged(std::move(other_checked)), *resolved, policy, impl_->config);
         }
@@ -791,9 +817,9 @@ std::expected<WrapResult, Error> Provider::wrap(const Policy& policy, std::span<
     return std::unexpected(Error{ErrorCode::sandbox_unavailable, std::move(*unmet)});
 }
 
-std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, const Policy& policy,
-                                                     std::span<const std::string> argv) const {
-    auto resolved = checked_policy(policy, argv, impl_->config);
+std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, const PolicyRequest& request,
+                                                     std::span<const std::string> argv, const RunContext& context) const {
+    auto resolved = checked_policy(complete(request, context), argv);
     if (!resolved) return std::unexpected(resolved.error());
     if (const auto& bad = impl_->configuration_error()) return std::unexpected(*bad);
     fs::path file;

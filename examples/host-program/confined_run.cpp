@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "confined-run: %s\n", provider.error().message.c_str());
         return 125;
     }
-    confine::Policy policy{confine::Mode::workspace_write, argv[1], {}};
+    // What the request leaves unsaid (the network, which /tmp) is the operator's
+    // [policy] network and tmp, as for confinectl.
+    confine::PolicyRequest policy{confine::Mode::workspace_write, argv[1]};
     std::vector<std::string> command(argv + 2, argv + argc);
 
     auto outcome = confine::run(**provider, policy, command);  // foreground

@@ -2,7 +2,8 @@
 // with evidence (design.md §5, §6, §7).
 //
 //   auto provider = confine::Provider::create(std::move(config));
-//   confine::Policy policy{confine::Mode::workspace_write, "/home/me/ws", {}};
+//   confine::PolicyRequest policy{confine::Mode::workspace_write, "/home/me/ws"};
+//   // unsaid: network and tmp are the configuration's [policy] (confine/policy.hpp)
 //   std::vector<std::string> argv{"make", "-j2"};
 //   auto outcome = confine::run(**provider, policy, argv);
 //   if (!outcome) ...                               // bad policy or configuration: nothing ran
@@ -16,6 +17,7 @@
 #include <confine/environment.hpp>
 #include <confine/error.hpp>
 #include <confine/limits.hpp>
+#include <confine/policy.hpp>
 #include <confine/wrap_result.hpp>
 
 #include <chrono>
@@ -226,6 +228,12 @@ std::expected<FilteredEnvironment, Error> run_environment(const Provider& provid
 // the numbers are judged. One line naming the descriptor.
 std::optional<Error> check_pass_fds(std::span<const int> pass_fds, bool open_here = true);
 
+// run() and spawn() complete the policy as the provider does (Provider::complete()): what
+// the request leaves unsaid is the configuration's ([policy] network, tmp, deny_read,
+// protect), the terminal and the working directory the run's (PolicyRequest::terminal,
+// RunOptions::working_directory); a runner that cannot give what it then asks fails
+// closed (sandbox_unavailable), as confinectl does.
+//
 // run() and spawn() look the command up first, as a shell would (PATH from the
 // environment it will get, relative paths from its working directory), so that a
 // command that does not exist is the caller's error (COMMAND_NOT_FOUND,
@@ -239,7 +247,7 @@ std::optional<Error> check_pass_fds(std::span<const int> pass_fds, bool open_her
 // wanted and stderr is not a terminal. Every byte reaches the caller unchanged, in large
 // reads, and is read as it passes, in bounded memory. Otherwise the command writes to
 // the caller's stderr itself.
-std::expected<Outcome, Error> run(const Provider& provider, const Policy& policy,
+std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest& policy,
                                   std::span<const std::string> argv, const RunOptions& options = {});
 
 struct Finished {
@@ -291,7 +299,7 @@ std::optional<Error> check_command(std::span<const std::string> argv, const RunO
 // sandbox, by the same PATH). run(), spawn() and `confinectl wrap` wrap this argv.
 std::expected<std::vector<std::string>, Error> resolve_command(std::span<const std::string> argv, const RunOptions& options = {});
 
-std::expected<Process, Error> spawn(const Provider& provider, const Policy& policy,
+std::expected<Process, Error> spawn(const Provider& provider, const PolicyRequest& policy,
                                     std::span<const std::string> argv, const RunOptions& options = {});
 
 // The run-end check of a wrap (docs/design.md §11; README, "git: what protect holds"),

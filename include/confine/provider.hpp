@@ -5,7 +5,11 @@
 //   auto provider = confine::Provider::create(std::move(*config));
 //   const confine::Selection& s = (*provider)->selection();   // probed once, cached
 //   if (!s.usable()) fail_closed(s.failure->message);         // SANDBOX_UNAVAILABLE
-//   auto wrapped = (*provider)->wrap(policy, argv);           // never unconfined
+//   auto wrapped = (*provider)->wrap(request, argv);          // never unconfined
+//
+// The provider completes every call's policy (confine/policy.hpp): what the request leaves
+// unsaid is the configuration's ([policy] network, tmp, deny_read, protect), for
+// confinectl and library hosts alike.
 //
 // Failing closed is the rule on every path: no chain, an empty chain, no usable
 // runner, a missing or refused plugin, a probe that times out — each yields
@@ -17,6 +21,7 @@
 #include <confine/config.hpp>
 #include <confine/error.hpp>
 #include <confine/plugins.hpp>
+#include <confine/policy.hpp>
 #include <confine/wrap_result.hpp>
 
 #include <chrono>
@@ -122,16 +127,22 @@ public:
     // Does not change the cached selection. For `confinectl probe`.
     Selection diagnose() const;
 
-    // The wrap of one call through the selected runner. SANDBOX_UNAVAILABLE when
-    // nothing is selected or the runner cannot wrap; INVALID_POLICY for a bad policy.
-    std::expected<WrapResult, Error> wrap(const Policy& policy, std::span<const std::string> argv) const;
+    // The policy a call of this provider gets: complete_policy() with its configuration.
+    Policy complete(const PolicyRequest& request, const RunContext& context = {}) const;
+
+    // The wrap of one call through the selected runner, its policy completed (complete()).
+    // SANDBOX_UNAVAILABLE when nothing is selected, the runner cannot wrap, or cannot give
+    // what the completed policy asks ([policy] tmp, an explicit deny_read or protect);
+    // INVALID_POLICY for a bad policy.
+    std::expected<WrapResult, Error> wrap(const PolicyRequest& request, std::span<const std::string> argv,
+                                          const RunContext& context = {}) const;
 
     // The wrap a named runner would give, whatever the chain says and whether or not it
     // could run here: loaded with its [runner.<name>] settings, not probed. For review
     // (for example the Seatbelt profile a policy gets, printed on any OS); running the
     // result is the caller's responsibility.
-    std::expected<WrapResult, Error> wrap_with(std::string_view runner, const Policy& policy,
-                                               std::span<const std::string> argv) const;
+    std::expected<WrapResult, Error> wrap_with(std::string_view runner, const PolicyRequest& request,
+                                               std::span<const std::string> argv, const RunContext& context = {}) const;
 
     const Config& config() const noexcept;
     const std::vector<std::filesystem::path>& plugin_dirs() const noexcept;
