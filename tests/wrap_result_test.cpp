@@ -393,6 +393,39 @@ TEST_CASE("a status attestation names one of the runner's own arguments, with a 
     }
 }
 
+TEST_CASE("a wrap result whose runner arguments hold a malformed placeholder, or one out of its place, is refused", "[core][abi][security][placeholders]") {
+    Sample s;  // argv: runner {status} -- echo x, the status descriptor at argument 1
+    std::vector<const char*> args{"/usr/bin/runner", "{status}", "--bind-fd", "{dir-fd:srv/ws}", "/srv/ws", "--", "echo", "x"};
+    s.r.argv = {args.data(), args.size()};
+    CHECK(refusal(s.r) == "malformed wrap result (argument 3: malformed placeholder '{dir-fd:srv/ws}': the directory's path must be absolute)");
+    args[3] = "{dir-fd:/srv/ws";
+    CHECK(refusal(s.r) == "malformed wrap result (argument 3: malformed placeholder '{dir-fd:/srv/ws': it does not end with '}')");
+    args[3] = "{status-fd}";
+    CHECK(refusal(s.r) == "malformed wrap result (argument 3 is {status-fd}, but the attestation names argument 1)");
+    args[1] = "{network-filter-fd}";
+    CHECK(refusal(s.r) == "malformed wrap result (argument 1, where the attestation puts the status descriptor, is a network-filter-fd placeholder)");
+    // Well-formed, each where it may stand: read, and listed in argument order.
+    args[1] = "{status-fd}";
+    args[3] = "{dir-fd:/srv/ws}";
+    auto w = read_sized(s.r, sizeof s.r);
+    REQUIRE(w);
+    const auto found = confine::placeholders(*w);
+    REQUIRE(found.size() == 2);
+    CHECK(found[0].kind == confine::Placeholder::Kind::status_fd);
+    CHECK(found[0].argument == 1);
+    CHECK(found[1].kind == confine::Placeholder::Kind::dir_fd);
+    CHECK(found[1].argument == 3);
+    CHECK(found[1].path == "/srv/ws");
+    // The command's own arguments are never read as placeholders.
+    const std::vector<std::string> odd{"{dir-fd:}", "{status-fd}"};
+    std::vector<const char*> with_odd{"/usr/bin/runner", "{status}", "--", "{dir-fd:}", "{status-fd}"};
+    s.r.argv = {with_odd.data(), with_odd.size()};
+    Placed placed(&s.r, sizeof s.r);
+    auto read = confine::detail::read_wrap_result(placed.as<confine_wrap_result>(), odd);
+    REQUIRE(read);
+    CHECK(confine::placeholders(*read).size() == 1);
+}
+
 TEST_CASE("a verdict is read when its size covers ABI 1.0's, and a missing or malformed one is unusable, saying so", "[core][abi]") {
     using VKind = confine::Verdict::Kind;
     auto read = [](confine_verdict v, std::size_t size) {

@@ -1,5 +1,6 @@
 #include <confine/config.hpp>
 
+#include "placeholders.hpp"
 #include "trust.hpp"
 
 #define TOML_HEADER_ONLY 1
@@ -378,6 +379,9 @@ private:
                     if (!argv) return argv.error();
                     if (!argv->empty() && !std::filesystem::path(argv->front()).is_absolute())
                         return fail((*pvalue.as_array())[0].source(), what + "[0] must be an absolute path, got '" + argv->front() + "'");
+                    // The asserted runner's first arguments: a placeholder there is filled in as a plugin's.
+                    if (auto found = detail::runner_placeholders(*argv, argv->size() + 1, Attestation{}); !found)
+                        return fail(pvalue.source(), what + ": " + found.error());
                     pc.runner_command = std::move(*argv);
                 } else if (k == "runner_failure_signatures") {
                     signatures_node = &pvalue;

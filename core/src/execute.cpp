@@ -1,7 +1,6 @@
 #include <confine/execute.hpp>
 #include <confine/loader_environment.hpp>
 #include <confine/provider.hpp>
-#include <confine/sdk/bwrap_profile.hpp>
 
 #include "git_guard.hpp"
 #include "log.hpp"
@@ -40,50 +39,6 @@ Outcome unavailable(const Provider& provider, const Error& error) {
     return out;
 }
 
-// A runner argument `{dir-fd:PATH}` stands for a descriptor of the directory PATH that
-// the host opens, without following a link anywhere in it, and hands to the runner
-// (the argument becomes its number: bubblewrap's --bind-fd); `{dir-path:PATH}` for the
-// same descriptor named as a path, /proc/self/fd/N (for a runner that takes paths, such
-// as landlock-run). What is granted is then the directory the policy named when it was
-// checked, never what a link swapped in since leads to. nullopt for any other argument.
-std::optional<detail::ExecSpec::DirectoryArgument> directory_placeholder(std::size_t index, std::string_view argument) {
-    for (const bool as_path : {false, true}) {
-        const std::string_view head = as_path ? "{dir-path:" : "{dir-fd:";
-        if (argument.starts_with(head) && argument.ends_with('}') && argument.size() > head.size() + 1)
-            return detail::ExecSpec::DirectoryArgument{index, std::string(argument.substr(head.size(), argument.size() - head.size() - 1)), as_path};
-    }
-    return std::nullopt;
-}
-
-}  // namespace
-
-std::vector<Placeholder> placeholders(const WrapResult& wrapped) {
-    std::vector<Placeholder> out;
-    // Listed even where the host may confine in process instead: a host that runs the
-    // argv (wrap --json) fills them in.
-    if (wrapped.attestation.kind == Attestation::Kind::status_fd && wrapped.attestation.status_argument < wrapped.argv.size())
-        out.push_back({Placeholder::Kind::status_fd, wrapped.attestation.status_argument, {}});
-    for (std::size_t i = 0; i + 1 < wrapped.command_index; ++i)
-        if (auto dir = directory_placeholder(i, wrapped.argv[i]))
-            out.push_back({dir->as_path ? Placeholder::Kind::dir_path : Placeholder::Kind::dir_fd, i, dir->path});
-        else if (wrapped.argv[i] == sdk::bwrap_network_filter_placeholder)
-            out.push_back({Placeholder::Kind::network_filter_fd, i, {}});
-    std::sort(out.begin(), out.end(), [](const Placeholder& a, const Placeholder& b) { return a.argument < b.argument; });
-    return out;
-}
-
-std::string_view to_string(Placeholder::Kind kind) noexcept {
-    switch (kind) {
-    case Placeholder::Kind::status_fd: return "status-fd";
-    case Placeholder::Kind::dir_fd: return "dir-fd";
-    case Placeholder::Kind::dir_path: return "dir-path";
-    case Placeholder::Kind::network_filter_fd: return "network-filter-fd";
-    }
-    return "?";
-}
-
-namespace {
-
 // The run's limits: the call's over the configuration's, how this machine holds them
 // (decided once, before anything runs), said in the wrap's dimensions; an error when
 // that is below the configuration's minimum. nullptr when the run has none.
@@ -118,10 +73,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     } else {
         spec.argv = wrapped.argv;
         spec.attestation = wrapped.attestation;
-        // Only the runner's own arguments: the command's are passed verbatim.
-        for (std::size_t i = 0; i + 1 < wrapped.command_index; ++i)
-            if (auto dir = directory_placeholder(i, wrapped.argv[i])) spec.directory_arguments.push_back(std::move(*dir));
-            else if (wrapped.argv[i] == sdk::bwrap_network_filter_placeholder) spec.network_filter_argument = i;
+        spec.placeholders = placeholders(wrapped);  // the runner's own arguments: the command's pass verbatim
     }
     spec.environment = options.environment;
     spec.pass_fds = options.pass_fds;

@@ -38,18 +38,11 @@ struct ExecSpec {
     // The file the command was resolved to (absolute), as run() and spawn() found it:
     // exec attestation lets the runner go only at an exec of this file.
     std::filesystem::path command_file;
-    // The runner's arguments that stand for a directory opened by the host (see
-    // directory_placeholder in execute.cpp): their index in `argv`, the directory, and
-    // whether the argument becomes the descriptor's number or its /proc/self/fd path.
-    struct DirectoryArgument {
-        std::size_t index;
-        std::string path;
-        bool as_path = false;
-    };
-    std::vector<DirectoryArgument> directory_arguments;
-    // The runner's argument that stands for a descriptor of the network filter's program
-    // ({network-filter-fd}, for bubblewrap's --seccomp): the host fills one and hands it.
-    std::optional<std::size_t> network_filter_argument;
+    // The runner's placeholder arguments (confine/wrap_result.hpp), filled in at the start:
+    // the status descriptor (at the attestation's argument), directories the host opens
+    // without following a link ({dir-fd:…}, {dir-path:…}), the network filter's program
+    // ({network-filter-fd}, for bubblewrap's --seccomp).
+    std::vector<Placeholder> placeholders;
     // The caller's descriptors the command is handed, under the same numbers
     // (RunOptions::pass_fds); every other one above 2 is closed at the exec, but for those
     // the host hands the runner itself (status, directories, network filter).

@@ -3,12 +3,14 @@
 // and what keeps the plugin's result alive.
 #pragma once
 
+#include <confine/sdk/placeholders.hpp>
 #include <confine/sdk/vocabulary.hpp>
 
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace confine {
 
@@ -57,20 +59,20 @@ struct WrapResult : sdk::WrapResult {
     std::shared_ptr<const detail::GitWatch> git_watch;
 };
 
-// A runner argument the host fills in just before it runs the argv (docs/design.md §4):
-// `{status-fd}` (at the attestation's status_argument) — the number of a pipe's write end
-// the runner inherits, which the host reads; `{dir-fd:PATH}` — the number of a descriptor
-// of directory PATH, opened without following a link anywhere in PATH, inherited;
-// `{dir-path:PATH}` — the same descriptor as /proc/self/fd/N; `{network-filter-fd}` — the
-// number of a descriptor of a file holding the network filter's program
-// (confine/sdk/network_filter_linux.hpp), at offset 0, inherited. Only the runner's own
-// arguments (before the "--" in front of the command) are placeholders.
+// A runner argument the host fills in just before it runs the argv: its kind, where it
+// stands in argv, and for dir_fd and dir_path the directory. The grammar, what each kind
+// becomes and where it may stand are confine-plugin(7), PLACEHOLDERS, and the SDK's
+// constructors and parser confine/sdk/placeholders.hpp. A status_fd one stands at the
+// attestation's status_argument; only the runner's own arguments (before the "--" in
+// front of the command) hold placeholders.
 struct Placeholder {
-    enum class Kind { status_fd, dir_fd, dir_path, network_filter_fd };
+    using Kind = sdk::PlaceholderKind;  // status_fd, dir_fd, dir_path, network_filter_fd
     Kind kind;
     std::size_t argument;  // its index in argv
     std::string path;      // dir_fd, dir_path: the directory
 };
+// The placeholders of a wrap result Provider::wrap made (it refuses one holding a
+// malformed placeholder), in argument order; none for a result that holds a malformed one.
 std::vector<Placeholder> placeholders(const WrapResult& wrapped);
 std::string_view to_string(Placeholder::Kind kind) noexcept;  // "status-fd", "dir-fd", "dir-path", "network-filter-fd"
 

@@ -3,7 +3,7 @@
 // so the host can attest, out of band, that the launcher reached it.
 #include "ruleset.hpp"
 
-#include <confine/sdk/bwrap_profile.hpp>
+#include <confine/sdk/placeholders.hpp>
 #include <confine/sdk/plugin.hpp>
 #include <confine/sdk/program_trust.hpp>
 
@@ -144,7 +144,7 @@ public:
             // without following links ({dir-path:...} becomes /proc/self/fd/N): it grants
             // the directory that was checked, not what a link swapped in since leads to.
             const bool policy_root = path == policy.workspace || std::find(policy.writable.begin(), policy.writable.end(), path) != policy.writable.end();
-            r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", policy_root ? "{dir-path:" + path + "}" : path});
+            r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", policy_root ? sdk::dir_path_placeholder(path) : path});
         }
         for (const auto& d : policy.deny_read) r.argv.insert(r.argv.end(), {"--deny-read", d.string()});
         const bool network_none = policy.network == sdk::Network::none;
@@ -153,7 +153,7 @@ public:
         // and about to execute the command, on a descriptor the command never inherits.
         r.argv.push_back("--status-fd");
         const auto status_argument = static_cast<std::uint32_t>(r.argv.size());
-        r.argv.push_back(sdk::bwrap_status_placeholder);
+        r.argv.push_back(sdk::status_fd_placeholder());
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         // Partial whatever the ABI: Landlock governs no metadata (dimensions below).

@@ -4,7 +4,7 @@
 // not canonical would silently grant nothing.
 #include "sbpl.hpp"
 
-#include <confine/sdk/bwrap_profile.hpp>
+#include <confine/sdk/placeholders.hpp>
 #include <confine/sdk/plugin.hpp>
 
 #if defined(__APPLE__)
@@ -101,7 +101,7 @@ public:
         r.argv = {program_, "-p", *p, "--", std::string(confine::seatbelt::attestation_shell), "-c",
                   std::string(confine::seatbelt::attestation_script)};
         const auto status_argument = static_cast<std::uint32_t>(r.argv.size());
-        r.argv.insert(r.argv.end(), {sdk::bwrap_status_placeholder, "--"});
+        r.argv.insert(r.argv.end(), {sdk::status_fd_placeholder(), "--"});
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.attestation = sdk::Attestation::status_fd(status_argument, std::string(confine::seatbelt::status_marker));
         r.enforcement = sdk::Enforcement::full;

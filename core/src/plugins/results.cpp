@@ -1,4 +1,5 @@
 #include "plugins/results.hpp"
+#include "placeholders.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -162,6 +163,8 @@ std::expected<WrapResult, Error> read_wrap_result(const confine_wrap_result* res
     out.command_index = out.argv.size() - argv.size();
     if (r->in_process_apply) out.in_process = InProcess{r->in_process_apply, r->in_process_state, nullptr};
     if (auto wrong = read_attestation(*r, out.command_index, out.attestation)) return std::unexpected(std::move(*wrong));
+    if (auto found = runner_placeholders(out.argv, out.command_index, out.attestation); !found)
+        return std::unexpected(bad("malformed wrap result (" + found.error() + ")"));
     if (auto wrong = read_dimensions(*r, out)) return std::unexpected(std::move(*wrong));
     return out;
 }

@@ -27,8 +27,9 @@
 //   any address outside (the host's loopback included) and no abstract unix socket of
 //   the host (those belong to the network namespace). A unix socket of a host service by
 //   path would stay reachable wherever its file is visible (a read-only bind does not
-//   stop a connect), so bubblewrap also loads the network filter (--seccomp, after its
-//   own set-up), which refuses connect() and every socket but AF_UNIX (design.md §12);
+//   stop a connect), so bubblewrap also loads the network filter (--seccomp
+//   {network-filter-fd}, which the host fills in; after its own set-up), which refuses
+//   connect() and every socket but AF_UNIX (design.md §12);
 // - --die-with-parent: the command does not outlive the run;
 // - a new session (--new-session): no terminal injection through TIOCSTI;
 // - in workspace-write mode a private /tmp (a tmpfs of the run's own) unless the policy
@@ -51,6 +52,7 @@
 #pragma once
 
 #include <confine/sdk/network_filter_linux.hpp>
+#include <confine/sdk/placeholders.hpp>
 #include <confine/sdk/vocabulary.hpp>
 
 #include <algorithm>
@@ -62,16 +64,6 @@
 #include <vector>
 
 namespace confine::sdk {
-
-// The argument that asks for a status descriptor: the host replaces it with the number
-// of the descriptor it opened for bubblewrap's --json-status-fd. A host that runs the
-// argv without replacing it gets bubblewrap's refusal of the argument: nothing runs.
-inline constexpr const char* bwrap_status_placeholder = "{status-fd}";
-
-// The argument that stands for a descriptor of the network filter's program
-// (network_filter_linux.hpp), for bubblewrap's --seccomp: the host replaces it with the
-// number of a descriptor it opened and filled. Left as it is, bubblewrap refuses it.
-inline constexpr const char* bwrap_network_filter_placeholder = "{network-filter-fd}";
 
 // Which /tmp the profile gives for `policy`: what it asks for, else a private one in
 // workspace-write mode (nothing a run leaves there outlives it) and the host's, read-only,
@@ -152,25 +144,25 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
     std::vector<std::string> a(prefix.begin(), prefix.end());
     a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--unshare-ipc",
                        "--die-with-parent", "--cap-drop", "ALL", "--new-session"});
-    if (policy.network == Network::none) a.insert(a.end(), {"--unshare-net", "--seccomp", bwrap_network_filter_placeholder});
+    if (policy.network == Network::none) a.insert(a.end(), {"--unshare-net", "--seccomp", network_filter_fd_placeholder()});
     if (status_argument) {
         a.push_back("--json-status-fd");
         *status_argument = static_cast<std::uint32_t>(a.size());
-        a.push_back(bwrap_status_placeholder);
+        a.push_back(status_fd_placeholder());
     }
     // Before the writable roots, so that a workspace under /tmp is bound on top of it.
     const Tmp tmp = bwrap_tmp(policy);
     if (tmp == Tmp::private_) a.insert(a.end(), {"--tmpfs", "/tmp"});
     else if (policy.mode == Mode::workspace_write) a.insert(a.end(), {"--bind", "/tmp", "/tmp"});
     if (policy.mode == Mode::workspace_write) {
-        auto bind = [&a](const std::string& root) { a.insert(a.end(), {"--bind-fd", "{dir-fd:" + root + "}", root}); };
+        auto bind = [&a](const std::string& root) { a.insert(a.end(), {"--bind-fd", dir_fd_placeholder(root), root}); };
         bind(policy.workspace.string());
         for (const auto& w : policy.writable) bind(w.string());
     }
     for (const auto& [path, how] : bwrap_protect_mounts(policy)) {
         const std::string p = path.string();
         switch (how) {
-        case ProtectMount::held: a.insert(a.end(), {"--bind-fd", "{dir-fd:" + p + "}", p}); break;
+        case ProtectMount::held: a.insert(a.end(), {"--bind-fd", dir_fd_placeholder(p), p}); break;
         case ProtectMount::empty: a.insert(a.end(), {"--perms", "0755", "--tmpfs", p, "--remount-ro", p}); break;
         case ProtectMount::read_only: a.insert(a.end(), {"--ro-bind", p, p}); break;
         }

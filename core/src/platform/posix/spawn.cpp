@@ -70,27 +70,32 @@ std::optional<SpawnRefusal> open_status_descriptor(const ExecSpec& spec, std::ve
 // since), kept above the standard descriptors, their numbers in place of the placeholder
 // arguments.
 std::optional<SpawnRefusal> open_directories(const ExecSpec& spec, std::vector<std::string>& argv, ChildEnds& child) {
-    for (const auto& [index, path, as_path] : spec.directory_arguments) {
-        Fd dir(trust::open_without_links(path, trust::directory_only));
+    for (const Placeholder& p : spec.placeholders) {
+        if (p.kind != Placeholder::Kind::dir_fd && p.kind != Placeholder::Kind::dir_path) continue;
+        Fd dir(trust::open_without_links(p.path, trust::directory_only));
         if (dir.get() >= 0 && dir.get() <= 2) dir = Fd(::fcntl(dir.get(), F_DUPFD_CLOEXEC, 3));
-        if (dir.get() < 0 || index >= argv.size())
-            return SpawnRefusal{dir.get() < 0 ? errno : EINVAL, "cannot open the writable root " + path};
-        argv[index] = (as_path ? "/proc/self/fd/" : "") + std::to_string(dir.get());
+        if (dir.get() < 0 || p.argument >= argv.size())
+            return SpawnRefusal{dir.get() < 0 ? errno : EINVAL, "cannot open the writable root " + p.path};
+        argv[p.argument] = (p.kind == Placeholder::Kind::dir_path ? "/proc/self/fd/" : "") + std::to_string(dir.get());
         child.directories.push_back(std::move(dir));
     }
     return std::nullopt;
 }
 
-// The network filter's program, in a file whose descriptor replaces the placeholder
-// argument (bubblewrap's --seccomp), kept above the standard descriptors.
+// The network filter's program, in a file whose descriptor replaces each placeholder
+// argument for it (bubblewrap's --seccomp), kept above the standard descriptors.
 std::optional<SpawnRefusal> open_network_filter(const ExecSpec& spec, std::vector<std::string>& argv, ChildEnds& child) {
-    if (!spec.network_filter_argument) return std::nullopt;
-    Fd filter(network_filter_descriptor());
-    if (filter.get() >= 0 && filter.get() <= 2) filter = Fd(::fcntl(filter.get(), F_DUPFD_CLOEXEC, 3));
-    if (filter.get() < 0 || *spec.network_filter_argument >= argv.size())
-        return SpawnRefusal{filter.get() < 0 ? errno : EINVAL, "cannot prepare the network filter"};
-    argv[*spec.network_filter_argument] = std::to_string(filter.get());
-    child.network_filter = std::move(filter);
+    for (const Placeholder& p : spec.placeholders) {
+        if (p.kind != Placeholder::Kind::network_filter_fd) continue;
+        if (child.network_filter.get() < 0) {
+            Fd filter(network_filter_descriptor());
+            if (filter.get() >= 0 && filter.get() <= 2) filter = Fd(::fcntl(filter.get(), F_DUPFD_CLOEXEC, 3));
+            if (filter.get() < 0) return SpawnRefusal{errno, "cannot prepare the network filter"};
+            child.network_filter = std::move(filter);
+        }
+        if (p.argument >= argv.size()) return SpawnRefusal{EINVAL, "cannot prepare the network filter"};
+        argv[p.argument] = std::to_string(child.network_filter.get());
+    }
     return std::nullopt;
 }
 

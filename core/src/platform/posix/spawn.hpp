@@ -40,7 +40,8 @@ bool reports_command(const ExecSpec& spec);
 int runner_status(const Runner& runner, int waited);
 
 // Starts `program` (spec.argv's first, as found) with spec.argv, its placeholders filled
-// in: the status descriptor's number (status_fd attestation), the directories' descriptors.
+// in (spec.placeholders): the status descriptor's number (status_fd attestation), the
+// directories' descriptors, the network filter's.
 // The child takes /dev/null as stdin and pipes as stdout and stderr when spec says,
 // resets the host's signal handlers, enters the working directory, and before its exec
 // either applies spec.in_process or gets the terminal filter; with exec attestation it
