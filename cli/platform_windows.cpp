@@ -1,6 +1,6 @@
 #include "platform.hpp"
 
-#include <confine/sdk/windows_finish.hpp>
+#include <confine/internal/windows_finish.hpp>
 
 #include <windows.h>
 

@@ -280,7 +280,7 @@ private:
 // script whose interpreter is missing) or command_not_executable; nullopt when it can
 // be executed. A host that runs a wrap by itself calls it first, so that a typo is said
 // as the caller's error (126, 127) and never taken for a sandbox failure.
-// On Windows it is looked up once, as confine/sdk/windows_program.hpp says (PATH and
+// On Windows it is looked up once, as docs/design.md §7 says (PATH and
 // PATHEXT, never the working directory for a bare name), and a batch file (.bat, .cmd)
 // is refused as command_not_executable, its line saying why and what to run instead.
 std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options = {});

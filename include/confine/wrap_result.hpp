@@ -63,7 +63,7 @@ struct WrapResult : sdk::WrapResult {
 // of directory PATH, opened without following a link anywhere in PATH, inherited;
 // `{dir-path:PATH}` — the same descriptor as /proc/self/fd/N; `{network-filter-fd}` — the
 // number of a descriptor of a file holding the network filter's program
-// (confine/sdk/network_filter_linux.hpp), at offset 0, inherited. Only the runner's own
+// (docs/design.md §12), at offset 0, inherited. Only the runner's own
 // arguments (before the "--" in front of the command) are placeholders.
 struct Placeholder {
     enum class Kind { status_fd, dir_fd, dir_path, network_filter_fd };

@@ -25,8 +25,8 @@
 #include "plan.hpp"
 #include "std_handles.hpp"
 
-#include <confine/sdk/windows_command_line.hpp>
-#include <confine/sdk/windows_finish.hpp>
+#include <confine/internal/windows_command_line.hpp>
+#include <confine/internal/windows_finish.hpp>
 
 #include <windows.h>
 #include <aclapi.h>

@@ -3,7 +3,7 @@
 // `win-helper await-finish FILE`: a runner with something to undo — it makes the finish
 // event (sdk/windows_finish.hpp), waits up to a minute for the host to set it, then
 // writes FILE and exits 3 (status 4 when nobody asked).
-#include <confine/sdk/windows_finish.hpp>
+#include <confine/internal/windows_finish.hpp>
 
 #include <windows.h>
 

@@ -1,8 +1,8 @@
 // Small helpers shared by the Windows platform layer. Internal to libconfine.
 #pragma once
 
-#include <confine/sdk/windows_command_line.hpp>
-#include <confine/sdk/windows_finish.hpp>
+#include <confine/internal/windows_command_line.hpp>
+#include <confine/internal/windows_finish.hpp>
 
 #include <windows.h>
 
