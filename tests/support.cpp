@@ -150,7 +150,7 @@ Result run(const std::vector<std::string>& argv) {
     auto r = confine::detail::run_bounded(argv, std::chrono::seconds(60), 16 << 20);
     if (!r.spawned) FAIL("cannot start " << argv.front() << ": errno " << r.spawn_errno);
     if (r.timed_out) FAIL(argv.front() << " did not finish within 60 s");
-    return Result{r.exited ? r.exit_code : -1, r.signal, r.out, r.err};
+    return Result{r.exited ? r.exit_code : -1, r.signal, r.stdout_text, r.stderr_text};
 }
 
 Installed::Installed() {
@@ -207,7 +207,7 @@ void require_user_switch() {
 
 void require_bwrap() {
     auto r = run({"/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL", "--", "true"});
-    if (r.exit_code != 0) skip_test("bubblewrap does not confine here: " + r.err);
+    if (r.exit_code != 0) skip_test("bubblewrap does not confine here: " + r.stderr_text);
 }
 
 Result Installed::run(std::vector<std::string> args, std::vector<std::string> env, std::vector<std::string> prefix) const {
