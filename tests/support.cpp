@@ -207,7 +207,7 @@ void require_user_switch() {
 
 void require_bwrap() {
     auto r = run({"/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL", "--", "true"});
-    if (r.exit_code != 0) skip_test("bubblewrap does not confine here: " + r.stderr_text);
+    if (r.exit_code != 0) skip_test("bubblewrap does not confine here: " + r.err);
 }
 
 Result Installed::run(std::vector<std::string> args, std::vector<std::string> env, std::vector<std::string> prefix) const {
