@@ -1,7 +1,7 @@
 #include "json_output.hpp"
 #include "prove.hpp"
 
-#include <confine/sdk/network_filter_linux.hpp>
+#include <confine/internal/network_filter_linux.hpp>
 
 #include <nlohmann/json.hpp>
 

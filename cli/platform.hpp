@@ -35,7 +35,7 @@ std::optional<int> interrupted_by();
 
 #ifdef _WIN32
 // What confinectl does on a console event while a run is under way: asks the runner
-// `child` names to finish and waits (sdk/windows_finish.hpp); false — the event's
+// `child` names to finish and waits (internal/windows_finish.hpp); false — the event's
 // default, the end of confinectl — when there is no runner or it has no such event.
 bool finish_child_on_console_event(unsigned long event);
 #endif

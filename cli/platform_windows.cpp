@@ -1,6 +1,6 @@
 #include "platform.hpp"
 
-#include <confine/sdk/windows_finish.hpp>
+#include <confine/internal/windows_finish.hpp>
 
 #include <windows.h>
 
@@ -39,7 +39,7 @@ BOOL WINAPI on_console_event(DWORD event) { return finish_child_on_console_event
 // confinectl, not the runner: it runs without a console. Left to its default, it would
 // end confinectl, and the run's job with it, killing a runner that has something to undo
 // (the AppContainer launcher's access-list entries) before it could. Instead, while a
-// runner runs, confinectl asks it to finish (sdk/windows_finish.hpp) and waits a bounded
+// runner runs, confinectl asks it to finish (internal/windows_finish.hpp) and waits a bounded
 // time for it; the run then ends as it would have, and confinectl with 128 + the signal
 // the event stands for. A runner without the event, or no runner yet, leaves the event
 // to its default.

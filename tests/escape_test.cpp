@@ -12,7 +12,7 @@
 
 #include <confine/plugins.hpp>
 #include "executor.hpp"
-#include <confine/sdk/network_filter_linux.hpp>
+#include <confine/internal/network_filter_linux.hpp>
 #include <confine/wrap_result.hpp>
 
 #include <catch2/catch.hpp>

@@ -22,11 +22,17 @@ confine::Config config_from(const std::string& text) {
 
 const fs::path expected_dir = EXPECTED_BUILTIN_PLUGIN_DIR;
 
+std::vector<fs::path> expected_dirs() {
+    if (expected_dir.empty()) return {};
+    return {expected_dir};
+}
+
 }  // namespace
 
-TEST_CASE("a program compiled against an installed confine looks for plugins in that installation's directory", "[plugins]") {
-    CHECK(confine::builtin_plugin_dir() == expected_dir);
-    auto provider = confine::Provider::create(config_from("plugin_dirs = [\"/opt/one\"]\n"));
+TEST_CASE("a program compiled against an installed confine names that installation's plugin directory to its provider", "[plugins]") {
+    CHECK(confine::installed_plugin_dirs() == expected_dirs());
+    auto provider = confine::Provider::create(config_from("plugin_dirs = [\"/opt/one\"]\n"),
+                                              {.builtin_plugin_dirs = confine::installed_plugin_dirs()});
     REQUIRE(provider);
     std::vector<fs::path> dirs{"/opt/one"};
     if (!expected_dir.empty()) dirs.push_back(expected_dir);
@@ -34,7 +40,8 @@ TEST_CASE("a program compiled against an installed confine looks for plugins in 
 }
 
 TEST_CASE("without an installed plugin directory it can use, a program fails closed", "[plugins]") {
-    auto provider = confine::Provider::create(config_from("[platform.linux]\nchain = [\"landlock\"]\n"), {.platform = "linux"});
+    auto provider = confine::Provider::create(config_from("[platform.linux]\nchain = [\"landlock\"]\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = confine::installed_plugin_dirs()});
     REQUIRE(provider);
     auto wrapped = (*provider)->wrap({confine::Mode::read_only, {}, {}}, std::vector<std::string>{"true"});
     REQUIRE_FALSE(wrapped);
@@ -49,8 +56,12 @@ TEST_CASE("a host program's own plugin directories come before the installed one
     CHECK((*provider)->plugin_dirs() == std::vector<fs::path>{"/opt/mine"});
 }
 
-TEST_CASE("the first installed plugin directory registered holds", "[plugins]") {
-    confine::detail::register_installed_plugin_dir("/opt/other/lib/confine/plugins");
-    confine::detail::register_installed_plugin_dir("");
-    CHECK(confine::builtin_plugin_dir() == expected_dir);
+TEST_CASE("nothing but the program's own options gives its provider the installed plugin directory", "[plugins]") {
+    // Compiled with CONFINE_INSTALLED_PLUGIN_DIR, yet unasked the provider searches only
+    // the directory beside the running binary: nothing is registered behind the program's back.
+    auto provider = confine::Provider::create(config_from(""));
+    REQUIRE(provider);
+    const fs::path beside = confine::builtin_plugin_dir();
+    CHECK((*provider)->plugin_dirs() == (beside.empty() ? std::vector<fs::path>{} : std::vector<fs::path>{beside}));
+    if (!expected_dir.empty()) CHECK(beside != expected_dir);
 }

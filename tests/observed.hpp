@@ -4,6 +4,8 @@
 
 #include <confine/execute.hpp>
 
+#include "classify.hpp"
+
 #include <string>
 #include <utility>
 

@@ -9,7 +9,7 @@
 
 #include <confine/execute.hpp>
 #include <confine/provider.hpp>
-#include <confine/sdk/terminal_filter_linux.hpp>
+#include <confine/internal/terminal_filter_linux.hpp>
 #include <confine/sdk/trust_posix.hpp>
 
 #include <catch2/catch.hpp>

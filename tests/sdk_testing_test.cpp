@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -170,4 +171,65 @@ TEST_CASE("the SDK names a refused setting only to a host whose services include
     CHECK(Entry::create(host.c_host(), &config, &instance, &error) == CONFINE_E_INVALID_ARGUMENT);
     CHECK(host.setting_at_fault() == "bwrap");
     Entry::free_string(error);
+}
+
+TEST_CASE("a runner handed an older host's shorter policy through the C entry point reads each field that host lacks as its default",
+          "[sdk][testing][abi]") {
+    FakeHost host;
+    auto runner = create<OfflineRunner>(host, {string_setting("bwrap", trusted_program)});
+    REQUIRE(runner);
+    // What a host of this ABI would ask, in full: the network confined, the host's /tmp,
+    // a path denied, a working directory. Fields past an older host's struct_size are
+    // whatever lies in its memory there: here, these same values, which must not be read.
+    const std::string workspace = "/var", denied = "/etc", cwd = "/var";
+    const char* denied_items[] = {denied.c_str()};
+    confine_policy full{};
+    full.struct_size = sizeof full;
+    full.mode = CONFINE_MODE_WORKSPACE_WRITE;
+    full.workspace = workspace.c_str();
+    full.network = CONFINE_NETWORK_NONE;
+    full.tmp = CONFINE_TMP_HOST;
+    full.terminal = 1;
+    full.deny_read = {denied_items, 1};
+    full.working_directory = cwd.c_str();
+    const std::vector<std::string> command{"true"};
+    auto has_run = [](const std::vector<std::string>& argv, std::vector<std::string> run) {
+        return std::search(argv.begin(), argv.end(), run.begin(), run.end()) != argv.end();
+    };
+
+    auto newest = wrap_through_abi(**runner, full, command);
+    REQUIRE(newest);
+    CHECK(has_run(*newest, {"--seccomp", "{network-filter-fd}"}));  // the network confined
+    CHECK(has_run(*newest, {"--bind", "/tmp", "/tmp"}));            // the host's /tmp, as asked
+    CHECK(has_run(*newest, {"--tmpfs", denied}));                   // the denied path masked
+
+    confine_policy abi_1_0 = full;  // mode, workspace and writable roots only
+    abi_1_0.struct_size = CONFINE_POLICY_SIZE_1_0;
+    auto oldest = wrap_through_abi(**runner, abi_1_0, command);
+    REQUIRE(oldest);
+    CHECK_FALSE(has_run(*oldest, {"--seccomp", "{network-filter-fd}"}));  // no network asked: allowed
+    CHECK(has_run(*oldest, {"--tmpfs", "/tmp"}));                         // neither /tmp asked: the profile's own
+    CHECK_FALSE(contains(*oldest, denied));                              // nothing denied
+    CHECK(has_run(*oldest, {"--bind-fd", "{dir-fd:" + workspace + "}", workspace}));
+
+    confine_policy abi_1_6 = full;  // network, tmp and terminal, but nothing denied
+    abi_1_6.struct_size = CONFINE_POLICY_SIZE_1_6;
+    auto middle = wrap_through_abi(**runner, abi_1_6, command);
+    REQUIRE(middle);
+    CHECK(has_run(*middle, {"--seccomp", "{network-filter-fd}"}));
+    CHECK(has_run(*middle, {"--bind", "/tmp", "/tmp"}));
+    CHECK_FALSE(contains(*middle, denied));
+
+    // A size that ends inside a field reads none of it; one short of the oldest layout is refused.
+    confine_policy torn = full;
+    torn.struct_size = CONFINE_POLICY_SIZE_1_6 + 1;
+    auto halfway = wrap_through_abi(**runner, torn, command);
+    REQUIRE(halfway);
+    CHECK_FALSE(contains(*halfway, denied));
+    confine_policy too_short = full;
+    too_short.struct_size = CONFINE_POLICY_SIZE_1_0 - 1;
+    auto refused = wrap_through_abi(**runner, too_short, command);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == CONFINE_E_INVALID_ARGUMENT);
+    CHECK_THAT(refused.error().message, Catch::Contains("malformed"));
 }

@@ -151,7 +151,7 @@ Result run(const std::vector<std::string>& argv) {
     auto r = confine::detail::run_bounded(argv, std::chrono::seconds(60), 16 << 20);
     if (!r.spawned) FAIL("cannot start " << argv.front() << ": errno " << r.spawn_errno);
     if (r.timed_out) FAIL(argv.front() << " did not finish within 60 s");
-    return Result{r.exited ? r.exit_code : -1, r.signal, r.out, r.err};
+    return Result{r.exited ? r.exit_code : -1, r.signal, r.stdout_text, r.stderr_text};
 }
 
 Installed::Installed() {

@@ -4,7 +4,7 @@
 // AppContainer runner's grant and denial planning, profile naming and launcher grammar.
 #include "plan.hpp"
 
-#include <confine/sdk/windows_command_line.hpp>
+#include <confine/internal/windows_command_line.hpp>
 
 #include <catch2/catch.hpp>
 

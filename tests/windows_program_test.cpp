@@ -1,10 +1,10 @@
-// Which file a Windows command starts (confine/sdk/windows_program.hpp), and how
+// Which file a Windows command starts (confine/internal/windows_program.hpp), and how
 // appcontainer-run starts it (command.hpp): on any OS, against a file system written
 // here, so that each rule is seen to choose what it says.
 #include "command.hpp"
 #include "plan.hpp"
 
-#include <confine/sdk/windows_program.hpp>
+#include <confine/internal/windows_program.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,5 @@
+#include "classify.hpp"
+
 #include <confine/execute.hpp>
 
 #include <algorithm>

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <confine/execute.hpp>
+
+#include "classify.hpp"
 #if defined(_WIN32)
-#include <confine/sdk/windows_program.hpp>
+#include <confine/internal/windows_program.hpp>
 #endif
 
 #include <atomic>
@@ -141,7 +143,7 @@ std::optional<std::string> find_program(const std::string& name, const std::opti
                                         const std::filesystem::path& working_directory, int& error);
 
 #if defined(_WIN32)
-// The file a command name starts on Windows (confine/sdk/windows_program.hpp): PATH and
+// The file a command name starts on Windows (confine/internal/windows_program.hpp): PATH and
 // PATHEXT of `environment` (nullopt: this process's), never the working directory for a
 // bare name; a relative explicit path is made absolute from `working_directory` (empty:
 // the current one). A batch file, or anything but a .exe or .com, is refused.

@@ -35,8 +35,7 @@ std::vector<Place> writable_places(const Policy& policy, const fs::path& cwd) {
         add("the workspace " + policy.workspace.string(), policy.workspace);
         for (const auto& w : policy.writable) add("the writable root " + w.string(), w);
     }
-    add("/tmp", "/tmp");
-    add("/dev/shm", "/dev/shm");
+    for (const auto& place : sdk::always_writable_places()) add(place.string(), place);
     return places;
 }
 

@@ -2,6 +2,8 @@
 // one implementation per OS under platform/.
 #pragma once
 
+#include <confine/sdk/vocabulary.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -9,21 +11,11 @@
 
 namespace confine::detail {
 
-struct BoundedRun {
-    bool spawned = false;
-    int spawn_errno = 0;
-    bool exited = false;
-    int exit_code = -1;
-    int signal = 0;
-    bool timed_out = false;
-    std::string out;
-    std::string err;
-};
-
 // Runs argv (argv[0] absolute, or a bare name looked up on PATH) in a new process
 // group with stdin on /dev/null and stdout/stderr captured up to `capture_limit`
-// bytes each. When `timeout` passes, the whole process group is killed.
-BoundedRun run_bounded(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+// bytes each. When `timeout` passes, the whole process group is killed. What it did is
+// what a runner's probe is told of its command (sdk::ProbeRun), one type for both.
+sdk::ProbeRun run_bounded(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                        std::size_t capture_limit);
 
 }  // namespace confine::detail

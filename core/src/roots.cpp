@@ -19,14 +19,15 @@ namespace fs = std::filesystem;
 
 namespace confine::detail {
 
-bool is_within(const fs::path& path, const fs::path& root) {
-    auto p = path.begin();
-    for (auto r = root.begin(); r != root.end(); ++r, ++p) {
-        if (r->empty()) continue;  // a trailing separator
-        if (p == path.end() || *p != *r) return false;
-    }
-    return true;
+namespace {
+
+// Whether `p` lies in a place every sandbox may write (sdk::always_writable_places()).
+bool always_writable(const fs::path& p) {
+    const auto& places = sdk::always_writable_places();
+    return std::any_of(places.begin(), places.end(), [&](const fs::path& place) { return is_within(p, place); });
 }
+
+}  // namespace
 
 std::optional<std::string> refused_writable_root(const fs::path& real, const fs::path& home) {
     if (real == real.root_path()) return std::string("it is the root of the file system");
@@ -38,7 +39,7 @@ std::optional<std::string> refused_writable_root(const fs::path& real, const fs:
     // the spools that cron and at run from: nothing beneath them may become writable.
     for (const char* system : {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys",
                                "/usr", "/var/spool"})
-        if (is_within(real, system) && !is_within(real, "/dev/shm"))
+        if (is_within(real, system) && !always_writable(real))
             return "it is " + std::string(real == system ? "" : "inside ") + "the system directory " + system;
     // Directories that hold others: the homes, software, data, and state of the system.
     for (const char* holder : {"/home", "/opt", "/srv", "/mnt", "/media", "/root", "/var", "/var/lib", "/var/log", "/var/cache"})
@@ -307,7 +308,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
     // What lies outside every writable place is read-only already.
     std::erase_if(out.protect, [&](const fs::path& p) {
         return std::none_of(places.begin(), places.end(), [&](const std::string& place) { return is_within(p, place); }) &&
-               !is_within(p, "/tmp") && !is_within(p, "/dev/shm");
+               !always_writable(p);
     });
     return std::nullopt;
 }

@@ -20,8 +20,8 @@ namespace confine::detail {
 // directory, resolved (empty when there is none).
 std::optional<std::string> refused_writable_root(const std::filesystem::path& real, const std::filesystem::path& home);
 
-// Whether `path` is `root` or lies beneath it, component by component (both resolved).
-bool is_within(const std::filesystem::path& path, const std::filesystem::path& root);
+// Whether `path` is `root` or lies beneath it: the SDK's rule, the one of host and runners.
+using sdk::is_within;
 
 // The caller's home directories, resolved, each once: $HOME, and the account's home
 // from the user database (getpwuid(geteuid())) when it differs; one that does not exist,
@@ -51,7 +51,7 @@ std::optional<Error> resolve_denied(const std::vector<std::filesystem::path>& en
 std::optional<Error> resolve_protected(const std::vector<std::filesystem::path>& entries, const std::filesystem::path& home, Policy& out);
 
 // The places a confined command may write under `policy` (resolved), beyond those every
-// sandbox may write.
+// sandbox may write (sdk::always_writable_places()).
 std::vector<std::string> writable_places(const Policy& resolved);
 
 }  // namespace confine::detail

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <confine/execute.hpp>
+
+#include "classify.hpp"
 #include <confine/limits.hpp>
 
 #include <cstddef>

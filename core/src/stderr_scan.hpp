@@ -1,6 +1,6 @@
 // Reading a run's stderr as it passes, for what the classifier needs (docs/design.md §5,
 // §13), in memory bounded by the failure rule's own sizes whatever the volume. Internal
-// to libconfine; scan_stderr (execute.hpp) is the same over a whole text.
+// to libconfine; scan_stderr (classify.hpp) is the same over a whole text.
 //
 //   StderrScanner scan(wrap.failure_rule, wrap.denial_signatures);
 //   scan.feed(bytes);  ...  scan.feed(more);
@@ -8,6 +8,8 @@
 #pragma once
 
 #include <confine/execute.hpp>
+
+#include "classify.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -17,7 +17,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "confined-run: %s\n", config.error().message.c_str());
         return 125;
     }
-    auto provider = confine::Provider::create(std::move(*config));
+    // Plugins from the installation this program was built against (its plugin directory,
+    // which confine's CMake package and confine.pc name), after the configuration's.
+    auto provider = confine::Provider::create(std::move(*config), {.builtin_plugin_dirs = confine::installed_plugin_dirs()});
     if (!provider) {
         std::fprintf(stderr, "confined-run: %s\n", provider.error().message.c_str());
         return 125;

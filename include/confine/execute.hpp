@@ -101,54 +101,6 @@ struct Outcome {
 std::string_view to_string(OutcomeKind kind) noexcept;  // "completed", "task_failed", "sandbox_unavailable"
 std::string_view to_string(Basis basis) noexcept;       // "attestation", "rule", "spawn_error", "selection"
 
-// Evidence lines taken from a command's stderr (a fatal line, a denial hint) are cut to
-// this many bytes, at a UTF-8 character boundary, and "…" is appended to a line that was
-// cut. Informational lines are compared whole, whatever their length.
-inline constexpr std::size_t evidence_line_max = 4096;
-
-// What the classifier needs of a run's stderr, found as the stream passed (design.md §13):
-// the first line that carries one of the failure rule's fatal signatures and is not one
-// of its informational lines, and the first line in the runner's denial dialect.
-// Signatures match case-insensitively (ASCII) anywhere in a line; lines end at '\n', and
-// a last line without one counts.
-struct StderrFindings {
-    std::optional<std::string> fatal_line;  // cut to evidence_line_max
-    std::string fatal_signature;            // the rule's first signature the line carries
-    std::optional<std::string> denial_line;  // cut to evidence_line_max
-};
-
-// The findings of a whole stderr text at once, for a host that classifies what it
-// observed itself; the executor finds the same while the stream passes, in bounded memory.
-StderrFindings scan_stderr(const WrapResult& wrap, std::string_view stderr_text);
-
-// What the executor observed of one run, for the classifier, which judges it.
-struct Observation {
-    bool spawned = true;
-    int spawn_errno = 0;
-    std::optional<int> exit_code;
-    std::optional<int> signal;
-    bool timed_out = false;
-    std::optional<std::string> limit;  // the limit that ended the command (Outcome::limit)
-    // What the executor saw itself of whether the runner reached the command: the
-    // in-process path's error pipe, or the runner's execs followed (exec attestation).
-    // wrong_exec: the exec the runner declared as the command's ran another file, so the
-    // runner was ended there, before it was let go (attestation_detail says which execs).
-    enum class Attested { unavailable, reached_command, runner_stopped, wrong_exec };
-    Attested attested = Attested::unavailable;
-    std::string attestation_detail;  // why unavailable, how the runner stopped, or which exec was wrong
-    std::string runner_message;      // what an in-process runner said when it failed
-    bool stderr_seen = false;        // whether stderr_findings come from the run's stderr
-    StderrFindings stderr_findings;
-    // A runner that attests on a status descriptor (Attestation::Kind::status_fd): what
-    // it wrote there (up to 1 MiB), a channel the command cannot write to; nullopt for
-    // any other run. The classifier looks in it for the runner's marker
-    // (design.md §6).
-    std::optional<std::string> status_text;
-};
-
-// The one classifier, for foreground and background runs alike. Pure.
-Outcome classify(const WrapResult& wrap, const Observation& observed);
-
 struct RunOptions {
     // The run's time limit: when it passes, every process of the run gets SIGTERM, and
     // `kill_after` later SIGKILL (at once when kill_after is 0); the outcome says
@@ -288,7 +240,7 @@ private:
 // script whose interpreter is missing) or command_not_executable; nullopt when it can
 // be executed. A host that runs a wrap by itself calls it first, so that a typo is said
 // as the caller's error (126, 127) and never taken for a sandbox failure.
-// On Windows it is looked up once, as confine/sdk/windows_program.hpp says (PATH and
+// On Windows it is looked up once, as docs/design.md §7 says (PATH and
 // PATHEXT, never the working directory for a bare name), and a batch file (.bat, .cmd)
 // is refused as command_not_executable, its line saying why and what to run instead.
 std::optional<Error> check_command(std::span<const std::string> argv, const RunOptions& options = {});

@@ -118,34 +118,38 @@ private:
     std::vector<std::filesystem::path> dirs_;
 };
 
-// The install's own plugin directory: in a program compiled against an installed
-// confine, that installation's (below); otherwise <libdir>/confine/plugins located
-// relative to the running binary (confinectl, or a program in the install's own bin/).
+// The install's own plugin directory, found relative to the running binary:
+// <libdir>/confine/plugins of the tree whose bin/ it runs from (confinectl, or a program in
+// the install's own bin/); empty when the running binary cannot be told. What a Provider
+// searches unless its options name other directories (ProviderOptions::builtin_plugin_dirs).
 std::filesystem::path builtin_plugin_dir();
 
 namespace detail {
-// Records `dir`, a string with static storage, as the plugin directory of the
-// installation the program was compiled against. The first registration holds; an
-// empty one is ignored, and a relative one leaves the program no built-in plugin
-// directory at all (it would depend on the working directory), so that it fails closed.
-void register_installed_plugin_dir(const char* dir) noexcept;
+// `dir` as an installation's plugin directory: lexically normal, or none at all when it
+// is relative (found from the working directory, which may be a workspace).
+std::vector<std::filesystem::path> installation_plugin_dirs(const char* dir);
 }  // namespace detail
 
-// A program compiled against an installed confine — through its CMake package
-// (confine::core) or confine.pc — is given CONFINE_INSTALLED_PLUGIN_DIR, the absolute
-// path of that installation's plugin directory, and each of its translation units
-// that includes this header registers it before main(). The installed libconfine was
-// compiled without it, and so are confinectl and every program in confine's own tree:
-// they keep finding the plugin directory relative to themselves. What the definition
-// changes has internal linkage, so no type and no inline function the library shares
-// with the program differs between the two.
-#if defined(CONFINE_INSTALLED_PLUGIN_DIR)
-namespace detail {
+// The plugin directory of the installed confine the calling program was compiled
+// against, for a host program to search, said where it creates its provider:
+//
+//   confine::Provider::create(std::move(*config), {.builtin_plugin_dirs = confine::installed_plugin_dirs()});
+//
+// confine's CMake package (confine::core) and confine.pc compile a program with
+// CONFINE_INSTALLED_PLUGIN_DIR, that installation's plugin directory where the package
+// lies when the program is configured; this reads it in the caller's own translation
+// unit (internal linkage: libconfine, compiled without it, shares nothing that differs).
+// Without it (a program in confine's own tree) it is builtin_plugin_dir(); a relative
+// directory names none, so that the program fails closed.
 namespace {
-[[maybe_unused]] const bool installed_plugin_dir_registered =
-    (register_installed_plugin_dir(CONFINE_INSTALLED_PLUGIN_DIR), true);
-}  // namespace
-}  // namespace detail
+[[maybe_unused]] std::vector<std::filesystem::path> installed_plugin_dirs() {
+#if defined(CONFINE_INSTALLED_PLUGIN_DIR)
+    return detail::installation_plugin_dirs(CONFINE_INSTALLED_PLUGIN_DIR);
+#else
+    if (std::filesystem::path dir = builtin_plugin_dir(); !dir.empty()) return {dir};
+    return {};
 #endif
+}
+}  // namespace
 
 }  // namespace confine

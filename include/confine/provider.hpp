@@ -79,8 +79,9 @@ SettingsJudgement judge_runner_settings(const Config& config, const std::vector<
 struct ProviderOptions {
     std::optional<std::string> platform;  // default: current_platform()
     // Searched after the configuration's plugin_dirs, instead of the install's own
-    // plugin directory. Default: builtin_plugin_dir() — the installation's that the
-    // program was compiled against (plugins.hpp), else the one beside the running binary.
+    // plugin directory. Default: builtin_plugin_dir(), the one beside the running binary.
+    // A program built against an installed confine names that installation's here:
+    // installed_plugin_dirs() (plugins.hpp).
     std::optional<std::vector<std::filesystem::path>> builtin_plugin_dirs;
     // Unset: every provider probes its chain afresh.
     std::optional<VerdictCacheOptions> verdict_cache;

@@ -25,8 +25,8 @@
 #include "plan.hpp"
 #include "std_handles.hpp"
 
-#include <confine/sdk/windows_command_line.hpp>
-#include <confine/sdk/windows_finish.hpp>
+#include <confine/internal/windows_command_line.hpp>
+#include <confine/internal/windows_finish.hpp>
 
 #include <windows.h>
 #include <aclapi.h>
@@ -356,7 +356,7 @@ std::expected<std::string, std::string> final_path(const std::string& path) {
     return narrow(buf.c_str());  // "\\?\C:\..." (a drive path) or "\\?\UNC\..." (refused)
 }
 
-// Set by the host (the name is sdk/windows_finish.hpp's) to ask this launcher to end the
+// Set by the host (the name is internal/windows_finish.hpp's) to ask this launcher to end the
 // command and clean up before the host ends the job.
 HANDLE finish_event = nullptr;
 

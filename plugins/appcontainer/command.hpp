@@ -3,7 +3,7 @@
 // any OS; appcontainer_run.cpp and std_handles.hpp do the Windows half.
 #pragma once
 
-#include <confine/sdk/windows_program.hpp>
+#include <confine/internal/windows_program.hpp>
 
 #include <algorithm>
 #include <expected>
@@ -19,7 +19,7 @@ namespace confine::appcontainer {
 // directory — the workspace — first). confinectl passes the file it resolved, an
 // absolute path, as the command's argv[0]: found again here, it is that same file. A
 // bare name from a host that wrote the launcher's argv itself is looked up by the same
-// rule (confine/sdk/windows_program.hpp), batch files refused the same way.
+// rule (confine/internal/windows_program.hpp), batch files refused the same way.
 inline std::expected<std::string, std::string> command_file(const std::string& argv0, std::string_view path, std::string_view pathext,
                                                             std::string_view working_directory,
                                                             const std::function<windows::FileKind(const std::string&)>& kind) {

@@ -6,8 +6,8 @@
 // Allocates nothing and throws nothing, so it may run between fork and exec.
 #pragma once
 
-#include <confine/sdk/network_filter_linux.hpp>
-#include <confine/sdk/terminal_filter_linux.hpp>
+#include <confine/internal/network_filter_linux.hpp>
+#include <confine/internal/terminal_filter_linux.hpp>
 
 #include <fcntl.h>
 #include <linux/audit.h>

@@ -23,6 +23,13 @@ cmake --install "$build" --component sdk --prefix "$sdk" >/dev/null
 [ -f "$sdk/include/confine/sdk/plugin.hpp" ] || fail "the sdk component did not install confine/sdk/plugin.hpp"
 others=$(cd "$sdk" && find . -type f ! -path './include/confine/sdk/*' | sort)
 [ -z "$others" ] || fail "the sdk component installs more than the SDK headers: $others"
+# What a plugin author needs, and nothing else: the ABI, the plugin base and its settings,
+# the vocabulary, placeholders, trust for runner programs, the bubblewrap profile, the
+# testing support, and the marshalling plugin.hpp includes (detail/). confine's own shared
+# code (internal/confine/internal/) is never installed.
+installed=$(cd "$sdk/include/confine/sdk" && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ')
+expected="abi.h bwrap_profile.hpp detail/entry.hpp placeholders.hpp plugin.hpp program_trust.hpp testing.hpp trust_posix.hpp trust_windows.hpp vocabulary.hpp "
+[ "$installed" = "$expected" ] || fail "the installed SDK is not the plugin author's headers: installed $installed; expected $expected"
 
 # Every confine header named in a dependency list ($1) lies in the SDK prefix.
 only_sdk_headers() {
@@ -32,8 +39,8 @@ only_sdk_headers() {
 }
 
 # Each header by itself. Those named for another OS are compiled on that OS only.
-for header in "$sdk"/include/confine/sdk/*; do
-  name=${header##*/}
+for header in $(cd "$sdk/include/confine/sdk" && find . -type f | sed 's|^\./||' | sort); do
+  name=$header
   case "$name" in *_windows.hpp) continue ;; esac
   case "$name" in
     *.h) lang=c; compiler=${CC:-cc}; std=-std=c11 ;;

@@ -1,9 +1,9 @@
 // A command for the Windows tests to run: `win-helper exit N`, `win-helper out TEXT`,
 // `win-helper err TEXT`, `win-helper sleep MS`, `win-helper touch FILE`, and
 // `win-helper await-finish FILE`: a runner with something to undo — it makes the finish
-// event (sdk/windows_finish.hpp), waits up to a minute for the host to set it, then
+// event (internal/windows_finish.hpp), waits up to a minute for the host to set it, then
 // writes FILE and exits 3 (status 4 when nobody asked).
-#include <confine/sdk/windows_finish.hpp>
+#include <confine/internal/windows_finish.hpp>
 
 #include <windows.h>
 

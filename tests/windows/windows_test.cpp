@@ -8,7 +8,7 @@
 #include "process.hpp"
 
 #include <confine/config.hpp>
-#include <confine/sdk/windows_finish.hpp>
+#include <confine/internal/windows_finish.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -56,7 +56,7 @@ fs::path scratch_file(const std::string& name) {
     return fs::path(std::wstring(buf, n)) / (name + "-" + std::to_string(::GetCurrentProcessId()));
 }
 
-confine::detail::BoundedRun run(const std::vector<std::string>& argv, std::chrono::milliseconds limit = 60s) {
+confine::sdk::ProbeRun run(const std::vector<std::string>& argv, std::chrono::milliseconds limit = 60s) {
     return confine::detail::run_bounded(argv, limit, 1 << 20);
 }
 
@@ -73,8 +73,8 @@ TEST_CASE("bounded runs capture output and exit status, and end at their time li
     CHECK(r.spawned);
     CHECK(r.exited);
     CHECK(r.exit_code == 7);
-    CHECK_THAT(r.out, Catch::Contains("to stdout"));
-    CHECK_THAT(r.err, Catch::Contains("to stderr"));
+    CHECK_THAT(r.stdout_text, Catch::Contains("to stdout"));
+    CHECK_THAT(r.stderr_text, Catch::Contains("to stderr"));
     const auto start = std::chrono::steady_clock::now();
     auto slow = run({helper, "sleep", "30000"}, 500ms);
     CHECK(slow.timed_out);
@@ -90,7 +90,7 @@ TEST_CASE("hostile arguments reach a real process intact", "[windows][quoting]")
         INFO(arg);
         auto r = run({helper, "out", arg});
         CHECK(r.exit_code == 0);
-        CHECK(r.out == arg + "\r\n");
+        CHECK(r.stdout_text == arg + "\r\n");
     }
 }
 
@@ -145,29 +145,29 @@ TEST_CASE("the Windows executor runs, captures, times out and refuses what it ca
 TEST_CASE("confinectl probe fails closed where AppContainer is missing", "[windows][confinectl]") {
     auto version = run({confinectl_exe, "--version"});
     CHECK(version.exit_code == 0);
-    CHECK_THAT(version.out, Catch::StartsWith("confinectl "));
+    CHECK_THAT(version.stdout_text, Catch::StartsWith("confinectl "));
     auto probe = run({confinectl_exe, "probe"});
-    INFO(probe.out << probe.err);
+    INFO(probe.stdout_text << probe.stderr_text);
     CHECK(probe.exit_code == 125);
-    CHECK_THAT(probe.out, Catch::Contains("platform: windows") && Catch::Contains("chain: appcontainer"));
-    CHECK(lines_starting(probe.err, "confinectl: ") == 1);
-    CHECK_THAT(probe.err, Catch::StartsWith("confinectl: sandbox unavailable: ") && Catch::Contains("AppContainer is not available"));
+    CHECK_THAT(probe.stdout_text, Catch::Contains("platform: windows") && Catch::Contains("chain: appcontainer"));
+    CHECK(lines_starting(probe.stderr_text, "confinectl: ") == 1);
+    CHECK_THAT(probe.stderr_text, Catch::StartsWith("confinectl: sandbox unavailable: ") && Catch::Contains("AppContainer is not available"));
 }
 
 TEST_CASE("confinectl run fails closed where AppContainer is missing, the command never run", "[windows][confinectl]") {
     const fs::path marker = scratch_file("confine-ran");
     fs::remove(marker);
     auto r = run({confinectl_exe, "run", "--", helper, "touch", marker.string()});
-    INFO(r.out << r.err);
+    INFO(r.stdout_text << r.stderr_text);
     CHECK(r.exit_code == 125);
-    CHECK(lines_starting(r.err, "confinectl: ") == 1);
-    CHECK_THAT(r.err, Catch::Contains("confinectl: sandbox unavailable: appcontainer-run: AppContainer is not available"));
+    CHECK(lines_starting(r.stderr_text, "confinectl: ") == 1);
+    CHECK_THAT(r.stderr_text, Catch::Contains("confinectl: sandbox unavailable: appcontainer-run: AppContainer is not available"));
     CHECK_FALSE(fs::exists(marker));
     // A usage error is one line and 125 as well; --report-fd does not exist here.
     auto fd = run({confinectl_exe, "run", "--report-fd", "5", "--", helper});
     CHECK(fd.exit_code == 125);
-    CHECK_THAT(fd.err, Catch::StartsWith("confinectl: --report-fd is not available on Windows; use --report FILE"));
-    CHECK(lines_starting(fd.err, "confinectl: ") == 1);
+    CHECK_THAT(fd.stderr_text, Catch::StartsWith("confinectl: --report-fd is not available on Windows; use --report FILE"));
+    CHECK(lines_starting(fd.stderr_text, "confinectl: ") == 1);
 }
 
 namespace {
@@ -185,19 +185,19 @@ TEST_CASE("confinectl wrap plans reading where a read-only command runs, and a p
     // Issue 19: read-only mode granted nothing. The working directory (ABI 1.8) is read.
     const std::string cwd = fs::canonical(fs::current_path()).string();
     auto ro = run({confinectl_exe, "wrap", "--json", "--runner", "appcontainer", "--mode", "read-only", "--", "cmd.exe", "/c", "dir"});
-    INFO(ro.out << ro.err);
+    INFO(ro.stdout_text << ro.stderr_text);
     CHECK(ro.exit_code == 0);
-    CHECK_THAT(ro.out, Catch::Contains("\"--ro\"") && Catch::Contains(json_string(cwd)));
-    CHECK_THAT(ro.out, !Catch::Contains("--rw") && !Catch::Contains("--private-temp"));
+    CHECK_THAT(ro.stdout_text, Catch::Contains("\"--ro\"") && Catch::Contains(json_string(cwd)));
+    CHECK_THAT(ro.stdout_text, !Catch::Contains("--rw") && !Catch::Contains("--private-temp"));
     // Workspace-write: the workspace, and the run's own temporary directory, never %TEMP%.
     auto rw = run({confinectl_exe, "wrap", "--json", "--runner", "appcontainer", "--", "cmd.exe"});
-    INFO(rw.out << rw.err);
+    INFO(rw.stdout_text << rw.stderr_text);
     CHECK(rw.exit_code == 0);
-    CHECK_THAT(rw.out, Catch::Contains("\"--rw\"") && Catch::Contains(json_string(cwd)) && Catch::Contains("\"--private-temp\""));
+    CHECK_THAT(rw.stdout_text, Catch::Contains("\"--rw\"") && Catch::Contains(json_string(cwd)) && Catch::Contains("\"--private-temp\""));
     wchar_t temp[MAX_PATH + 1];
     const DWORD n = ::GetTempPathW(MAX_PATH + 1, temp);
     const std::string user_temp = fs::path(std::wstring(temp, n)).string();
-    const std::string argv_part = rw.out.substr(0, rw.out.find("\"attestation\""));  // not the environment, which names TEMP
+    const std::string argv_part = rw.stdout_text.substr(0, rw.stdout_text.find("\"attestation\""));  // not the environment, which names TEMP
     CHECK_THAT(argv_part, !Catch::Contains(json_string(user_temp.substr(0, user_temp.size() - 1))));
 }
 
@@ -238,11 +238,11 @@ TEST_CASE("the Windows lookup follows PATH and PATHEXT, never the working direct
 
     // confinectl says it in one line, 126, before any runner is chosen.
     auto r = run({confinectl_exe, "run", "--", (root / "bin" / "npm.cmd").string(), "install"});
-    INFO(r.out << r.err);
+    INFO(r.stdout_text << r.stderr_text);
     CHECK(r.exit_code == 126);
-    CHECK(lines_starting(r.err, "confinectl: ") == 1);
-    CHECK_THAT(r.err, Catch::Contains("is a batch file and is not run") && Catch::Contains("CVE-2024-24576"));
-    CHECK_THAT(r.err, !Catch::Contains("sandbox unavailable"));
+    CHECK(lines_starting(r.stderr_text, "confinectl: ") == 1);
+    CHECK_THAT(r.stderr_text, Catch::Contains("is a batch file and is not run") && Catch::Contains("CVE-2024-24576"));
+    CHECK_THAT(r.stderr_text, !Catch::Contains("sandbox unavailable"));
     fs::remove_all(root);
 }
 
@@ -254,21 +254,21 @@ TEST_CASE("confinectl wrap names the file it found for the launcher to start", "
     REQUIRE(::SetEnvironmentVariableW(L"PATH", path.c_str()));
     auto r = run({confinectl_exe, "wrap", "--json", "--runner", "appcontainer", "--", "win-helper", "exit", "0"});
     ::SetEnvironmentVariableW(L"PATH", std::wstring(old, n < 32767 ? n : 0).c_str());
-    INFO(r.out << r.err);
+    INFO(r.stdout_text << r.stderr_text);
     REQUIRE(r.exit_code == 0);
     // After "--", the absolute path of the helper (JSON doubles each backslash), not its bare name.
     const std::string expected = json_string((dir / "win-helper").string());
-    CHECK_THAT(r.out, Catch::Contains("\"--\"") && Catch::Contains(expected.substr(0, expected.size() - 1)));
-    CHECK_THAT(r.out, !Catch::Contains("\"win-helper\""));
+    CHECK_THAT(r.stdout_text, Catch::Contains("\"--\"") && Catch::Contains(expected.substr(0, expected.size() - 1)));
+    CHECK_THAT(r.stdout_text, !Catch::Contains("\"win-helper\""));
 }
 
 TEST_CASE("timed-run, the world proofs' host with a time limit, fails closed where AppContainer is missing", "[windows][confinectl]") {
     const fs::path marker = scratch_file("confine-timed");
     fs::remove(marker);
     auto r = run({timed_run, "5000", fs::path(helper).parent_path().string(), helper, "touch", marker.string()});
-    INFO(r.out << r.err);
+    INFO(r.stdout_text << r.stderr_text);
     CHECK(r.exit_code == 0);
-    CHECK_THAT(r.out, Catch::StartsWith("outcome: sandbox_unavailable timed_out: 0"));
+    CHECK_THAT(r.stdout_text, Catch::StartsWith("outcome: sandbox_unavailable timed_out: 0"));
     CHECK_FALSE(fs::exists(marker));
     CHECK(run({timed_run, "5000"}).exit_code == 125);
 }

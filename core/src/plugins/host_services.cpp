@@ -78,7 +78,7 @@ void note_probe_program(HostContext& ctx, const std::string& name) {
     ctx.probe_programs.emplace_back(program ? *program : name);
 }
 
-confine_status fill_probe_run(void* context, const BoundedRun& run, confine_probe_run* out) {
+confine_status fill_probe_run(void* context, const sdk::ProbeRun& run, confine_probe_run* out) {
     *out = confine_probe_run{};
     out->struct_size = sizeof(confine_probe_run);
     out->spawned = run.spawned;
@@ -87,10 +87,10 @@ confine_status fill_probe_run(void* context, const BoundedRun& run, confine_prob
     out->exit_code = run.exit_code;
     out->signal = run.signal;
     out->timed_out = run.timed_out;
-    out->stdout_data = dup_c(run.out);
-    out->stdout_size = run.out.size();
-    out->stderr_data = dup_c(run.err);
-    out->stderr_size = run.err.size();
+    out->stdout_data = dup_c(run.stdout_text);
+    out->stdout_size = run.stdout_text.size();
+    out->stderr_data = dup_c(run.stderr_text);
+    out->stderr_size = run.stderr_text.size();
     if (!out->stdout_data || !out->stderr_data) {
         host_release_probe_run(context, out);
         return CONFINE_E_NO_MEMORY;
@@ -108,7 +108,7 @@ confine_status host_run_probe(void* context, const char* const* argv, std::size_
         const auto limit = probe_command_limit(*ctx, timeout_ms);
         detail::log_debug("{}: probe runs {} (limit {} ms)", ctx->runner, args->front(), limit.count());
         note_probe_program(*ctx, args->front());
-        BoundedRun run = run_bounded(*args, limit, probe_capture_bytes);
+        sdk::ProbeRun run = run_bounded(*args, limit, probe_capture_bytes);
         if (run.timed_out) ctx->probe_timed_out = true;
         return fill_probe_run(context, run, out);
     } catch (const std::bad_alloc&) {

@@ -3,7 +3,6 @@
 #include "plugins/loader.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 
 #ifndef CONFINE_RELATIVE_PLUGIN_DIR
@@ -24,11 +23,6 @@ constexpr std::string_view plugin_suffix = ".dylib";
 constexpr std::string_view plugin_suffix = ".so";
 #endif
 constexpr std::string_view plugin_prefix = "confine-runner-";
-
-// Set before main() by a program compiled against an installed confine (plugins.hpp).
-// Constant-initialised, so it is null before any registration runs, whatever the
-// order of static initialisation.
-std::atomic<const char*> installed_plugin_dir{nullptr};
 
 // The directories, each once (two spellings of one directory count once).
 std::vector<fs::path> unique_dirs(const std::vector<fs::path>& dirs) {
@@ -119,21 +113,17 @@ std::vector<PluginSearch::Entry> PluginSearch::scan() const {
     return entries;
 }
 
-void detail::register_installed_plugin_dir(const char* dir) noexcept {
-    if (!dir || !*dir) return;
-    const char* none = nullptr;
-    installed_plugin_dir.compare_exchange_strong(none, dir);
+std::vector<fs::path> detail::installation_plugin_dirs(const char* dir) {
+    if (!dir || !*dir) return {};
+    // A relative directory would be found from the working directory, which may be a
+    // workspace: none then, and the program fails closed.
+    const fs::path given(dir);
+    if (!given.is_absolute()) return {};
+    // confine.pc spells it from ${pcfiledir}: <prefix>/lib/pkgconfig/../../lib/...
+    return {given.lexically_normal()};
 }
 
 fs::path builtin_plugin_dir() {
-    if (const char* installed = installed_plugin_dir.load()) {
-        // A relative directory would be found from the working directory, which may be
-        // a workspace: none then, and the program fails closed.
-        const fs::path dir(installed);
-        if (!dir.is_absolute()) return {};
-        // confine.pc spells it from ${pcfiledir}: <prefix>/lib/pkgconfig/../../lib/...
-        return dir.lexically_normal();
-    }
     const fs::path self = detail::running_program();
     if (self.empty()) return {};
     return (self.parent_path() / CONFINE_RELATIVE_PLUGIN_DIR).lexically_normal();

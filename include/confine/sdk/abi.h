@@ -242,6 +242,13 @@ typedef struct confine_policy {
     const char* working_directory;
 } confine_policy;
 
+/* Size of a confine_policy from an ABI 1.0-1.4 / 1.5 / 1.6 / 1.7 host (1.8 and later:
+ * sizeof(confine_policy)). A runner reads a field only when struct_size covers it. */
+#define CONFINE_POLICY_SIZE_1_0 (offsetof(confine_policy, network))
+#define CONFINE_POLICY_SIZE_1_5 (offsetof(confine_policy, tmp))
+#define CONFINE_POLICY_SIZE_1_6 (offsetof(confine_policy, deny_read))
+#define CONFINE_POLICY_SIZE_1_7 (offsetof(confine_policy, working_directory))
+
 typedef struct confine_verdict {
     uint32_t struct_size;
     int32_t kind;       /* CONFINE_VERDICT_* */

@@ -51,7 +51,6 @@
 //   be read, and a socket there cannot be connected to.
 #pragma once
 
-#include <confine/sdk/network_filter_linux.hpp>
 #include <confine/sdk/placeholders.hpp>
 #include <confine/sdk/vocabulary.hpp>
 
@@ -104,17 +103,8 @@ inline std::vector<std::pair<std::filesystem::path, ProtectMount>> bwrap_protect
     if (policy.mode != Mode::workspace_write) return m;
     std::vector<fs::path> roots{policy.workspace};
     roots.insert(roots.end(), policy.writable.begin(), policy.writable.end());
-    auto in_a_root = [&roots](const fs::path& p) {
-        for (const auto& r : roots) {
-            auto pi = p.begin();
-            bool inside = true;
-            for (auto ri = r.begin(); ri != r.end(); ++ri, ++pi) {
-                if (ri->empty()) continue;
-                if (pi == p.end() || *pi != *ri) { inside = false; break; }
-            }
-            if (inside && pi != p.end()) return true;  // strictly beneath the root
-        }
-        return false;
+    auto in_a_root = [&roots](const fs::path& p) {  // strictly beneath a root
+        return std::any_of(roots.begin(), roots.end(), [&p](const fs::path& r) { return p != r && is_within(p, r); });
     };
     auto add = [&m](const fs::path& p, ProtectMount how) {
         for (const auto& [q, _] : m)

@@ -16,7 +16,8 @@
 // create<R>() goes through the plugin's own C entry point (what CONFINE_RUNNER_PLUGIN
 // exports), so a test sees what confine would: the settings as the C ABI carries them,
 // and the setting an error names (FakeHost::setting_at_fault). The runner's probe() and
-// wrap() are then called directly. Nothing here spawns a process.
+// wrap() are then called directly, or wrap() through the C entry point with a policy laid
+// out as an older host lays it out (wrap_through_abi). Nothing here spawns a process.
 #pragma once
 
 #include <confine/sdk/plugin.hpp>
@@ -246,6 +247,31 @@ std::expected<std::unique_ptr<Runner>, Error> create(FakeHost& host, const std::
         return std::unexpected(std::move(e));
     }
     return std::unique_ptr<Runner>(static_cast<Runner*>(instance));
+}
+
+// Calls `runner`'s wrap through the plugin's C entry point, as confine does, with a host's
+// `policy` in C, of any ABI 1.x layout: its struct_size says which (CONFINE_POLICY_SIZE_1_0,
+// _1_5, _1_6, _1_7, or sizeof(confine_policy)), so that a test can hand the runner an older
+// host's shorter policy and see that each field that host did not know reads as it meant
+// it. The argv the host would run, or the error the entry point returned.
+inline std::expected<std::vector<std::string>, Error> wrap_through_abi(Runner& runner, const confine_policy& policy,
+                                                                       const std::vector<std::string>& argv) {
+    std::vector<const char*> args;
+    for (const auto& a : argv) args.push_back(a.c_str());
+    confine_wrap_result* result = nullptr;
+    char* error = nullptr;
+    using C = detail::Entry<Runner>;
+    const confine_status st = C::wrap(&runner, &policy, args.data(), args.size(), &result, &error);
+    if (st != CONFINE_OK) {
+        Error e{error ? error : "wrap failed without a message", st};
+        C::free_string(error);
+        if (result) C::free_wrap_result(result);
+        return std::unexpected(std::move(e));
+    }
+    std::vector<std::string> out;
+    for (std::size_t i = 0; result && i < result->argv.count; ++i) out.emplace_back(result->argv.items[i]);
+    if (result) C::free_wrap_result(result);
+    return out;
 }
 
 }  // namespace confine::sdk::testing

@@ -34,11 +34,14 @@
 #include <sys/syscall.h>
 #endif
 
+#include <confine/sdk/vocabulary.hpp>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -91,20 +94,6 @@ struct TrustedFile {
     struct stat status {};
 };
 
-// Places every sandbox confine creates may write, whatever its policy: a file there,
-// or reached through a directory there, is refused whoever owns it. A run adds its own
-// workspace and writable roots.
-inline const std::vector<std::string>& always_sandbox_writable() {
-    static const std::vector<std::string> places{"/tmp", "/dev/shm"};
-    return places;
-}
-
-// Whether `path` is `root` or lies beneath it (both absolute and resolved).
-inline bool is_within(std::string_view path, std::string_view root) {
-    if (root == "/") return true;
-    return path == root || (path.size() > root.size() && path.substr(0, root.size()) == root && path[root.size()] == '/');
-}
-
 namespace detail {
 
 inline std::string mode_text(mode_t mode) {
@@ -128,11 +117,13 @@ inline std::string judge_owner(const std::string& path, const struct stat& st, b
     return {};
 }
 
-// The place a confined command may write that holds `dir`, or an empty string.
+// The place a confined command may write that holds `dir` (one of every sandbox's,
+// sdk::always_writable_places(), or of `writable`), or an empty string.
 inline std::string sandbox_writable_place(const std::string& dir, const std::vector<std::string>& writable) {
-    for (const auto& places : {&always_sandbox_writable(), &writable})
-        for (const auto& root : *places)
-            if (!root.empty() && is_within(dir, root)) return root;
+    for (const auto& place : sdk::always_writable_places())
+        if (sdk::is_within(dir, place)) return place.string();
+    for (const auto& root : writable)
+        if (!root.empty() && sdk::is_within(dir, root)) return root;
     return {};
 }
 
@@ -230,19 +221,37 @@ inline int open_without_links(const std::string& path, int flags) {
 #endif
 }
 
-// Opens `path` (absolute) with `flags` (O_RDONLY to read or load it, path_only to run it)
-// after judging every directory on the way and the file itself, or says why not in one
-// line. Refused: anything owned by a user other than root or the caller, or writable by
-// group or others (see judge_owner), and anything looked up inside a place a confined
-// command may write (always_sandbox_writable() and `sandbox_writable`, given resolved).
-// The file must be a regular file, or a directory when `flags` has O_DIRECTORY.
-inline std::expected<TrustedFile, std::string> open_trusted(const std::string& path, int flags,
-                                                            const std::vector<std::string>& sandbox_writable = {}) {
-    if (path.empty() || path.front() != '/') return std::unexpected("'" + path + "' is not an absolute path");
-    const uid_t me = ::geteuid();
-    // Components still to walk, last first; a link's target is pushed in front of the rest.
-    std::vector<std::string> todo;
-    auto push_components = [&todo](std::string_view p) {
+namespace detail {
+
+// open_trusted's walk: the components still to walk, last first (a link's target is
+// pushed in front of the rest), and the directories walked so far, each judged, with
+// their paths (the last is where the walk is).
+class TrustedWalk {
+public:
+    TrustedWalk(const std::string& path, int flags, const std::vector<std::string>& sandbox_writable)
+        : path_(path), flags_(flags), sandbox_writable_(sandbox_writable) {
+        push_components(path);
+    }
+
+    std::expected<TrustedFile, std::string> run() {
+        if (auto bad = open_root(); !bad.empty()) return std::unexpected(bad);
+        while (!todo_.empty()) {
+            const std::string name = std::move(todo_.back());
+            todo_.pop_back();
+            if (name == ".") continue;
+            if (name == "..") {
+                if (dirs_.size() > 1) dirs_.pop_back();
+                continue;
+            }
+            auto ended = step(name);
+            if (!ended) return std::unexpected(ended.error());
+            if (*ended) return std::move(**ended);
+        }
+        return std::unexpected(path_ + " is not a regular file");
+    }
+
+private:
+    void push_components(std::string_view p) {
         std::vector<std::string> parts;
         for (std::size_t at = 0; at <= p.size();) {
             std::size_t end = p.find('/', at);
@@ -250,89 +259,113 @@ inline std::expected<TrustedFile, std::string> open_trusted(const std::string& p
             if (end > at) parts.emplace_back(p.substr(at, end - at));
             at = end + 1;
         }
-        todo.insert(todo.end(), parts.rbegin(), parts.rend());
-    };
-    push_components(path);
+        todo_.insert(todo_.end(), parts.rbegin(), parts.rend());
+    }
 
-    // The directories walked so far (the last is where we are), and their paths.
-    std::vector<std::pair<Descriptor, std::string>> dirs;
-    auto open_root = [&dirs, me]() -> std::string {
-        dirs.clear();
-        Descriptor root(detail::open_root_directory());
+    // Starts again from "/", judged; why not, or an empty string.
+    std::string open_root() {
+        dirs_.clear();
+        Descriptor root(open_root_directory());
         if (root.get() < 0) return std::string("/: cannot open: ") + std::strerror(errno);
         struct stat st {};
         if (::fstat(root.get(), &st) != 0) return std::string("/: cannot stat: ") + std::strerror(errno);
-        if (auto bad = detail::judge_owner("/", st, false, me); !bad.empty()) return bad;
-        dirs.emplace_back(std::move(root), "/");
+        if (auto bad = judge_owner("/", st, false, me_); !bad.empty()) return bad;
+        dirs_.emplace_back(std::move(root), "/");
         return {};
-    };
-    if (auto bad = open_root(); !bad.empty()) return std::unexpected(bad);
+    }
 
-    int links = 0;
-    while (!todo.empty()) {
-        const std::string name = std::move(todo.back());
-        todo.pop_back();
-        if (name == ".") continue;
-        if (name == "..") {
-            if (dirs.size() > 1) dirs.pop_back();
-            continue;
-        }
-        const std::string& here = dirs.back().second;
-        const std::string next = detail::join(here, name);
+    // One component beneath the current directory: a link followed, a directory on the
+    // way descended into, the last one opened (the walk's file, which ends it).
+    std::expected<std::optional<TrustedFile>, std::string> step(const std::string& name) {
+        const std::string& here = dirs_.back().second;
+        const std::string next = join(here, name);
         // Anything in a directory a sandbox may write can be replaced by that sandbox.
-        if (auto place = detail::sandbox_writable_place(here, sandbox_writable); !place.empty())
+        if (auto place = sandbox_writable_place(here, sandbox_writable_); !place.empty())
             return std::unexpected(next + " lies in " + place + ", which the confined command may write");
-        const bool last = todo.empty();
-        auto component = detail::open_component(dirs.back().first.get(), name);
+        const bool last = todo_.empty();
+        auto component = open_component(dirs_.back().first.get(), name);
         if (!component) {
             // A missing part means the path names nothing: say so of the path asked for.
-            if (component.error() == ENOENT) return std::unexpected(path + ": " + std::strerror(ENOENT));
+            if (component.error() == ENOENT) return std::unexpected(path_ + ": " + std::strerror(ENOENT));
             return std::unexpected(next + ": " + std::strerror(component.error()));
         }
-        Descriptor fd = std::move(component->fd);
-        const struct stat st = component->status;
-        if (S_ISLNK(st.st_mode)) {
-            // The link lies in a directory judged above: nobody else can have put it there.
-            if (++links > 40) return std::unexpected(path + ": " + std::strerror(ELOOP));
-            char target[4096];
-            const ssize_t n = detail::read_component_link(dirs.back().first.get(), name, fd.get(), target, sizeof target - 1);
-            if (n <= 0) return std::unexpected(next + ": cannot read the link: " + std::strerror(errno));
-            const std::string_view t(target, static_cast<std::size_t>(n));
-            if (t.front() == '/')
-                if (auto bad = open_root(); !bad.empty()) return std::unexpected(bad);
-            push_components(t);
-            continue;
+        if (S_ISLNK(component->status.st_mode)) {
+            if (auto bad = follow_link(name, next, component->fd.get()); !bad.empty()) return std::unexpected(bad);
+            return std::nullopt;
         }
-        if (auto bad = detail::judge_owner(next, st, last, me); !bad.empty()) return std::unexpected(bad);
+        if (auto bad = judge_owner(next, component->status, last, me_); !bad.empty()) return std::unexpected(bad);
         if (!last) {
-            if (!S_ISDIR(st.st_mode)) return std::unexpected(next + ": " + std::strerror(ENOTDIR));
-            dirs.emplace_back(std::move(fd), next);
-            continue;
+            if (!S_ISDIR(component->status.st_mode)) return std::unexpected(next + ": " + std::strerror(ENOTDIR));
+            dirs_.emplace_back(std::move(component->fd), next);
+            return std::nullopt;
         }
-        const bool wanted_directory = (flags & O_DIRECTORY) != 0 && S_ISDIR(st.st_mode);
-        if (!S_ISREG(st.st_mode) && !wanted_directory) return std::unexpected(next + " is not a regular file");
+        auto file = open_last(name, next, std::move(*component));
+        if (!file) return std::unexpected(file.error());
+        return std::optional<TrustedFile>(std::move(*file));
+    }
+
+    // The link `name` (`fd`: its descriptor) read and its target pushed; why not, or "".
+    // The link lies in a directory judged already: nobody else can have put it there.
+    std::string follow_link(const std::string& name, const std::string& next, int fd) {
+        if (++links_ > 40) return path_ + ": " + std::strerror(ELOOP);
+        char target[4096];
+        const ssize_t n = read_component_link(dirs_.back().first.get(), name, fd, target, sizeof target - 1);
+        if (n <= 0) return next + ": cannot read the link: " + std::strerror(errno);
+        const std::string_view t(target, static_cast<std::size_t>(n));
+        if (t.front() == '/')
+            if (auto bad = open_root(); !bad.empty()) return bad;
+        push_components(t);
+        return {};
+    }
+
+    // The walk's file, `name` beneath the current directory, judged as `c`.
+    std::expected<TrustedFile, std::string> open_last(const std::string& name, const std::string& next, Component c) {
+        const std::string& here = dirs_.back().second;
+        const bool wanted_directory = (flags_ & O_DIRECTORY) != 0 && S_ISDIR(c.status.st_mode);
+        if (!S_ISREG(c.status.st_mode) && !wanted_directory) return std::unexpected(next + " is not a regular file");
         // The directory that holds the file is judged as strictly as the file itself,
         // wherever a link led (a sticky directory does not keep others from it).
         struct stat holder {};
-        if (::fstat(dirs.back().first.get(), &holder) != 0) return std::unexpected(here + ": cannot stat: " + std::strerror(errno));
-        if (auto bad = detail::judge_owner(here, holder, true, me); !bad.empty()) return std::unexpected(bad);
+        if (::fstat(dirs_.back().first.get(), &holder) != 0) return std::unexpected(here + ": cannot stat: " + std::strerror(errno));
+        if (auto bad = judge_owner(here, holder, true, me_); !bad.empty()) return std::unexpected(bad);
         TrustedFile out;
-        if (detail::names_only(flags)) {
-            out.fd = std::move(fd);
+        if (names_only(flags_)) {
+            out.fd = std::move(c.fd);
         } else {
             // Opened again beneath the same judged directory, without following a link;
             // still the object judged, which the status below proves.
-            out.fd = Descriptor(::openat(dirs.back().first.get(), name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC));
+            out.fd = Descriptor(::openat(dirs_.back().first.get(), name.c_str(), flags_ | O_NOFOLLOW | O_CLOEXEC));
             if (out.fd.get() < 0) return std::unexpected(next + ": cannot open: " + std::strerror(errno));
             struct stat again {};
-            if (::fstat(out.fd.get(), &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino)
+            if (::fstat(out.fd.get(), &again) != 0 || again.st_dev != c.status.st_dev || again.st_ino != c.status.st_ino)
                 return std::unexpected(next + ": changed while it was being checked");
         }
         out.real_path = next;
-        out.status = st;
+        out.status = c.status;
         return out;
     }
-    return std::unexpected(path + " is not a regular file");
+
+    const std::string& path_;
+    const int flags_;
+    const std::vector<std::string>& sandbox_writable_;
+    const uid_t me_ = ::geteuid();
+    std::vector<std::string> todo_;
+    std::vector<std::pair<Descriptor, std::string>> dirs_;
+    int links_ = 0;
+};
+
+}  // namespace detail
+
+// Opens `path` (absolute) with `flags` (O_RDONLY to read or load it, path_only to run it)
+// after judging every directory on the way and the file itself, or says why not in one
+// line. Refused: anything owned by a user other than root or the caller, or writable by
+// group or others (see judge_owner), and anything looked up inside a place a confined
+// command may write (sdk::always_writable_places() and `sandbox_writable`, given
+// resolved). The file must be a regular file, or a directory when `flags` has O_DIRECTORY.
+inline std::expected<TrustedFile, std::string> open_trusted(const std::string& path, int flags,
+                                                            const std::vector<std::string>& sandbox_writable = {}) {
+    if (path.empty() || path.front() != '/') return std::unexpected("'" + path + "' is not an absolute path");
+    return detail::TrustedWalk(path, flags, sandbox_writable).run();
 }
 
 }  // namespace confine::trust

@@ -1,5 +1,5 @@
 // The words the host and a runner plugin share, declared once: the policy of one call,
-// a probe's verdict, and the parts of a wrap result (design.md §1, §4).
+// a probe's verdict and run, and the parts of a wrap result (design.md §1, §4).
 //
 // The host's API (confine/wrap_result.hpp) and the plugin SDK (confine/sdk/plugin.hpp)
 // both use these types; the C ABI (confine/sdk/abi.h) carries them across the boundary.
@@ -56,6 +56,26 @@ struct Dimensions {
     Level limits = Level::none;    // the host's; never a runner's
 };
 
+// Whether `path` is `root` or lies beneath it, component by component (both absolute and
+// resolved): the one containment rule of confine, for the host and for runners.
+inline bool is_within(const std::filesystem::path& path, const std::filesystem::path& root) {
+    auto p = path.begin();
+    for (auto r = root.begin(); r != root.end(); ++r, ++p) {
+        if (r->empty()) continue;  // a trailing separator
+        if (p == path.end() || *p != *r) return false;
+    }
+    return true;
+}
+
+// The places every sandbox confine creates may write, whatever its policy (POSIX): the
+// host's /tmp (unless a run gets its own) and /dev/shm. A run adds its workspace and
+// writable roots. Nothing confine executes, loads or reads as configuration may lie in
+// one (trust_posix.hpp), and protecting a path outside all of them changes nothing.
+inline const std::vector<std::filesystem::path>& always_writable_places() {
+    static const std::vector<std::filesystem::path> places{"/tmp", "/dev/shm"};
+    return places;
+}
+
 // What one call may do. Passed with every call; never stored by a provider or a runner.
 // Paths are absolute; a runner receives them canonical (every link resolved).
 struct Policy {
@@ -92,6 +112,20 @@ struct Verdict {
     static Verdict full(std::string note = {}) { return {Kind::full, std::move(note)}; }
     static Verdict partial(std::string note = {}) { return {Kind::partial, std::move(note)}; }
     static Verdict unusable(std::string reason) { return {Kind::unusable, std::move(reason)}; }
+};
+
+// What a short command run with a time limit did: what the host's run_probe service
+// tells a runner of its probe command (Host::run_probe), and what the host's own probes
+// observe. Output is captured up to a limit (64 KiB for run_probe).
+struct ProbeRun {
+    bool spawned = false;  // false: it could not be started, spawn_errno says why
+    int spawn_errno = 0;
+    bool exited = false;   // it exited normally: exit_code is valid
+    int exit_code = -1;
+    int signal = 0;        // the signal that ended it when it did not exit normally
+    bool timed_out = false;  // the time limit killed its whole process group
+    std::string stdout_text;
+    std::string stderr_text;
 };
 
 // How the classifier tells a sandbox failure from the command's own failure when no

@@ -3,8 +3,8 @@
 // runner that loads it itself (bubblewrap's --seccomp, docs/design.md §12).
 #include "linux_features.hpp"
 
-#include <confine/sdk/network_filter_linux.hpp>
-#include <confine/sdk/terminal_filter_linux.hpp>
+#include <confine/internal/network_filter_linux.hpp>
+#include <confine/internal/terminal_filter_linux.hpp>
 
 #include <sys/mman.h>
 #include <sys/prctl.h>

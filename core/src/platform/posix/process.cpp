@@ -53,7 +53,7 @@ int spawn_probe(const std::vector<std::string>& argv, int out, int err, pid_t& p
     return rc;
 }
 
-void record_status(BoundedRun& run, int status) {
+void record_status(sdk::ProbeRun& run, int status) {
     if (WIFEXITED(status)) {
         run.exited = true;
         run.exit_code = WEXITSTATUS(status);
@@ -64,9 +64,9 @@ void record_status(BoundedRun& run, int status) {
 
 }  // namespace
 
-BoundedRun run_bounded(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+sdk::ProbeRun run_bounded(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                        std::size_t capture_limit) {
-    BoundedRun run;
+    sdk::ProbeRun run;
     if (argv.empty()) {
         run.spawn_errno = EINVAL;
         return run;
@@ -87,8 +87,8 @@ BoundedRun run_bounded(const std::vector<std::string>& argv, std::chrono::millis
     run.spawned = true;
 
     OutputPump pump(pid, true);
-    pump.read({.fd = out_r.get(), .take = keep_head(run.out, capture_limit)});
-    pump.read({.fd = err_r.get(), .take = keep_head(run.err, capture_limit)});
+    pump.read({.fd = out_r.get(), .take = keep_head(run.stdout_text, capture_limit)});
+    pump.read({.fd = err_r.get(), .take = keep_head(run.stderr_text, capture_limit)});
     // Seen ending before it is reaped, the probe's group id cannot have been reused yet:
     // clear out anything it left behind, then reap.
     pump.ended = [pid](bool reaped) {

@@ -3,6 +3,8 @@
 
 #include <confine/execute.hpp>
 
+#include "classify.hpp"
+
 #include <sys/wait.h>
 
 namespace confine::detail {

@@ -5,7 +5,7 @@
 #include "fd.hpp"
 #include "linux_features.hpp"
 
-#include <confine/sdk/network_filter_linux.hpp>
+#include <confine/internal/network_filter_linux.hpp>
 
 #include <fcntl.h>
 #include <signal.h>

@@ -51,8 +51,8 @@ bool start_windows_process(const std::string& command_line, HANDLE in, HANDLE ou
     return true;
 }
 
-BoundedRun run_bounded(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::size_t capture_limit) {
-    BoundedRun r;
+sdk::ProbeRun run_bounded(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::size_t capture_limit) {
+    sdk::ProbeRun r;
     auto line = windows::command_line(argv);
     if (!line) {
         r.spawn_errno = EINVAL;
@@ -81,8 +81,8 @@ BoundedRun run_bounded(const std::vector<std::string>& argv, std::chrono::millis
         while (::ReadFile(from, buf, sizeof buf, &n, nullptr) && n > 0)
             if (into.size() < capture_limit) into.append(buf, std::min<std::size_t>(n, capture_limit - into.size()));
     };
-    std::thread out_reader(drain, out_r.get(), std::ref(r.out));
-    std::thread err_reader(drain, err_r.get(), std::ref(r.err));
+    std::thread out_reader(drain, out_r.get(), std::ref(r.stdout_text));
+    std::thread err_reader(drain, err_r.get(), std::ref(r.stderr_text));
     const DWORD limit = static_cast<DWORD>(std::min<long long>(timeout.count(), 0x7fffffffLL));
     if (::WaitForSingleObject(process.get(), limit) == WAIT_TIMEOUT) {
         r.timed_out = true;

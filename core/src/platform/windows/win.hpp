@@ -1,8 +1,8 @@
 // Small helpers shared by the Windows platform layer. Internal to libconfine.
 #pragma once
 
-#include <confine/sdk/windows_command_line.hpp>
-#include <confine/sdk/windows_finish.hpp>
+#include <confine/internal/windows_command_line.hpp>
+#include <confine/internal/windows_finish.hpp>
 
 #include <windows.h>
 
@@ -112,7 +112,7 @@ inline std::wstring environment_block(const std::vector<std::string>& entries) {
     return block;
 }
 
-// Before the host ends a run's job: asks the runner to finish (sdk/windows_finish.hpp) and
+// Before the host ends a run's job: asks the runner to finish (internal/windows_finish.hpp) and
 // gives it a bounded time to, so that a runner with something to undo (the AppContainer
 // launcher's access-list entries) undoes it rather than being killed with it. Nothing
 // when the runner made no such event.
