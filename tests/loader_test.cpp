@@ -22,7 +22,7 @@ confine::Error load_error(const fs::path& file, const std::string& runner) {
     return plugin.error();
 }
 
-std::unique_ptr<confine::Runner> runner_from(const fs::path& file, const std::string& runner,
+std::unique_ptr<confine::PluginRunner> runner_from(const fs::path& file, const std::string& runner,
                                              const confine::RunnerTable* settings = nullptr) {
     auto plugin = confine::load_plugin(file, runner);
     REQUIRE(plugin);

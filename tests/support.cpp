@@ -71,7 +71,7 @@ fs::path install_builtin(const fs::path& dir, const std::string& runner, bool wi
     return copy_plugin(fs::path(BUILTIN_PLUGIN_DIR) / ("confine-runner-" + runner + ".so"), dir);
 }
 
-std::unique_ptr<confine::Runner> builtin_runner(const fs::path& dir, const std::string& runner) {
+std::unique_ptr<confine::PluginRunner> builtin_runner(const fs::path& dir, const std::string& runner) {
     auto plugin = confine::load_plugin(install_builtin(dir, runner), runner);
     REQUIRE(plugin);
     auto created = (*plugin)->create_runner(nullptr);

@@ -35,7 +35,7 @@ fs::path install_fake(const fs::path& dir, const std::string& file_runner_name);
 fs::path install_builtin(const fs::path& dir, const std::string& runner, bool with_launcher = true);
 // A built-in runner installed in `dir`, loaded and created without settings (a runner
 // keeps its plugin loaded).
-std::unique_ptr<confine::Runner> builtin_runner(const fs::path& dir, const std::string& runner);
+std::unique_ptr<confine::PluginRunner> builtin_runner(const fs::path& dir, const std::string& runner);
 
 // Whether this kernel enforces Landlock; require_landlock() skips the test otherwise.
 bool landlock_enforced();

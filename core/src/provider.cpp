@@ -188,7 +188,7 @@ std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy
 // A runner created while its [runner.<name>] table was judged, kept for the provider.
 struct Judged {
     fs::path file;
-    std::unique_ptr<Runner> runner;
+    std::unique_ptr<PluginRunner> runner;
 };
 
 // judge_runner_settings, keeping in `keep` (when given) the runners it created.
@@ -255,7 +255,7 @@ struct Provider::Impl {
 
     mutable std::once_flag once;
     mutable Selection selection;
-    mutable std::unique_ptr<Runner> selected;  // the selected runner's instance
+    mutable std::unique_ptr<PluginRunner> selected;  // the selected runner's instance
     mutable std::mutex diagnose_mutex;         // one extra probe at a time
     mutable std::mutex loaded_mutex;
     mutable std::vector<std::string> loaded;
@@ -283,7 +283,7 @@ struct Provider::Impl {
     }
 
     // Locates, loads and creates one runner; an error says why it cannot be had.
-    std::expected<std::unique_ptr<Runner>, Error> open_runner(const std::string& name, fs::path& file) const {
+    std::expected<std::unique_ptr<PluginRunner>, Error> open_runner(const std::string& name, fs::path& file) const {
         {
             std::lock_guard lock(judged_mutex);
             if (auto it = judged.find(name); it != judged.end()) {
@@ -417,7 +417,7 @@ struct Provider::Impl {
     // minimums, docs/design.md §12), as a wrap of a sample command says what it enforces;
     // nullopt when it can, and then `weakest` becomes partial unless every dimension asked
     // is full. A wrap is a pure transformation: nothing runs.
-    std::optional<std::string> below_minimums(Runner& runner, std::optional<Enforcement>* weakest = nullptr) const {
+    std::optional<std::string> below_minimums(PluginRunner& runner, std::optional<Enforcement>* weakest = nullptr) const {
         Policy sample{Mode::read_only, {}, {}, config.network, config.tmp};
         // Paths to deny and to protect when the configuration has some: a workspace that
         // exists everywhere (a runner may open it to build its rules), and paths made up
@@ -459,7 +459,7 @@ struct Provider::Impl {
     // explicit entry is wrapped alone (with the call's roots) to find the one it cannot
     // honour: a default entry that the runner cannot enforce stays under the ordinary
     // minimum. A wrap is a pure transformation: nothing runs.
-    std::optional<std::string> explicit_unmet(Runner& runner, const WrapResult& wrapped, const Policy& policy, const ExplicitAsks& asks,
+    std::optional<std::string> explicit_unmet(PluginRunner& runner, const WrapResult& wrapped, const Policy& policy, const ExplicitAsks& asks,
                                               std::span<const std::string> argv) const {
         struct Asked {
             const char* dimension;
@@ -500,30 +500,30 @@ struct Provider::Impl {
     }
 
     mutable std::mutex later_mutex;
-    mutable std::map<std::string, std::unique_ptr<Runner>> later;  // by name; null: cannot be used here
+    mutable std::map<std::string, std::unique_ptr<PluginRunner>> later;  // by name; null: cannot be used here
 
-    // Runner `name` of the chain, past the selected one: loaded, probed usable and at the
+    // The runner `name` of the chain, past the selected one: loaded, probed usable and at the
     // configuration's minimums, or null (remembered either way).
-    Runner* later_runner(const std::string& name, fs::path& file) const {
+    PluginRunner* later_runner(const std::string& name, fs::path& file) const {
         std::lock_guard lock(later_mutex);
         if (auto it = later.find(name); it != later.end()) {
             if (it->second) file = it->second->plugin().file;
             return it->second.get();
         }
-        std::unique_ptr<Runner> usable;
+        std::unique_ptr<PluginRunner> usable;
         if (auto opened = open_runner(name, file)) {
             const Verdict verdict = (*opened)->probe(config.probe_timeout_ms);
             if (verdict.usable() && !below_minimums(**opened)) usable = std::move(*opened);
             detail::log_debug("runner {}: {}{}{}", name, usable ? "usable" : "unusable", verdict.reason.empty() ? "" : ": ", verdict.reason);
         }
-        Runner* out = usable.get();
+        PluginRunner* out = usable.get();
         later.insert_or_assign(name, std::move(usable));
         return out;
     }
 
     // The verdict on candidate `c`, whose runner is `runner`: from the cache if it holds
     // one, else probed (and a usable verdict kept).
-    void verdict_for(Candidate& c, Runner& runner, std::optional<detail::VerdictCache>& cache) const {
+    void verdict_for(Candidate& c, PluginRunner& runner, std::optional<detail::VerdictCache>& cache) const {
         const auto settings = config.runners.find(c.runner);
         const std::string key = cache ? detail::VerdictCache::key(c.runner, c.plugin_file,
                                                                   settings == config.runners.end() ? nullptr : &settings->second,
@@ -804,7 +804,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
         const auto selected = std::find(s.chain.begin(), s.chain.end(), *s.runner);
         for (auto it = selected == s.chain.end() ? selected : selected + 1; it != s.chain.end(); ++it) {
             fs::path file;
-            Runner* runner = impl_->later_runner(*it, file);
+            PluginRunner* runner = impl_->later_runner(*it, file);
             if (!runner || writable_by_the_run(*resolved, relied_on(impl_->config, file))) continue;
             auto other = runner->wrap(*resolved, argv);
             if (!other) continue;

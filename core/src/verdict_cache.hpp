@@ -31,7 +31,7 @@ public:
     // A usable verdict younger than max_age whose probed programs are still the same
     // files (path, device, inode, size, modification time), or nothing.
     std::optional<Verdict> find(const std::string& key) const;
-    // Usable verdicts only, with the programs the probe ran (Runner::probed_programs):
+    // Usable verdicts only, with the programs the probe ran (PluginRunner::probed_programs):
     // replacing or changing one of them, a runner's binary, makes the verdict stale.
     void store(const std::string& key, const Verdict& verdict, const std::vector<std::filesystem::path>& programs = {});
     // Writes the entries back (atomically) if anything was stored.

@@ -38,7 +38,7 @@ struct PluginInfo {
     std::uint16_t abi_minor = 0;
 };
 
-class Runner;
+class PluginRunner;
 
 // A loaded plugin. Keeps its shared object mapped for as long as it, or any runner
 // it created, lives.
@@ -53,18 +53,19 @@ public:
     const PluginInfo& info() const noexcept;
 
     // Creates a runner with its `[runner.<name>]` settings (nullptr: none).
-    std::expected<std::unique_ptr<Runner>, Error> create_runner(const RunnerTable* settings);
+    std::expected<std::unique_ptr<PluginRunner>, Error> create_runner(const RunnerTable* settings);
 
 private:
     std::unique_ptr<Impl> impl_;
 };
 
-// One runner instance of a loaded plugin.
-class Runner {
+// One runner instance of a loaded plugin, as the host holds it (the plugin's side of it
+// is an sdk::Runner).
+class PluginRunner {
 public:
     struct Impl;
-    explicit Runner(std::shared_ptr<Impl> impl);
-    ~Runner();
+    explicit PluginRunner(std::shared_ptr<Impl> impl);
+    ~PluginRunner();
 
     const std::string& name() const noexcept;
     const PluginInfo& plugin() const noexcept;
@@ -84,6 +85,9 @@ public:
 private:
     std::shared_ptr<Impl> impl_;
 };
+
+// Its former name, kept for host programs written against it.
+using Runner [[deprecated("confine::Runner is confine::PluginRunner")]] = PluginRunner;
 
 // Loads one plugin file. Before any plugin entry point is called it checks: the file and
 // its directories are trusted (and, on POSIX, the file is executable and is loaded

@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace confine {
 
-struct Runner::Impl {
+struct PluginRunner::Impl {
     std::shared_ptr<Plugin> plugin;  // keeps the shared object mapped
     const confine_plugin_descriptor* descriptor = nullptr;
     std::unique_ptr<detail::HostContext> host;
@@ -94,7 +94,7 @@ private:
     std::vector<std::vector<const char*>> arrays_;  // reserved up front: settings_ points into them
 };
 
-Verdict call_probe(Runner::Impl& r, std::uint32_t timeout_ms) {
+Verdict call_probe(PluginRunner::Impl& r, std::uint32_t timeout_ms) {
     confine_verdict* v = nullptr;
     char* err = nullptr;
     confine_status st = CONFINE_E_FAILED;
@@ -115,7 +115,7 @@ Verdict call_probe(Runner::Impl& r, std::uint32_t timeout_ms) {
 
 }  // namespace
 
-std::expected<std::unique_ptr<Runner>, Error> Plugin::create_runner(const RunnerTable* table) {
+std::expected<std::unique_ptr<PluginRunner>, Error> Plugin::create_runner(const RunnerTable* table) {
     const PluginInfo& info = impl_->info;
     // Where a failure is: at the key the runner named (ABI 1.9), else at its table.
     auto where = [&](const std::string& message, const std::string& key = {}) {
@@ -135,7 +135,7 @@ std::expected<std::unique_ptr<Runner>, Error> Plugin::create_runner(const Runner
     config.settings = settings.data();
     config.settings_count = settings.size();
 
-    auto runner = std::make_shared<Runner::Impl>();
+    auto runner = std::make_shared<PluginRunner::Impl>();
     runner->plugin = shared_from_this();
     runner->descriptor = impl_->descriptor;
     runner->host = detail::make_host_context(info.runner_name);
@@ -159,20 +159,20 @@ std::expected<std::unique_ptr<Runner>, Error> Plugin::create_runner(const Runner
         return std::unexpected(Error{st == CONFINE_E_UNSUPPORTED ? ErrorCode::plugin_create_unsupported : ErrorCode::plugin_create_failed,
                                      where(message.empty() ? "cannot create runner: " + status_text(st) : message, key)});
     }
-    return std::make_unique<Runner>(std::move(runner));
+    return std::make_unique<PluginRunner>(std::move(runner));
 }
 
-Runner::Runner(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Runner::~Runner() = default;
-const std::string& Runner::name() const noexcept { return impl_->plugin->info().runner_name; }
+PluginRunner::PluginRunner(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PluginRunner::~PluginRunner() = default;
+const std::string& PluginRunner::name() const noexcept { return impl_->plugin->info().runner_name; }
 
-std::vector<fs::path> Runner::probed_programs() const {
+std::vector<fs::path> PluginRunner::probed_programs() const {
     std::lock_guard lock(impl_->host->mutex);
     return impl_->host->probe_programs;
 }
-const PluginInfo& Runner::plugin() const noexcept { return impl_->plugin->info(); }
+const PluginInfo& PluginRunner::plugin() const noexcept { return impl_->plugin->info(); }
 
-Verdict Runner::probe(std::uint32_t timeout_ms) {
+Verdict PluginRunner::probe(std::uint32_t timeout_ms) {
     const auto timed_out = Verdict{Verdict::Kind::unusable, "probe timed out after " + std::to_string(timeout_ms) + " ms"};
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     {
@@ -212,7 +212,7 @@ Verdict Runner::probe(std::uint32_t timeout_ms) {
     return shared->verdict;
 }
 
-std::expected<WrapResult, Error> Runner::wrap(const Policy& policy, std::span<const std::string> argv) {
+std::expected<WrapResult, Error> PluginRunner::wrap(const Policy& policy, std::span<const std::string> argv) {
     auto fail = [&](const Error& e) {
         return std::unexpected(Error{e.code, "runner '" + name() + "' (" + plugin().file.string() + "): " + e.message});
     };

@@ -29,7 +29,7 @@ std::nullopt_t refuse(Observation& o, SpawnRefusal why) {
     return std::nullopt;
 }
 
-std::optional<Runner> start(const ExecSpec& spec, Observation& o) {
+std::optional<StartedRunner> start(const ExecSpec& spec, Observation& o) {
     if (spec.argv.empty()) return refuse(o, {EINVAL, {}});
     if (auto missing = missing_feature(spec)) return refuse(o, {ENOSYS, std::move(*missing)});
     // The command itself (in-process path) is looked up as the launcher would, with its
@@ -51,7 +51,7 @@ std::optional<Runner> start(const ExecSpec& spec, Observation& o) {
 // set-up failure, the line the host then says once, as its evidence, rather than twice.
 // It is copied as soon as the command is there, when the runner turns out not to say,
 // or past a bound; what is still held at the end goes to the caller in `held_stderr`.
-void pump_runner_output(const ExecSpec& spec, Runner& runner, bool running, RunControl& control, Executed& result) {
+void pump_runner_output(const ExecSpec& spec, StartedRunner& runner, bool running, RunControl& control, Executed& result) {
     Observation& o = result.observed;
     StderrSink err(spec);
     CapturedOutput out(spec.capture);

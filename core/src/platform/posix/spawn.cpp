@@ -54,7 +54,7 @@ std::vector<int> kept_descriptors(const ExecSpec& spec, const ChildEnds& child) 
 
 // The runner's status descriptor: its number replaces the placeholder argument. Kept
 // above the standard descriptors, which the child rearranges.
-std::optional<SpawnRefusal> open_status_descriptor(const ExecSpec& spec, std::vector<std::string>& argv, Runner& runner,
+std::optional<SpawnRefusal> open_status_descriptor(const ExecSpec& spec, std::vector<std::string>& argv, StartedRunner& runner,
                                                    ChildEnds& child) {
     if (spec.attestation.kind != Attestation::Kind::status_fd) return std::nullopt;
     if (!make_pipe(runner.status, child.status) ||
@@ -99,7 +99,7 @@ std::optional<SpawnRefusal> open_network_filter(const ExecSpec& spec, std::vecto
     return std::nullopt;
 }
 
-std::optional<SpawnRefusal> make_output_pipes(const ExecSpec& spec, Runner& runner, ChildEnds& child) {
+std::optional<SpawnRefusal> make_output_pipes(const ExecSpec& spec, StartedRunner& runner, ChildEnds& child) {
     if (spec.background) {
         child.in = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
         if (child.in.get() < 0 || !make_pipe(runner.out, child.out)) return SpawnRefusal{errno, {}};
@@ -193,8 +193,8 @@ bool reports_command(const ExecSpec& spec) {
     return spec.attestation.kind == Attestation::Kind::status_fd && !spec.attestation.status_pid_key.empty();
 }
 
-std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std::string& program) {
-    Runner runner;
+std::expected<StartedRunner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std::string& program) {
+    StartedRunner runner;
     ChildEnds child;
     // A time limit kills a whole process group where no supervisor ends the run, so such a
     // run with one gets its own group. So does a runner that names its command
@@ -240,7 +240,7 @@ std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std
     return runner;  // the child's ends close with `child`, the supervisor's with theirs
 }
 
-int runner_status(const Runner& runner, int waited) {
+int runner_status(const StartedRunner& runner, int waited) {
     if (!runner.supervised || runner.reaped.get() < 0) return waited;
     int status = 0;
     for (;;) {

@@ -18,8 +18,8 @@ struct SpawnRefusal {
     std::string detail;
 };
 
-// A started runner, as its parent holds it.
-struct Runner {
+// A started runner process, as its parent holds it.
+struct StartedRunner {
     pid_t pid = -1;          // the runner, or its supervisor when `supervised`
     bool own_group = false;  // in a process group of its own
     Fd report;               // the child's error pipe (child_report.hpp)
@@ -37,7 +37,7 @@ bool reports_command(const ExecSpec& spec);
 
 // The runner's wait status: `waited`, the status of the process waited for, unless that
 // was the supervisor and it said the runner's.
-int runner_status(const Runner& runner, int waited);
+int runner_status(const StartedRunner& runner, int waited);
 
 // Starts `program` (spec.argv's first, as found) with spec.argv, its placeholders filled
 // in (spec.placeholders): the status descriptor's number (status_fd attestation), the
@@ -47,6 +47,6 @@ int runner_status(const Runner& runner, int waited);
 // either applies spec.in_process or gets the terminal filter; with exec attestation it
 // is traced from its exec on. Whatever the child cannot do it reports on its error pipe.
 // The child's ends of every descriptor are closed in the parent before this returns.
-std::expected<Runner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std::string& program);
+std::expected<StartedRunner, SpawnRefusal> spawn_runner(const ExecSpec& spec, const std::string& program);
 
 }  // namespace confine::detail
