@@ -156,6 +156,9 @@ TEST_CASE("the host reads each placeholder of a runner's own arguments where its
     }
 }
 
+// A POSIX runner_command: on Windows its program is no absolute path, and no placeholder is
+// filled there (a run whose argv holds one is refused).
+#if !defined(_WIN32)
 TEST_CASE("an operator's runner_command holds no malformed placeholder, nor one the asserted runner has no use for", "[config][placeholders]") {
     auto error_of = [](const std::string& command) {
         auto cfg = confine::parse_config("[platform.linux]\nrunner_command = " + command + "\nrunner_failure_signatures = [\"bwrap: \"]\n", "test.toml");
@@ -173,3 +176,4 @@ TEST_CASE("an operator's runner_command holds no malformed placeholder, nor one 
                                      "test.toml");
     CHECK(cfg);
 }
+#endif
