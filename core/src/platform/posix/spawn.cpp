@@ -52,13 +52,19 @@ std::vector<int> kept_descriptors(const ExecSpec& spec, const ChildEnds& child) 
     return kept;
 }
 
+// `fd`, moved above the standard descriptors (which the child rearranges) when it is one
+// of them; -1 (errno set) when it was -1 or cannot be moved.
+Fd above_standard_descriptors(Fd fd) {
+    if (fd.get() >= 0 && fd.get() <= 2) fd = Fd(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
+    return fd;
+}
+
 // The runner's status descriptor: its number replaces the placeholder argument. Kept
 // above the standard descriptors, which the child rearranges.
 std::optional<SpawnRefusal> open_status_descriptor(const ExecSpec& spec, std::vector<std::string>& argv, StartedRunner& runner,
                                                    ChildEnds& child) {
     if (spec.attestation.kind != Attestation::Kind::status_fd) return std::nullopt;
-    if (!make_pipe(runner.status, child.status) ||
-        (child.status.get() <= 2 && (child.status = Fd(::fcntl(child.status.get(), F_DUPFD_CLOEXEC, 3))).get() < 0))
+    if (!make_pipe(runner.status, child.status) || (child.status = above_standard_descriptors(std::move(child.status))).get() < 0)
         return SpawnRefusal{errno, {}};
     if (spec.attestation.status_argument >= argv.size()) return SpawnRefusal{EINVAL, {}};
     argv[spec.attestation.status_argument] = std::to_string(child.status.get());
@@ -72,8 +78,7 @@ std::optional<SpawnRefusal> open_status_descriptor(const ExecSpec& spec, std::ve
 std::optional<SpawnRefusal> open_directories(const ExecSpec& spec, std::vector<std::string>& argv, ChildEnds& child) {
     for (const Placeholder& p : spec.placeholders) {
         if (p.kind != Placeholder::Kind::dir_fd && p.kind != Placeholder::Kind::dir_path) continue;
-        Fd dir(trust::open_without_links(p.path, trust::directory_only));
-        if (dir.get() >= 0 && dir.get() <= 2) dir = Fd(::fcntl(dir.get(), F_DUPFD_CLOEXEC, 3));
+        Fd dir = above_standard_descriptors(Fd(trust::open_without_links(p.path, trust::directory_only)));
         if (dir.get() < 0 || p.argument >= argv.size())
             return SpawnRefusal{dir.get() < 0 ? errno : EINVAL, "cannot open the writable root " + p.path};
         argv[p.argument] = (p.kind == Placeholder::Kind::dir_path ? "/proc/self/fd/" : "") + std::to_string(dir.get());
@@ -88,8 +93,7 @@ std::optional<SpawnRefusal> open_network_filter(const ExecSpec& spec, std::vecto
     for (const Placeholder& p : spec.placeholders) {
         if (p.kind != Placeholder::Kind::network_filter_fd) continue;
         if (child.network_filter.get() < 0) {
-            Fd filter(network_filter_descriptor());
-            if (filter.get() >= 0 && filter.get() <= 2) filter = Fd(::fcntl(filter.get(), F_DUPFD_CLOEXEC, 3));
+            Fd filter = above_standard_descriptors(Fd(network_filter_descriptor()));
             if (filter.get() < 0) return SpawnRefusal{errno, "cannot prepare the network filter"};
             child.network_filter = std::move(filter);
         }
