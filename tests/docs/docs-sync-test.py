@@ -40,6 +40,16 @@ def man_text(path):
     return text
 
 
+def man_section(man, manpage, name):
+    """The text of section `name` (.SH NAME) of `man`, manual page `manpage` as man_text
+    reads it; None, after saying so, when the page has no such section."""
+    m = re.search(r"^\.SH " + re.escape(name) + r"\n(.*?)^\.SH ", man, re.S | re.M)
+    if not m:
+        fail(f"{manpage} has no {name} section")
+        return None
+    return m.group(1)
+
+
 def has_word(text, word):
     return re.search(r"(?<![A-Za-z0-9_-])" + re.escape(word) + r"(?![A-Za-z0-9_-])", text) is not None
 
@@ -107,12 +117,11 @@ printf '%s\n' "${COMPREPLY[@]}"
 
 def check_options(confinectl, manpage, completion_file):
     man = man_text(manpage)
-    m = re.search(r"^\.SH OPTIONS\n(.*?)^\.SH ", man, re.S | re.M)
-    if not m:
-        fail(f"{manpage} has no OPTIONS section")
+    options_section = man_section(man, manpage, "OPTIONS")
+    if options_section is None:
         return
     # Each option has an entry of its own: the tag line of a .TP in OPTIONS.
-    entries = re.findall(r"^\.TP\n(.*)$", m.group(1), re.M)
+    entries = re.findall(r"^\.TP\n(.*)$", options_section, re.M)
     top = help_of(confinectl)
     commands = commands_of(top)
     if not commands:
@@ -210,12 +219,9 @@ def runner_settings(source_dir):
 
 
 def check_keys(confinectl, source_dir, manpage):
-    man = man_text(manpage)
-    m = re.search(r"^\.SH KEYS\n(.*?)^\.SH ", man, re.S | re.M)
-    if not m:
-        fail(f"{manpage} has no KEYS section")
+    keys_section = man_section(man_text(manpage), manpage, "KEYS")
+    if keys_section is None:
         return
-    keys_section = m.group(1)
     # Each key has an entry: its name in the tag line of a .TP, after its table's name
     # ("[policy] timeout, kill_after"), or as a table of its own ("[policy.env] ...").
     tags = [re.sub(r'^\.[A-Z]+\s*|"', "", t) for t in re.findall(r"^\.TP\n(.*)$", keys_section, re.M)]
