@@ -11,11 +11,16 @@
 // outlives it only when something outside the run kills the supervisor with SIGKILL
 // (Landlock's signal scope keeps the command itself from signalling it).
 //
-// The supervisor is started by a raw clone of a process that may have other threads:
-// from there to its end it makes system calls only (no allocation, no lock, nothing of
-// glibc that reads the thread's cached identity).
+// The supervisor shares the host's memory (a clone with CLONE_VM, on a stack of its
+// own): starting it copies nothing of the host. It makes system calls only (no
+// allocation, no lock, nothing of glibc that reads the thread's cached identity), and
+// once the runner is started, while the host goes on, only calls that leave errno alone
+// (raw_syscall.hpp): it shares the host thread's errno as it shares the rest. Before
+// that, the host waits for the runner's exec (start_reaper), so the supervisor and the
+// runner may read the host's plan and use glibc's wrappers.
 #include "linux_features.hpp"
 #include "child_report.hpp"
+#include "raw_syscall.hpp"
 
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -29,6 +34,15 @@
 
 #include <cerrno>
 #include <vector>
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+namespace confine::detail::raw {
+long call(long nr, long a, long b, long c, long d, long e, long f) noexcept {
+    const long r = ::syscall(nr, a, b, c, d, e, f);
+    return r < 0 ? -errno : r;
+}
+}  // namespace confine::detail::raw
+#endif
 
 namespace confine::detail {
 namespace {
@@ -73,16 +87,16 @@ void proc_path(char* out, long a, long b) {
 
 // Reads a whole small file into `buf` (NUL-terminated); its length, or -1.
 long read_small(const char* path, char* buf, long size) {
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    const long fd = raw::call(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     long got = 0;
     while (got + 1 < size) {
-        const long n = ::read(fd, buf + got, static_cast<std::size_t>(size - 1 - got));
-        if (n < 0 && errno == EINTR) continue;
+        const long n = raw::call(SYS_read, fd, reinterpret_cast<long>(buf + got), size - 1 - got);
+        if (n == -EINTR) continue;
         if (n <= 0) break;
         got += n;
     }
-    ::close(fd);
+    raw::call(SYS_close, fd);
     buf[got] = '\0';
     return got;
 }
@@ -93,11 +107,11 @@ constexpr int most_processes = 8192;
 void add_children(long pid, int* pids, int& count) {
     char path[96];
     proc_path(path, pid, -1);
-    const int dir = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const long dir = raw::call(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) return;
     alignas(8) char entries[2048];
     for (;;) {
-        const long n = ::syscall(SYS_getdents64, dir, entries, sizeof entries);
+        const long n = raw::call(SYS_getdents64, dir, reinterpret_cast<long>(entries), sizeof entries);
         if (n <= 0) break;
         for (long at = 0; at < n;) {
             unsigned short length = 0;
@@ -117,7 +131,7 @@ void add_children(long pid, int* pids, int& count) {
             }
         }
     }
-    ::close(dir);
+    raw::call(SYS_close, dir);
 }
 
 // The parent of `pid` as /proc says now, or 0.
@@ -141,7 +155,7 @@ long parent_now(long pid) {
 // most_processes entries each.
 int signal_below(long root, int sig, int* pids, int* parents) {
     int count = 0;
-    const long self = ::syscall(SYS_getpid);
+    const long self = raw::call(SYS_getpid);
     add_children(root, pids, count);
     for (int i = 0; i < count; ++i) parents[i] = static_cast<int>(root);
     int signalled = 0;
@@ -151,26 +165,27 @@ int signal_below(long root, int sig, int* pids, int* parents) {
         for (int j = before; j < count; ++j) parents[j] = pids[i];
         if (parents[i] == self) {
             // A child of its own: not reaped, so its number cannot have been reused.
-            if (::kill(pids[i], sig) == 0) ++signalled;
+            if (raw::call(SYS_kill, pids[i], sig) == 0) ++signalled;
             continue;
         }
-        const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pids[i], 0));
+        const long fd = raw::call(SYS_pidfd_open, pids[i], 0);
         if (fd < 0) continue;
-        if (parent_now(pids[i]) == parents[i] && ::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) == 0) ++signalled;
-        ::close(fd);
+        if (parent_now(pids[i]) == parents[i] && raw::call(SYS_pidfd_send_signal, fd, sig, 0, 0) == 0) ++signalled;
+        raw::call(SYS_close, fd);
     }
     return signalled;
 }
 
-// The same for the supervisor's own descendants, in its own memory.
+// The same for the supervisor's own descendants, on its own stack (the memory around it
+// is the host's).
 int signal_descendants(int sig) {
-    static int pids[most_processes];
-    static int parents[most_processes];
-    return signal_below(::syscall(SYS_getpid), sig, pids, parents);
+    int pids[most_processes];
+    int parents[most_processes];
+    return signal_below(raw::call(SYS_getpid), sig, pids, parents);
 }
 
 struct State {
-    const ReaperPlan* plan;
+    ReaperPlan plan;  // a copy: the host's goes when the runner is started
     pid_t runner = -1;
     bool runner_done = false;
     int runner_status = 0;
@@ -180,9 +195,9 @@ struct State {
 bool reap(State& s, bool block) {
     for (;;) {
         int status = 0;
-        const pid_t pid = ::waitpid(-1, &status, block ? 0 : WNOHANG);
-        if (pid < 0 && errno == EINTR) continue;
-        if (pid < 0) return errno == ECHILD;
+        const long pid = raw::call(SYS_wait4, -1, reinterpret_cast<long>(&status), block ? 0 : WNOHANG, 0);
+        if (pid == -EINTR) continue;
+        if (pid < 0) return pid == -ECHILD;
         if (pid == 0) return false;
         if (pid == s.runner) {
             s.runner_done = true;
@@ -194,7 +209,7 @@ bool reap(State& s, bool block) {
 
 // Sends `sig` to every process of the run but the supervisor.
 void signal_run(const State& s, int sig) {
-    if (s.plan->pid_namespace) ::kill(-1, sig);  // in its namespace: every process but its init
+    if (s.plan.pid_namespace) raw::call(SYS_kill, -1, sig);  // in its namespace: every process but its init
     else signal_descendants(sig);
 }
 
@@ -208,11 +223,15 @@ void end_run(State& s) {
     }
 }
 
+[[noreturn]] void exit_now(int code) {
+    for (;;) raw::call(SYS_exit_group, code);
+}
+
 [[noreturn]] void finish(State& s) {
-    if (!s.plan->pid_namespace) end_run(s);
+    if (!s.plan.pid_namespace) end_run(s);
     const int status = s.runner_status;
-    (void)!::write(s.plan->reaped, &status, sizeof status);
-    ::_exit(0);
+    raw::call(SYS_write, s.plan.reaped, reinterpret_cast<long>(&status), sizeof status);
+    exit_now(0);
 }
 
 // Passes a signal sent to the supervisor on to the runner: to its process group when it
@@ -220,9 +239,9 @@ void end_run(State& s) {
 // the runner already, when it is in the terminal's foreground group with this one.
 void pass_on(const State& s, int sig, const siginfo_t& info) {
     if (s.runner_done || (info.si_code != SI_USER && info.si_code != SI_QUEUE && info.si_code != SI_TKILL)) return;
-    const pid_t group = ::getpgid(s.runner);
-    if (group == s.runner) ::kill(-group, sig);
-    else ::kill(s.runner, sig);
+    const long group = raw::call(SYS_getpgid, s.runner);
+    if (group == s.runner) raw::call(SYS_kill, -group, sig);
+    else raw::call(SYS_kill, s.runner, sig);
 }
 
 // Closes every descriptor above 2 but `a` and `b`.
@@ -233,42 +252,46 @@ void close_all_but(int a, int b) {
         b = t;
     }
     auto close_range = [](unsigned from, unsigned to) {
-        if (from <= to) ::syscall(SYS_close_range, from, to, 0);
+        if (from <= to) raw::call(SYS_close_range, from, to, 0);
     };
     close_range(3, static_cast<unsigned>(a) - 1);
     close_range(static_cast<unsigned>(a) + 1, static_cast<unsigned>(b) - 1);
     close_range(static_cast<unsigned>(b) + 1, ~0u);
 }
 
-[[noreturn]] void supervise(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd) {
-    State s{&plan};
-    // Dies with the thread of the host that started it; if the host was gone already, so
-    // is the run.
-    ::prctl(PR_SET_PDEATHSIG, plan.pid_namespace ? SIGKILL : plan.host_gone);
-    ::close(plan.host_end);
-    pollfd lifeline{plan.lifeline, POLLIN, 0};
-    if (::poll(&lifeline, 1, 0) != 0) ::_exit(125);
-    if (!plan.pid_namespace && ::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) report_and_exit(report_fd, ChildStage::supervise, errno, 125);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    ::sigaction(SIGCHLD, &dfl, nullptr);  // ended children wait to be reaped
-    // Every signal stays blocked: each is taken in turn below.
-    const long runner = ::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-    if (runner < 0) report_and_exit(report_fd, ChildStage::supervise, errno, 125);
-    if (runner == 0) {
-        ::close(plan.lifeline);
-        ::close(plan.reaped);
-        start_runner(runner_plan);  // does not return
-        ::_exit(127);
-    }
-    s.runner = static_cast<pid_t>(runner);
-    if (plan.runner_group) ::setpgid(s.runner, s.runner);  // also here, so that no signal races the runner's own call
-    close_all_but(plan.lifeline, plan.reaped);
+// What the supervisor and the runner are started with, read while the host waits.
+struct ReaperStart {
+    const ReaperPlan* plan;
+    void (*start_runner)(const void*);
+    const void* runner_plan;
+    int report_fd;
+    ChildMemory* memory;
+};
+
+struct RunnerStart {
+    int lifeline, reaped;
+    void (*start_runner)(const void*);
+    const void* runner_plan;
+};
+
+// The runner, in the supervisor's child: the supervisor's own descriptors closed, then
+// the runner's plan, which ends in its exec.
+void start_runner_of(const void* arg) {
+    const auto& r = *static_cast<const RunnerStart*>(arg);
+    ::close(r.lifeline);
+    ::close(r.reaped);
+    r.start_runner(r.runner_plan);  // does not return
+    ::_exit(127);
+}
+
+// Takes each signal in turn (every one stays blocked) until the run is over.
+[[noreturn]] void supervise_loop(State& s) {
+    const ReaperPlan& plan = s.plan;
     sigset_t all;
     ::sigfillset(&all);
     for (;;) {
         siginfo_t info{};
-        const int sig = ::sigwaitinfo(&all, &info);
+        const long sig = raw::call(SYS_rt_sigtimedwait, reinterpret_cast<long>(&all), reinterpret_cast<long>(&info), 0, _NSIG / 8);
         if (sig < 0) continue;
         if (sig == SIGCHLD) {
             reap(s, false);
@@ -280,11 +303,56 @@ void close_all_but(int a, int b) {
             signal_run(s, SIGKILL);
         } else if (sig == plan.host_gone && !plan.pid_namespace) {
             end_run(s);
-            ::_exit(125);
+            exit_now(125);
         } else {
-            pass_on(s, sig, info);
+            pass_on(s, static_cast<int>(sig), info);
         }
     }
+}
+
+[[noreturn]] void supervise(const ReaperStart& start) {
+    State s{*start.plan};
+    const ReaperPlan& plan = s.plan;
+    // Dies with the thread of the host that started it; if the host was gone already, so
+    // is the run.
+    ::prctl(PR_SET_PDEATHSIG, plan.pid_namespace ? SIGKILL : plan.host_gone);
+    ::close(plan.host_end);
+    pollfd lifeline{plan.lifeline, POLLIN, 0};
+    if (::poll(&lifeline, 1, 0) != 0) ::_exit(125);
+    if (!plan.pid_namespace && ::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) report_and_exit(start.report_fd, ChildStage::supervise, errno, 125);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGCHLD, &dfl, nullptr);  // ended children wait to be reaped
+    // Every signal stays blocked: each is taken in turn below.
+    const RunnerStart runner_start{plan.lifeline, plan.reaped, start.start_runner, start.runner_plan};
+    const pid_t runner = start_child(start_runner_of, &runner_start, *start.memory);
+    if (runner < 0) report_and_exit(start.report_fd, ChildStage::supervise, errno, 125);
+    s.runner = runner;
+    if (plan.runner_group) ::setpgid(s.runner, s.runner);  // also here, so that no signal races the runner's own call
+    // The report pipe's last write end closes here: the host goes on from now, and with
+    // it only calls that leave errno alone.
+    close_all_but(plan.lifeline, plan.reaped);
+    supervise_loop(s);
+}
+
+int supervise_entry(void* start) { supervise(*static_cast<const ReaperStart*>(start)); }
+
+struct ChildStart {
+    void (*start)(const void*);
+    const void* arg;
+};
+
+int child_entry(void* arg) {
+    const auto& c = *static_cast<const ChildStart*>(arg);
+    c.start(c.arg);
+    return 127;
+}
+
+// Until the runner has executed or failed: the report pipe's write ends all closed (the
+// runner's at its exec, the supervisor's once it has started it), or a report on it.
+void wait_for_runner(int report_read) {
+    pollfd p{report_read, POLLIN, 0};
+    while (raw::call(SYS_poll, reinterpret_cast<long>(&p), 1, -1) == -EINTR) {}
 }
 
 }  // namespace
@@ -301,11 +369,27 @@ ReaperMode reaper_mode() {
 
 ReaperSignals reaper_signals() { return {SIGRTMIN + 1, SIGRTMIN + 2, SIGRTMIN + 3}; }
 
-pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd) noexcept {
-    const unsigned long flags = SIGCHLD | (plan.pid_namespace ? CLONE_NEWPID : 0);
-    const long pid = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr);
-    if (pid == 0) supervise(plan, start_runner, runner_plan, report_fd);
+pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd, int report_read,
+                   ChildMemory& memory) noexcept {
+    const ReaperStart start{&plan, start_runner, runner_plan, report_fd, &memory};
+    const int flags = SIGCHLD | (plan.pid_namespace ? CLONE_NEWPID : 0);
+    long pid = -1;
+    if constexpr (raw::available) {
+        pid = ::clone(supervise_entry, memory.top(1), flags | CLONE_VM, const_cast<ReaperStart*>(&start));
+    } else {
+        pid = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr);
+        if (pid == 0) supervise(start);
+    }
+    const int error = pid < 0 ? errno : 0;
+    raw::call(SYS_close, report_fd);
+    if (pid > 0 && raw::available) wait_for_runner(report_read);
+    if (pid < 0) errno = error;
     return static_cast<pid_t>(pid);
+}
+
+pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory& memory) noexcept {
+    const ChildStart c{start, arg};
+    return ::clone(child_entry, memory.top(0), CLONE_VM | CLONE_VFORK | SIGCHLD, const_cast<ChildStart*>(&c));
 }
 
 Supervision run_supervision(const WrapResult& wrapped) {

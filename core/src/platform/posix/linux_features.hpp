@@ -7,6 +7,8 @@
 // Internal to libconfine.
 #pragma once
 
+#include "child_memory.hpp"
+
 #include "executor.hpp"
 #include "output_pump.hpp"
 
@@ -71,12 +73,27 @@ struct ReaperPlan {
     int term_run = 0, kill_run = 0, host_gone = 0;
 };
 
-// Starts the supervisor (a clone, in a new PID namespace where the plan says), which
-// starts the runner by calling `start_runner(runner_plan)` in a child of its own, and
-// reports on `report_fd` (child_report.hpp) when it cannot. In the parent: the
-// supervisor's ID, or -1 with errno set. Called with every signal blocked; system calls
-// only from there on in the child.
-pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd) noexcept;
+// Starts the supervisor, which starts the runner by calling `start_runner(runner_plan)`
+// in a child of its own, and reports on `report_fd` (child_report.hpp) when it cannot.
+// Where it can (x86-64, AArch64), the supervisor shares this process's memory for its
+// whole life, on `memory`'s second stack, and the runner shares it until its exec, on
+// the first: no copy of the host is made (docs/design.md §7). This function then returns
+// only once the runner has executed or failed, seen on `report_read`, the read end of
+// the report pipe; `report_fd`, its write end, it closes in this process in any case.
+// In the parent: the supervisor's ID, or -1 with errno set. Called with every signal
+// blocked; `memory` must outlive the supervisor.
+pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd, int report_read,
+                   ChildMemory& memory) noexcept;
+
+// Starts `start(arg)` in a child that runs on `memory`'s first stack and shares this
+// process's memory until its exec or its end, while the calling thread waits (Linux:
+// a clone with CLONE_VM and CLONE_VFORK, as posix_spawn makes; elsewhere a fork). In
+// the parent: the child's ID, or -1 with errno set. Called with every signal blocked.
+pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory& memory) noexcept;
+
+// The stacks start_child and start_reaper need, and the size of each.
+inline constexpr std::size_t child_stacks = 2;
+inline constexpr std::size_t child_stack_size = std::size_t(256) << 10;
 
 // Sends `sig` to every process below `root` (not to `root` itself), found through /proc;
 // how many. Where /proc cannot say (a build without platform/linux), none.

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,6 +34,7 @@ struct ChildPlan {
     bool trace;
     const InProcess* in_process;
     const ChildEnds* ends;
+    int report;                // the write end of the report pipe (ends->report's number)
     const ReaperPlan* reaper;  // the run's supervisor, or nullptr
     // The descriptors above 2 the runner inherits: its status descriptor, directories and
     // network filter, and those the caller passes on; every other one closes at the exec.
@@ -144,7 +146,7 @@ void apply_in_process(const InProcess& in_process, int report_fd) noexcept {
 // injection on any runner or path, whether or not the mechanism refuses it itself).
 [[noreturn]] void run_child(const ChildPlan& p) noexcept {
     const ChildEnds& ends = *p.ends;
-    const int report = ends.report.get();
+    const int report = p.report;
     // A background run has no business with the terminal: a session of its own leaves it
     // none to open (/dev/tty), to read or write, or to push input into.
     if (p.new_session) ::setsid();
@@ -169,21 +171,20 @@ void apply_in_process(const InProcess& in_process, int report_fd) noexcept {
     report_and_exit(report, ChildStage::exec, errno, 127);
 }
 
-// Forks the child with every signal blocked, so that no handler of the host runs in it
-// before it has reset them. The parent's mask is back when this returns.
-pid_t fork_child(ChildPlan& plan) {
+// Starts the child with every signal blocked, so that no handler of the host runs in it
+// before it has reset them: a child that shares this process's memory until its exec,
+// or the run's supervisor, which starts one. The parent's mask is back when this
+// returns. With a supervisor, the report pipe's write end is closed here.
+pid_t fork_child(ChildPlan& plan, ChildEnds& child, int report_read, ChildMemory& memory) {
     sigset_t all;
     sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &plan.mask);
     pid_t pid = -1;
     {
         const auto guard = fork_guard();
-        if (plan.reaper) {
-            pid = start_reaper(*plan.reaper, [](const void* p) { run_child(*static_cast<const ChildPlan*>(p)); }, &plan, plan.ends->report.get());
-        } else {
-            pid = ::fork();
-            if (pid == 0) run_child(plan);
-        }
+        auto start = [](const void* p) { run_child(*static_cast<const ChildPlan*>(p)); };
+        if (plan.reaper) pid = start_reaper(*plan.reaper, start, &plan, child.report.release(), report_read, memory);
+        else pid = start_child(start, &plan, memory);
     }
     const int fork_errno = errno;
     ::pthread_sigmask(SIG_SETMASK, &plan.mask, nullptr);
@@ -191,7 +192,20 @@ pid_t fork_child(ChildPlan& plan) {
     return pid;
 }
 
+// Waits until the supervisor is gone, killing it if it is not, before its stack goes
+// (its memory is this process's): a run whose host never waited for it ends here.
+void end_supervisor(pid_t pid) noexcept {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != 0) return;  // reaped, or ended
+    ::kill(pid, SIGKILL);
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {}
+}
+
 }  // namespace
+
+SupervisorMemory::~SupervisorMemory() {
+    if (!memory.empty() && pid > 0) end_supervisor(pid);
+}
 
 bool reports_command(const ExecSpec& spec) {
     return spec.attestation.kind == Attestation::Kind::status_fd && !spec.attestation.status_pid_key.empty();
@@ -231,10 +245,15 @@ std::expected<StartedRunner, SpawnRefusal> spawn_runner(const ExecSpec& spec, co
     }
     const std::vector<int> kept = kept_descriptors(spec, child);
     ChildPlan plan{program.c_str(), arrays.argv(), arrays.envp(), cwd.c_str(), runner.own_group, spec.background,
-                   spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, spec.supervised ? &reaper : nullptr,
-                   kept.data(), kept.size(), {}};
+                   spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, child.report.get(),
+                   spec.supervised ? &reaper : nullptr, kept.data(), kept.size(), {}};
     if (spec.limits) plan.limits = &spec.limits->child;
-    runner.pid = fork_child(plan);
+    ChildMemory memory(child_stacks, child_stack_size);
+    if (memory.empty()) return std::unexpected(SpawnRefusal{errno, {}});
+    runner.pid = fork_child(plan, child, runner.report.get(), memory);
+    // The supervisor runs on this memory as long as it lives; a child without one is past
+    // its exec, and its memory free.
+    if (spec.supervised && runner.pid > 0) runner.supervisor_memory = SupervisorMemory(std::move(memory), runner.pid);
     if (runner.pid < 0)
         return std::unexpected(SpawnRefusal{errno, spec.supervised && reaper.pid_namespace ? "cannot make a PID namespace for the run's supervisor" : ""});
     // Also here, so that no signal can race the child's own call (a background child makes

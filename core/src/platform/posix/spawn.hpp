@@ -2,6 +2,7 @@
 // it executes the runner (docs/design.md §7, §11). Internal to libconfine.
 #pragma once
 
+#include "child_memory.hpp"
 #include "executor.hpp"
 #include "fd.hpp"
 
@@ -18,6 +19,19 @@ struct SpawnRefusal {
     std::string detail;
 };
 
+// The memory a supervisor that shares this process's runs on (child_memory.hpp): given
+// back only once the supervisor is gone (which the destructor waits for, killing it if
+// it must).
+struct SupervisorMemory {
+    SupervisorMemory() = default;
+    SupervisorMemory(ChildMemory m, pid_t p) : memory(std::move(m)), pid(p) {}
+    SupervisorMemory(SupervisorMemory&&) noexcept = default;
+    SupervisorMemory& operator=(SupervisorMemory&&) noexcept = default;
+    ~SupervisorMemory();
+    ChildMemory memory;
+    pid_t pid = -1;
+};
+
 // A started runner process, as its parent holds it.
 struct StartedRunner {
     pid_t pid = -1;          // the runner, or its supervisor when `supervised`
@@ -29,6 +43,7 @@ struct StartedRunner {
     // pipe whose other end the supervisor holds, closed when the host is gone.
     bool supervised = false;
     Fd reaped, lifeline;
+    SupervisorMemory supervisor_memory;
 };
 
 // Whether the runner names its command's process ID on its status descriptor

@@ -42,9 +42,20 @@ int signal_processes_below(pid_t, int) { return 0; }
 // No supervisor: run_supervision says none, so no run asks for one.
 ReaperMode reaper_mode() { return ReaperMode::subreaper; }
 ReaperSignals reaper_signals() { return {0, 0, 0}; }
-pid_t start_reaper(const ReaperPlan&, void (*)(const void*), const void*, int) noexcept {
+pid_t start_reaper(const ReaperPlan&, void (*)(const void*), const void*, int report_fd, int, ChildMemory&) noexcept {
+    ::close(report_fd);
     errno = ENOSYS;
     return -1;
+}
+
+// A fork: the child has memory of its own, and the parent goes on at once.
+pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory&) noexcept {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        start(arg);
+        ::_exit(127);
+    }
+    return pid;
 }
 
 // Nothing here gathers a run's processes: what the command leaves running outlives the

@@ -1,0 +1,65 @@
+// Stacks for children that share the host's memory until their exec (docs/design.md §7):
+// a child started that way costs no copy of the host's page tables and no copy-on-write
+// faults afterwards, which a fork of the host does. Each stack has a page below it that
+// no one may touch, so that a child that overflows its stack dies rather than write into
+// the host's memory. Internal to libconfine.
+#pragma once
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <utility>
+
+namespace confine::detail {
+
+class ChildMemory {
+public:
+    ChildMemory() = default;
+    // `stacks` stacks of `size` bytes each (a multiple of the page size), one above the
+    // other, each with its guard page; empty() when the memory cannot be had.
+    ChildMemory(std::size_t stacks, std::size_t size) noexcept {
+        const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        const std::size_t length = stacks * (size + page);
+        void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+        if (base == MAP_FAILED) return;
+        base_ = static_cast<char*>(base);
+        length_ = length;
+        size_ = size;
+        page_ = page;
+        for (std::size_t i = 0; i < stacks; ++i)
+            if (::mprotect(base_ + i * (size + page), page, PROT_NONE) != 0) {
+                release();
+                return;
+            }
+    }
+    ChildMemory(ChildMemory&& o) noexcept
+        : base_(std::exchange(o.base_, nullptr)), length_(std::exchange(o.length_, 0)), size_(o.size_), page_(o.page_) {}
+    ChildMemory& operator=(ChildMemory&& o) noexcept {
+        if (this != &o) {
+            release();
+            base_ = std::exchange(o.base_, nullptr);
+            length_ = std::exchange(o.length_, 0);
+            size_ = o.size_;
+            page_ = o.page_;
+        }
+        return *this;
+    }
+    ~ChildMemory() { release(); }
+
+    bool empty() const noexcept { return base_ == nullptr; }
+    // The top of stack `i` (stacks grow down), 16-byte aligned.
+    void* top(std::size_t i) const noexcept { return base_ + (i + 1) * (size_ + page_); }
+    // Gives the memory back: only once no child runs on it any more.
+    void release() noexcept {
+        if (base_) ::munmap(base_, length_);
+        base_ = nullptr;
+        length_ = 0;
+    }
+
+private:
+    char* base_ = nullptr;
+    std::size_t length_ = 0, size_ = 0, page_ = 0;
+};
+
+}  // namespace confine::detail
