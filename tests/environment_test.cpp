@@ -59,6 +59,41 @@ TEST_CASE("a name pattern is a glob compared without regard to case", "[environm
     CHECK_FALSE(environment_pattern_matches("PATH", "XPATH"));
 }
 
+namespace {
+
+// The glob, said recursively and without regard to case: what every pattern means.
+bool glob_reference(std::string_view pattern, std::string_view name) {
+    if (pattern.empty()) return name.empty();
+    if (pattern.front() == '*') return glob_reference(pattern.substr(1), name) || (!name.empty() && glob_reference(pattern, name.substr(1)));
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    return !name.empty() && lower(pattern.front()) == lower(name.front()) && glob_reference(pattern.substr(1), name.substr(1));
+}
+
+}  // namespace
+
+TEST_CASE("every pattern's shape matches exactly what the glob says", "[environment]") {
+    // Short patterns and names over a small alphabet reach every shape (NAME, *PART,
+    // PART*, *PART*, stars inside, stars only, empty) and every overlap of them.
+    const std::string letters = "aB*_";
+    std::vector<std::string> words{""};
+    for (std::size_t length = 1; length <= 4; ++length) {
+        std::vector<std::string> longer;
+        for (const auto& w : words)
+            if (w.size() == length - 1)
+                for (char c : letters) longer.push_back(w + c);
+        words.insert(words.end(), longer.begin(), longer.end());
+    }
+    std::size_t compared = 0;
+    for (const auto& pattern : words)
+        for (const auto& name : words) {
+            if (name.find('*') != std::string::npos) continue;
+            INFO("pattern '" << pattern << "', name '" << name << "'");
+            REQUIRE(confine::environment_pattern_matches(pattern, name) == glob_reference(pattern, name));
+            ++compared;
+        }
+    CHECK(compared > 10000);
+}
+
 TEST_CASE("the default removes the names that look like secrets and keeps the rest", "[environment][config]") {
     const auto policy = default_policy();
     CHECK(policy.inherit == confine::EnvInherit::all);

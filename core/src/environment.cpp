@@ -96,8 +96,18 @@ std::string_view to_string(EnvInherit inherit) noexcept {
 
 std::span<const std::string_view> core_environment_patterns() noexcept { return core_patterns; }
 
-bool environment_pattern_matches(std::string_view pattern, std::string_view name) noexcept {
-    // The classic glob walk: on a mismatch, let the last star take one more character.
+namespace {
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (lower(a[i]) != lower(b[i])) return false;
+    return true;
+}
+
+// Any pattern, by the classic glob walk: on a mismatch, the last star takes one more
+// character.
+bool glob_matches(std::string_view pattern, std::string_view name) noexcept {
     std::size_t p = 0, n = 0;
     std::size_t star = std::string_view::npos, star_n = 0;
     while (n < name.size()) {
@@ -116,6 +126,24 @@ bool environment_pattern_matches(std::string_view pattern, std::string_view name
     }
     while (p < pattern.size() && pattern[p] == '*') ++p;
     return p == pattern.size();
+}
+
+}  // namespace
+
+bool environment_pattern_matches(std::string_view pattern, std::string_view name) noexcept {
+    // The shapes every pattern of the default list has — NAME, *PART, PART*, *PART* —
+    // compared directly; any other by the glob walk. Each is exactly the glob's answer.
+    const bool leading = !pattern.empty() && pattern.front() == '*';
+    const bool trailing = pattern.size() > 1 && pattern.back() == '*';
+    const std::string_view part = pattern.substr(leading ? 1 : 0, pattern.size() - (leading ? 1 : 0) - (trailing ? 1 : 0));
+    if (part.find('*') != std::string_view::npos) return glob_matches(pattern, name);
+    if (part.size() > name.size()) return false;
+    if (!leading && !trailing) return equal_ignoring_case(part, name);
+    if (!leading) return equal_ignoring_case(part, name.substr(0, part.size()));
+    if (!trailing) return equal_ignoring_case(part, name.substr(name.size() - part.size()));
+    for (std::size_t at = 0; at + part.size() <= name.size(); ++at)
+        if (equal_ignoring_case(part, name.substr(at, part.size()))) return true;
+    return false;
 }
 
 bool url_carries_password(std::string_view value) noexcept {
