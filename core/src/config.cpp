@@ -1,5 +1,7 @@
 #include <confine/config.hpp>
 
+#include "default_config.hpp"
+
 #include "placeholders.hpp"
 #include "trust.hpp"
 
@@ -475,12 +477,9 @@ std::expected<Config, Error> parse_config(std::string_view text, std::string sou
     }
     // A file is read over the embedded default (config/confine.toml), so that what it
     // leaves unsaid — the chains, above all — is the default's, never nothing.
+    // That default is compiled in (default_config.hpp): the text is not parsed again.
     Config base;
-    if (source != embedded_config_name) {
-        auto defaults = parse_config(embedded_default_config(), std::string(embedded_config_name));
-        if (!defaults) return std::unexpected(defaults.error());
-        base = std::move(*defaults);
-    }
+    if (source != embedded_config_name) base = detail::compiled_default_config();
     return Validator(std::move(source)).run(root, std::move(base));
 }
 
@@ -514,7 +513,7 @@ std::expected<Config, Error> load_config(const ConfigLookup& lookup) {
     }
     std::error_code ec;
     if (std::filesystem::exists(lookup.system_path, ec)) return load_from(lookup.system_path, "the system configuration");
-    return parse_config(embedded_default_config(), std::string(embedded_config_name));
+    return detail::compiled_default_config();
 }
 
 std::expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view text) {

@@ -141,8 +141,10 @@ bool environment_pattern_matches(std::string_view pattern, std::string_view name
     if (!leading && !trailing) return equal_ignoring_case(part, name);
     if (!leading) return equal_ignoring_case(part, name.substr(0, part.size()));
     if (!trailing) return equal_ignoring_case(part, name.substr(name.size() - part.size()));
+    if (part.empty()) return true;
+    const char first = lower(part.front());
     for (std::size_t at = 0; at + part.size() <= name.size(); ++at)
-        if (equal_ignoring_case(part, name.substr(at, part.size()))) return true;
+        if (lower(name[at]) == first && equal_ignoring_case(part, name.substr(at, part.size()))) return true;
     return false;
 }
 

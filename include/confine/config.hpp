@@ -32,6 +32,8 @@ struct SourcePosition {
     std::string file;  // a path, or "<embedded default>"
     std::uint32_t line = 0;
     std::uint32_t column = 0;
+
+    bool operator==(const SourcePosition&) const = default;
 };
 
 // "file:line:column"
@@ -47,11 +49,15 @@ struct RunnerSetting {
     bool boolean_value = false;
     std::vector<std::string> array_value;
     SourcePosition where;  // of its key
+
+    bool operator==(const RunnerSetting&) const = default;
 };
 
 struct RunnerTable {
     std::vector<RunnerSetting> settings;
     SourcePosition where;
+
+    bool operator==(const RunnerTable&) const = default;
 };
 
 // `[platform.<os>]`: either a chain, or an asserted runner command.
@@ -61,6 +67,8 @@ struct PlatformConfig {
     std::vector<std::string> runner_command;
     std::vector<std::string> runner_failure_signatures;
     SourcePosition where;
+
+    bool operator==(const PlatformConfig&) const = default;
 };
 
 // The least level of enforcement a run accepts for a dimension ([policy.enforcement]):
@@ -92,6 +100,8 @@ struct Minimums {
     // minimum sets it too, to that minimum: the operator lowered it knowingly.
     std::optional<Minimum> explicit_read;
     std::optional<Minimum> explicit_protect;
+
+    bool operator==(const Minimums&) const = default;
 };
 
 struct Config {
@@ -129,6 +139,8 @@ struct Config {
     std::vector<SourcePosition> plugin_dirs_where;  // where each entry of plugin_dirs is written
     std::map<std::string, PlatformConfig> platforms;
     std::map<std::string, RunnerTable> runners;
+
+    bool operator==(const Config&) const = default;
 };
 
 inline constexpr std::string_view embedded_config_name = "<embedded default>";

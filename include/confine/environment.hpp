@@ -51,6 +51,8 @@ struct EnvironmentPolicy {
     // value holds a URL with a password (url_carries_password()), such as
     // DATABASE_URL=postgres://user:password@host/db or HTTPS_PROXY=http://u:p@proxy:3128.
     bool exclude_url_passwords = true;
+
+    bool operator==(const EnvironmentPolicy&) const = default;
 };
 
 // Whether `value` holds, anywhere, a URL whose authority carries a password:

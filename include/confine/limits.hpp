@@ -29,6 +29,8 @@ struct Limits {
     // `this`, with `under`'s entries where this one has none: a call's limits over the
     // configuration's.
     Limits over(const Limits& under) const;
+
+    bool operator==(const Limits&) const = default;
 };
 
 // The names, as --limit and [policy.limits] spell them.
