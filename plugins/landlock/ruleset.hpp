@@ -9,6 +9,7 @@
 #include <confine/internal/network_filter_linux.hpp>
 #include <confine/internal/terminal_filter_linux.hpp>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
@@ -222,14 +223,19 @@ inline int create_ruleset(std::uint64_t handled, std::uint64_t scoped = 0, std::
     return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
-// Adds `grant` beneath the already opened `path_fd` (an O_PATH descriptor; its type
-// is read from the descriptor itself). 0 or -errno.
+// Adds `grant` beneath the already opened `path_fd` (an O_PATH descriptor), a directory
+// or not as `is_directory` says (read from that descriptor). 0 or -errno.
+inline int add_rule_of_type(int ruleset_fd, int path_fd, Grant grant, std::uint64_t handled, bool is_directory) noexcept {
+    PathBeneathAttr rule{allowed_access(grant, handled, is_directory), path_fd};
+    if (rule.allowed_access == 0) return 0;
+    return ::syscall(__NR_landlock_add_rule, ruleset_fd, rule_path_beneath, &rule, 0u) == 0 ? 0 : -errno;
+}
+
+// The same, the type read from the descriptor itself.
 inline int add_rule(int ruleset_fd, int path_fd, Grant grant, std::uint64_t handled) noexcept {
     struct stat st {};
     if (::fstat(path_fd, &st) != 0) return -errno;
-    PathBeneathAttr rule{allowed_access(grant, handled, S_ISDIR(st.st_mode)), path_fd};
-    if (rule.allowed_access == 0) return 0;
-    return ::syscall(__NR_landlock_add_rule, ruleset_fd, rule_path_beneath, &rule, 0u) == 0 ? 0 : -errno;
+    return add_rule_of_type(ruleset_fd, path_fd, grant, handled, S_ISDIR(st.st_mode));
 }
 
 namespace detail {
@@ -292,16 +298,18 @@ inline int grant_entries_around(int ruleset_fd, int dir_fd, char* path, std::siz
                 } else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) {
                     rc = -errno;
                 }
-            } else if (denial == 0) {
-                struct stat st {};
-                if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode)) {
-                    const int child = ::openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                    if (child >= 0) {
-                        rc = add_rule(ruleset_fd, child, grant, handled);
-                        ::close(child);
-                    } else if (errno != ENOENT && errno != ELOOP) {
-                        rc = -errno;
-                    }
+            } else if (denial == 0 && entry->d_type != DT_LNK) {
+                // A link the directory entry names as one is not even opened; any other
+                // entry (DT_UNKNOWN included: a file system that does not say) is opened
+                // without following a link and judged by what was opened.
+                const int child = ::openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (child >= 0) {
+                    struct stat st {};
+                    if (::fstat(child, &st) != 0) rc = -errno;
+                    else if (!S_ISLNK(st.st_mode)) rc = add_rule_of_type(ruleset_fd, child, grant, handled, S_ISDIR(st.st_mode));
+                    ::close(child);
+                } else if (errno != ENOENT && errno != ELOOP) {
+                    rc = -errno;
                 }  // one that cannot be looked at (gone, or a link) is granted nothing
             }
             path[len] = '\0';
