@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
+#include <string_view>
 
 #if !defined(_WIN32)
 #include <fcntl.h>
@@ -139,7 +141,10 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy) {
             out.working_directory = real;
         }
     }
-    if (auto err = resolve_denied(with_homes(policy.deny_read, homes), home, out)) return std::unexpected(*err);
+    // The homes are resolved directories: what lies beneath them is looked at alone.
+    PathResolver resolver;
+    for (const auto& h : homes) resolver.known_directory(h);
+    if (auto err = resolve_denied(with_homes(policy.deny_read, homes), home, out, &resolver)) return std::unexpected(*err);
     if (auto err = resolve_protected(with_homes(policy.protect, homes), home, out)) return std::unexpected(*err);
     return out;
 }
@@ -211,17 +216,89 @@ std::optional<fs::path> read_gitdir_common(const fs::path& gitdir) {
 
 }  // namespace
 
-std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const fs::path& home, Policy& out) {
+std::optional<fs::path> PathResolver::canonical(const fs::path& p) {
+    auto full = [&p]() -> std::optional<fs::path> {
+        std::error_code ec;
+        fs::path real = fs::canonical(p, ec);
+        if (ec) return std::nullopt;
+        return real;
+    };
+#if defined(_WIN32)
+    return full();
+#else
+    const std::string& s = p.native();
+    if (!plain(s)) return full();
+    // What is known of the directories above it already: one missing (or not a
+    // directory) means it does not exist either; one that is a link leads elsewhere.
+    for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1)) {
+        const auto known = seen_.find(s.substr(0, at));
+        if (known == seen_.end()) continue;
+        if (known->second == Kind::link) return full();
+        if (known->second != Kind::directory) return std::nullopt;
+    }
+    // The path itself, its last component not followed: missing (with whatever links
+    // above it followed, as fs::canonical would follow them) means skipped.
+    const Kind last = kind_of(s);
+    if (last == Kind::missing) return std::nullopt;
+    if (last == Kind::link) return full();
+    // There: it is itself unless a directory above it is a link.
+    for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1))
+        if (kind_of(s.substr(0, at)) != Kind::directory) return full();
+    return p;
+#endif
+}
+
+void PathResolver::known_directory(const fs::path& real) {
+#if defined(_WIN32)
+    (void)real;
+#else
+    const std::string& s = real.native();
+    if (!plain(s)) return;
+    for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1)) seen_.emplace(s.substr(0, at), Kind::directory);
+    seen_.emplace(s, Kind::directory);
+#endif
+}
+
+bool PathResolver::plain(const std::string& s) {
+#if defined(_WIN32)
+    (void)s;
+    return false;
+#else
+    if (s.size() < 2 || s.front() != '/' || s.back() == '/') return false;
+    for (std::size_t at = 0; at < s.size();) {
+        const std::size_t end = std::min(s.find('/', at + 1), s.size());
+        const std::string_view part(s.data() + at + 1, end - at - 1);
+        if (part.empty() || part == "." || part == "..") return false;
+        at = end;
+    }
+    return true;
+#endif
+}
+
+PathResolver::Kind PathResolver::kind_of(const std::string& path) {
+    if (const auto known = seen_.find(path); known != seen_.end()) return known->second;
+    Kind kind = Kind::missing;
+#if !defined(_WIN32)
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) kind = S_ISLNK(st.st_mode) ? Kind::link : S_ISDIR(st.st_mode) ? Kind::directory : Kind::other;
+#endif
+    seen_.emplace(path, kind);
+    return kind;
+}
+
+std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const fs::path& home, Policy& out, PathResolver* resolver) {
     const auto places = writable_places(out);
+    PathResolver own;
+    if (!resolver) resolver = &own;
     for (const auto& entry : entries) {
         const auto expanded = expand_home(entry, home);
         if (!expanded) continue;  // "~/..." with no home: nothing of it to hide
         if (has_nul(*expanded)) return bad_policy("a deny_read path contains a NUL byte");
         if (!expanded->is_absolute()) return bad_policy("deny_read path must be absolute or begin with ~/: " + entry.string());
-        std::error_code ec;
         // Judged where it resolves; one that does not exist (or a link to nothing) is skipped.
-        const fs::path real = fs::canonical(*expanded, ec);
-        if (ec) continue;
+        const auto resolved = resolver->canonical(*expanded);
+        if (!resolved) continue;
+        const fs::path& real = *resolved;
         if (real == real.root_path()) return bad_policy("deny_read path " + shown(*expanded, real) + " is the whole file system");
         for (const auto& place : places)
             if (is_within(place, real))
