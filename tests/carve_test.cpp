@@ -3,11 +3,107 @@
 // nothing), the deny_read entries beneath the homes resolved as fs::canonical resolves
 // them, and the one seccomp program the Landlock paths install, whose verdict on every
 // system call is the terminal filter's and the network filter's together.
-#if defined(__linux__)
-#include "ruleset.hpp"
+#include "roots.hpp"
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// $HOME set for a scope.
+struct HomeFor {
+    std::string before;
+    bool had;
+    explicit HomeFor(const fs::path& home) {
+        const char* h = std::getenv("HOME");
+        had = h != nullptr;
+        if (had) before = h;
+        ::setenv("HOME", home.c_str(), 1);
+    }
+    ~HomeFor() {
+        if (had) ::setenv("HOME", before.c_str(), 1);
+        else ::unsetenv("HOME");
+    }
+    HomeFor(const HomeFor&) = delete;
+    HomeFor& operator=(const HomeFor&) = delete;
+};
+
+// A home whose entries are of every kind a deny_read entry can meet.
+struct LinkedHome {
+    test::TempDir tmp;
+    fs::path home = fs::canonical(tmp.path()) / "home", elsewhere = fs::canonical(tmp.path()) / "elsewhere";
+    LinkedHome() {
+        fs::create_directories(home / ".ssh");
+        fs::create_directories(home / ".config" / "gh");
+        fs::create_directories(elsewhere / "aws");
+        fs::create_directories(elsewhere / "config" / "gh");
+        test::write_file(home / ".netrc", "machine x\n");
+        test::write_file(home / ".config" / "gh" / "hosts.yml", "token\n");
+        test::write_file(elsewhere / "pgpass", "x\n");
+        test::write_file(elsewhere / "config" / "gh" / "hosts.yml", "token\n");
+        fs::create_directory_symlink(elsewhere / "aws", home / ".aws");               // a link to a directory
+        fs::create_symlink(elsewhere / "pgpass", home / ".pgpass");                   // a link to a file
+        fs::create_symlink(home / "nothing-there", home / ".vault-token");            // a link to nothing
+        fs::create_directory_symlink(elsewhere / "config", home / ".cfg");            // a directory above an entry
+        fs::create_symlink("../home/.ssh", elsewhere / "ssh-again");                  // a relative link
+        fs::create_directory_symlink(elsewhere, home / ".local");
+    }
+};
+
+}  // namespace
+
+TEST_CASE("deny_read paths resolve as fs::canonical resolves them: links where they lead, a link to nothing or a missing path skipped", "[roots][secrets][carve]") {
+    LinkedHome h;
+    const fs::path home = h.home;
+    const std::vector<fs::path> paths{home / ".ssh", home / ".netrc", home / ".config/gh/hosts.yml", home / ".config/gh", home / ".aws",
+                                      home / ".aws/missing", home / ".pgpass", home / ".vault-token", home / ".cfg/gh/hosts.yml",
+                                      home / ".cfg/gh", home / ".local/ssh-again", home / ".local/pgpass", home / ".gnupg",
+                                      home / ".gnupg/x", home / ".netrc/x", home / ".ssh/../.netrc", home / "./.ssh", home / ".ssh/",
+                                      fs::path(home.string() + "//.netrc"), home, "/", home / ".config/missing/x", home / ".config/gh/hosts.yml/x"};
+    // Twice through one resolver: what it remembers of the directories gives the same answers.
+    confine::detail::PathResolver resolver;
+    resolver.known_directory(home);
+    for (int round = 0; round < 2; ++round)
+        for (const auto& p : paths) {
+            INFO(p << " (round " << round << ")");
+            std::error_code ec;
+            const fs::path expected = fs::canonical(p, ec);
+            const auto got = resolver.canonical(p);
+            CHECK(got.has_value() == !ec);
+            if (got && !ec) CHECK(*got == expected);
+        }
+}
+
+TEST_CASE("deny_read's ~ entries that are links are denied where they lead, under a home from $HOME and from the user database", "[roots][secrets][carve]") {
+    LinkedHome h;
+    HomeFor at(h.home);
+    confine::Policy policy{confine::Mode::read_only, {}, {}};
+    policy.deny_read = {"~/.ssh", "~/.aws", "~/.pgpass", "~/.vault-token", "~/.cfg/gh/hosts.yml", "~/.netrc", "~/.gnupg"};
+    auto resolved = confine::detail::resolve_policy(policy);
+    REQUIRE(resolved);
+    // The account's home from the user database is a home too: whatever of these it has.
+    std::vector<fs::path> expected;
+    const auto homes = confine::detail::caller_homes();
+    REQUIRE_FALSE(homes.empty());
+    CHECK(homes.front() == h.home);
+    for (const auto& entry : policy.deny_read)
+        for (const auto& home : homes) {
+            std::error_code ec;
+            const fs::path real = fs::canonical(home / entry.string().substr(2), ec);
+            if (!ec && std::find(expected.begin(), expected.end(), real) == expected.end()) expected.push_back(real);
+        }
+    CHECK(resolved->deny_read == expected);
+    CHECK(std::find(resolved->deny_read.begin(), resolved->deny_read.end(), h.elsewhere / "aws") != resolved->deny_read.end());
+    CHECK(std::find(resolved->deny_read.begin(), resolved->deny_read.end(), h.elsewhere / "pgpass") != resolved->deny_read.end());
+    CHECK(std::find(resolved->deny_read.begin(), resolved->deny_read.end(), h.elsewhere / "config/gh/hosts.yml") != resolved->deny_read.end());
+}
+
+#if defined(__linux__)
+#include "ruleset.hpp"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -18,7 +114,6 @@
 #include <filesystem>
 #include <string>
 
-namespace fs = std::filesystem;
 namespace ll = confine::landlock;
 
 namespace {
