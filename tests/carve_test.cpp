@@ -179,3 +179,110 @@ TEST_CASE("the deny-list carve grants each entry around a denied path, a link no
 }
 
 #endif
+
+#if defined(__linux__) && defined(CONFINE_NETWORK_FILTER_PROGRAM) && !defined(CONFINE_NO_TERMINAL_FILTER)
+#include <confine/internal/network_filter_linux.hpp>
+#include <confine/internal/terminal_filter_linux.hpp>
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <cstring>
+
+namespace {
+
+// A classic BPF interpreter for what seccomp programs here use (loads of a word of the
+// seccomp_data, AND with a constant, jumps on equality, returns), as the kernel runs it:
+// anything else fails the test.
+std::uint32_t run_bpf(const sock_filter* code, std::size_t size, const seccomp_data& data) {
+    unsigned char bytes[sizeof data];
+    std::memcpy(bytes, &data, sizeof data);
+    std::uint32_t a = 0;
+    for (std::size_t pc = 0; pc < size; ++pc) {
+        const sock_filter& i = code[pc];
+        switch (i.code) {
+            case BPF_LD | BPF_W | BPF_ABS:
+                if (i.k + 4 > sizeof bytes) FAIL("a load past the data: " << i.k);
+                std::memcpy(&a, bytes + i.k, 4);
+                break;
+            case BPF_ALU | BPF_AND | BPF_K: a &= i.k; break;
+            case BPF_JMP | BPF_JEQ | BPF_K: pc += a == i.k ? i.jt : i.jf; break;
+            case BPF_RET | BPF_K: return i.k;
+            default: FAIL("an instruction the interpreter does not know: " << i.code); return 0;
+        }
+    }
+    FAIL("the program ran past its end");
+    return 0;
+}
+
+// The kernel's verdict of filters installed one after the other (seccomp_run_filters): the
+// action of highest precedence, and of those of equal precedence the latest filter's.
+std::uint32_t stacked(std::uint32_t earlier, std::uint32_t later) {
+    auto action = [](std::uint32_t r) { return static_cast<std::int32_t>(r & SECCOMP_RET_ACTION_FULL); };
+    return action(earlier) < action(later) ? earlier : later;
+}
+
+}  // namespace
+
+TEST_CASE("the Landlock paths' one seccomp program gives every call the verdict of the terminal and network filters installed in turn", "[landlock][network][terminal][carve][linux-only]") {
+    namespace net = confine::network::detail;
+    namespace term = confine::terminal::detail;
+    const auto& combined = net::with_terminal;
+    std::vector<std::uint32_t> arches{net::native.arch, 0, AUDIT_ARCH_X86_64 ^ AUDIT_ARCH_I386 ^ net::native.arch, 0xC000003Eu + 1};
+#if defined(__x86_64__) || defined(__aarch64__)
+    arches.push_back(net::compat.arch);
+#endif
+    std::vector<std::uint64_t> families{AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_UNIX | (1ull << 32), 0};
+    std::vector<std::uint64_t> types{SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                                     SOCK_DGRAM | SOCK_CLOEXEC, SOCK_STREAM | (1ull << 40), 0};
+    std::vector<std::uint64_t> requests{TIOCSTI, TIOCLINUX, TIOCSTI | (1ull << 32), TIOCLINUX | (7ull << 40), TCGETS, TIOCSWINSZ, FIONREAD, 0};
+    std::vector<std::uint64_t> addresses{0, 0x7fff0000, 1ull << 32, 0xffffffff00000000ull};
+    std::size_t checked = 0, refused = 0;
+    for (const std::uint32_t arch : arches)
+        for (std::uint32_t base : {0u, 0x40000000u})
+            for (std::uint32_t n = 0; n < 1100; ++n) {
+                seccomp_data d{};
+                d.nr = static_cast<int>(base | n);
+                d.arch = arch;
+                // Every combination of the arguments the filters look at (0: family,
+                // 1: type or request, 4: a destination), for each call number.
+                for (const std::uint64_t a0 : families)
+                    for (std::size_t i = 0; i < types.size() + requests.size(); ++i)
+                        for (const std::uint64_t a4 : addresses) {
+                            d.args[0] = a0;
+                            d.args[1] = i < types.size() ? types[i] : requests[i - types.size()];
+                            d.args[4] = a4;
+                            const std::uint32_t expected =
+                                stacked(run_bpf(term::injection_program, std::size(term::injection_program), d), run_bpf(net::program.code, net::program.size, d));
+                            const std::uint32_t got = run_bpf(combined.code, combined.size, d);
+                            if (got != expected) FAIL("arch " << std::hex << arch << " nr " << std::dec << d.nr << " args " << a0 << ", " << d.args[1] << ", " << a4 << ": " << std::hex << got << " instead of " << expected);
+                            ++checked;
+                            if (got != SECCOMP_RET_ALLOW) ++refused;
+                        }
+            }
+    INFO(checked << " verdicts, " << refused << " not allow");
+    CHECK(refused > 0);
+    CHECK(combined.size <= 64);
+    // The cases the escape suite tries, named.
+    seccomp_data d{};
+    d.arch = net::native.arch;
+    d.nr = static_cast<int>(net::native.ioctl);
+    d.args[1] = TIOCSTI;
+    CHECK(run_bpf(combined.code, combined.size, d) == (SECCOMP_RET_ERRNO | EPERM));
+    d.nr = static_cast<int>(net::native.socket);
+    d.args[0] = AF_INET;
+    d.args[1] = SOCK_STREAM;
+    CHECK(run_bpf(combined.code, combined.size, d) == (SECCOMP_RET_ERRNO | EACCES));
+    d.args[0] = AF_UNIX;
+    CHECK(run_bpf(combined.code, combined.size, d) == SECCOMP_RET_ALLOW);
+    d.args[1] = SOCK_DGRAM;
+    CHECK(run_bpf(combined.code, combined.size, d) == (SECCOMP_RET_ERRNO | EACCES));
+    d.nr = static_cast<int>(net::native.sendto);
+    d.args[4] = 0x1000;
+    CHECK(run_bpf(combined.code, combined.size, d) == (SECCOMP_RET_ERRNO | EACCES));
+    d.args[4] = 0;
+    CHECK(run_bpf(combined.code, combined.size, d) == SECCOMP_RET_ALLOW);
+}
+#endif

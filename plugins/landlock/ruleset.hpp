@@ -404,15 +404,24 @@ struct Failure {
 // The irreversible steps, in this order: every capability dropped and the securebits
 // locked (while the process may still hold CAP_SETPCAP); no_new_privs, which the
 // kernel requires of the unprivileged for what follows and which keeps a
-// set-user-ID program from giving anything back; the terminal filter; with the network
-// confined, the network filter; then the ruleset. From here on this process and
+// set-user-ID program from giving anything back; the terminal filter, with the network
+// confined together with the network filter in one program; then the ruleset. From here on this process and
 // everything it executes is confined.
 inline Failure confine_self(int ruleset_fd, bool network_none) noexcept {
     if (int rc = detail::drop_capabilities(); rc < 0) return {"cannot drop capabilities: ", -rc};
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return {"landlock ruleset error: ", errno};
+#if defined(CONFINE_NETWORK_FILTER_PROGRAM) && !defined(CONFINE_PORTABLE_POSIX) && !defined(CONFINE_NO_TERMINAL_FILTER)
+    // Both filters as one program: the kernel runs one filter on each system call.
+    if (network_none) {
+        if (int rc = network::install_filter_with_terminal(); rc < 0) return {"cannot install the terminal and network filter: ", -rc};
+    } else if (int rc = terminal::install_injection_filter(); rc < 0) {
+        return {"cannot install the terminal filter: ", -rc};
+    }
+#else
     if (int rc = terminal::install_injection_filter(); rc < 0) return {"cannot install the terminal filter: ", -rc};
     if (network_none)
         if (int rc = network::install_filter(); rc < 0) return {"cannot install the network filter: ", -rc};
+#endif
     if (::syscall(__NR_landlock_restrict_self, ruleset_fd, 0u) != 0) return {"landlock ruleset error: ", errno};
     return {};
 }
