@@ -87,6 +87,7 @@ std::vector<fs::path> with_homes(const std::vector<fs::path>& entries, const std
 
 std::expected<Policy, Error> resolve_policy(const Policy& policy) {
     auto bad = [](std::string m) { return std::unexpected(Error{ErrorCode::invalid_policy, std::move(m)}); };
+    forget_git_scan();  // a scan of an earlier resolution is not this one's
     const std::vector<fs::path> homes = caller_homes();
     const fs::path home = homes.empty() ? fs::path() : homes.front();
     Policy out;
@@ -316,18 +317,28 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
     auto add = [&](const fs::path& real) {
         if (std::find(out.protect.begin(), out.protect.end(), real) == out.protect.end()) out.protect.push_back(real);
     };
+    // What stands at a path, looked at once for all the entries (each root's `.git` is
+    // the first component of several).
+    std::map<fs::path, fs::file_type> seen;
+    auto type_at = [&seen](const fs::path& p) {
+        if (const auto known = seen.find(p); known != seen.end()) return known->second;
+        std::error_code ec;
+        const auto st = fs::symlink_status(p, ec);
+        const fs::file_type type = ec ? fs::file_type::not_found : st.type();
+        seen.emplace(p, type);
+        return type;
+    };
     // `relative` inside `root`, walked component by component: nullopt when a component
     // does not exist; an error when one is a symbolic link, which the command could
     // replace with what it likes whatever happens to the link's target.
-    auto walk = [](const fs::path& root, const fs::path& relative) -> std::expected<std::optional<fs::path>, Error> {
+    auto walk = [&type_at](const fs::path& root, const fs::path& relative) -> std::expected<std::optional<fs::path>, Error> {
         fs::path p = root;
         for (const auto& part : relative) {
             if (part.empty() || part == ".") continue;
             p /= part;
-            std::error_code ec;
-            const auto st = fs::symlink_status(p, ec);
-            if (ec || st.type() == fs::file_type::not_found) return std::nullopt;
-            if (st.type() == fs::file_type::symlink)
+            const fs::file_type type = type_at(p);
+            if (type == fs::file_type::not_found) return std::nullopt;
+            if (type == fs::file_type::symlink)
                 return std::unexpected(bad_policy("cannot protect " + (root / relative).string() + ": " + p.string() +
                                                   " is a symbolic link, which the command could replace; remove the link or the protect entry"));
         }
@@ -352,7 +363,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
             std::error_code ec;
             // `.git` as a file (a worktree, a submodule): the file itself, which names the
             // repository, and what it names.
-            if (first != relative.end() && *first == ".git" && fs::symlink_status(root / ".git", ec).type() == fs::file_type::regular) {
+            if (first != relative.end() && *first == ".git" && type_at(root / ".git") == fs::file_type::regular) {
                 add(root / ".git");
                 const auto gitdir = read_gitdir(root / ".git", root);
                 if (!gitdir) continue;
@@ -375,7 +386,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
     // which git runs programs or is sent elsewhere (git_guard.hpp), which the command
     // could otherwise plant beside the entry or redirect around it.
     if (protects_git(entries) && !places.empty()) {
-        for (const auto& p : scan_git(places, home, false).present) {
+        for (const auto& p : scan_git_for_run(places, home).present) {
             std::error_code ec;
             if (fs::symlink_status(p, ec).type() == fs::file_type::symlink)
                 return bad_policy("cannot protect " + p.string() + ": it is a symbolic link, which the command could replace; remove the link or the protect entry");
