@@ -232,19 +232,19 @@ std::optional<fs::path> PathResolver::canonical(const fs::path& p) {
     // What is known of the directories above it already: one missing (or not a
     // directory) means it does not exist either; one that is a link leads elsewhere.
     for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1)) {
-        const auto known = seen_.find(s.substr(0, at));
+        const auto known = seen_.find(std::string_view(s.data(), at));
         if (known == seen_.end()) continue;
         if (known->second == Kind::link) return full();
         if (known->second != Kind::directory) return std::nullopt;
     }
     // The path itself, its last component not followed: missing (with whatever links
     // above it followed, as fs::canonical would follow them) means skipped.
-    const Kind last = kind_of(s);
+    const Kind last = look(s.c_str());
     if (last == Kind::missing) return std::nullopt;
     if (last == Kind::link) return full();
     // There: it is itself unless a directory above it is a link.
     for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1))
-        if (kind_of(s.substr(0, at)) != Kind::directory) return full();
+        if (kind_of(std::string_view(s.data(), at)) != Kind::directory) return full();
     return p;
 #endif
 }
@@ -255,7 +255,7 @@ void PathResolver::known_directory(const fs::path& real) {
 #else
     const std::string& s = real.native();
     if (!plain(s)) return;
-    for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1)) seen_.emplace(s.substr(0, at), Kind::directory);
+    for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1)) seen_.emplace(std::string(s, 0, at), Kind::directory);
     seen_.emplace(s, Kind::directory);
 #endif
 }
@@ -276,14 +276,22 @@ bool PathResolver::plain(const std::string& s) {
 #endif
 }
 
-PathResolver::Kind PathResolver::kind_of(const std::string& path) {
-    if (const auto known = seen_.find(path); known != seen_.end()) return known->second;
-    Kind kind = Kind::missing;
-#if !defined(_WIN32)
+PathResolver::Kind PathResolver::look(const char* path) {
+#if defined(_WIN32)
+    (void)path;
+    return Kind::missing;
+#else
     struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0) kind = S_ISLNK(st.st_mode) ? Kind::link : S_ISDIR(st.st_mode) ? Kind::directory : Kind::other;
+    if (::lstat(path, &st) != 0) return Kind::missing;
+    return S_ISLNK(st.st_mode) ? Kind::link : S_ISDIR(st.st_mode) ? Kind::directory : Kind::other;
 #endif
-    seen_.emplace(path, kind);
+}
+
+PathResolver::Kind PathResolver::kind_of(std::string_view path) {
+    if (const auto known = seen_.find(path); known != seen_.end()) return known->second;
+    std::string p(path);
+    const Kind kind = look(p.c_str());
+    seen_.emplace(std::move(p), kind);
     return kind;
 }
 

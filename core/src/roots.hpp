@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace confine::detail {
@@ -53,8 +54,9 @@ public:
 private:
     enum class Kind { directory, link, other, missing };
     static bool plain(const std::string& s);
-    Kind kind_of(const std::string& path);
-    std::map<std::string, Kind> seen_;
+    static Kind look(const char* path);   // one lstat
+    Kind kind_of(std::string_view path);  // a directory's, looked at once
+    std::map<std::string, Kind, std::less<>> seen_;
 };
 
 // Resolves `entries` (absolute, or "~/..." beneath `home`) into out.deny_read: each where
