@@ -215,6 +215,40 @@ std::optional<fs::path> read_gitdir_common(const fs::path& gitdir) {
     return p.is_absolute() ? p : gitdir / p;
 }
 
+// What stands at paths (not following a link), each looked at once: each root's `.git`
+// is the first component of several protect entries.
+class LookedAt {
+public:
+    fs::file_type type(const fs::path& p) {
+        if (const auto known = seen_.find(p); known != seen_.end()) return known->second;
+        std::error_code ec;
+        const auto st = fs::symlink_status(p, ec);
+        const fs::file_type t = ec ? fs::file_type::not_found : st.type();
+        seen_.emplace(p, t);
+        return t;
+    }
+
+    // `relative` inside `root`, walked component by component: nullopt when a component
+    // does not exist; an error when one is a symbolic link, which the command could
+    // replace with what it likes whatever happens to the link's target.
+    std::expected<std::optional<fs::path>, Error> walk(const fs::path& root, const fs::path& relative) {
+        fs::path p = root;
+        for (const auto& part : relative) {
+            if (part.empty() || part == ".") continue;
+            p /= part;
+            const fs::file_type t = type(p);
+            if (t == fs::file_type::not_found) return std::nullopt;
+            if (t == fs::file_type::symlink)
+                return std::unexpected(bad_policy("cannot protect " + (root / relative).string() + ": " + p.string() +
+                                                  " is a symbolic link, which the command could replace; remove the link or the protect entry"));
+        }
+        return std::optional<fs::path>(p);
+    }
+
+private:
+    std::map<fs::path, fs::file_type> seen_;
+};
+
 }  // namespace
 
 std::optional<fs::path> PathResolver::canonical(const fs::path& p) {
@@ -325,33 +359,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
     auto add = [&](const fs::path& real) {
         if (std::find(out.protect.begin(), out.protect.end(), real) == out.protect.end()) out.protect.push_back(real);
     };
-    // What stands at a path, looked at once for all the entries (each root's `.git` is
-    // the first component of several).
-    std::map<fs::path, fs::file_type> seen;
-    auto type_at = [&seen](const fs::path& p) {
-        if (const auto known = seen.find(p); known != seen.end()) return known->second;
-        std::error_code ec;
-        const auto st = fs::symlink_status(p, ec);
-        const fs::file_type type = ec ? fs::file_type::not_found : st.type();
-        seen.emplace(p, type);
-        return type;
-    };
-    // `relative` inside `root`, walked component by component: nullopt when a component
-    // does not exist; an error when one is a symbolic link, which the command could
-    // replace with what it likes whatever happens to the link's target.
-    auto walk = [&type_at](const fs::path& root, const fs::path& relative) -> std::expected<std::optional<fs::path>, Error> {
-        fs::path p = root;
-        for (const auto& part : relative) {
-            if (part.empty() || part == ".") continue;
-            p /= part;
-            const fs::file_type type = type_at(p);
-            if (type == fs::file_type::not_found) return std::nullopt;
-            if (type == fs::file_type::symlink)
-                return std::unexpected(bad_policy("cannot protect " + (root / relative).string() + ": " + p.string() +
-                                                  " is a symbolic link, which the command could replace; remove the link or the protect entry"));
-        }
-        return std::optional<fs::path>(p);
-    };
+    LookedAt looked;
     for (const auto& entry : entries) {
         const auto expanded = expand_home(entry, home);
         if (!expanded) continue;
@@ -371,7 +379,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
             std::error_code ec;
             // `.git` as a file (a worktree, a submodule): the file itself, which names the
             // repository, and what it names.
-            if (first != relative.end() && *first == ".git" && type_at(root / ".git") == fs::file_type::regular) {
+            if (first != relative.end() && *first == ".git" && looked.type(root / ".git") == fs::file_type::regular) {
                 add(root / ".git");
                 const auto gitdir = read_gitdir(root / ".git", root);
                 if (!gitdir) continue;
@@ -385,7 +393,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
                 }
                 continue;
             }
-            auto found = walk(root, relative);
+            auto found = looked.walk(root, relative);
             if (!found) return found.error();
             if (*found) add(**found);
         }
