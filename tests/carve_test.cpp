@@ -180,7 +180,7 @@ TEST_CASE("the deny-list carve grants each entry around a denied path, a link no
 
 #endif
 
-#if defined(__linux__) && defined(CONFINE_NETWORK_FILTER_PROGRAM) && !defined(CONFINE_NO_TERMINAL_FILTER)
+#if defined(__linux__) && defined(CONFINE_NETWORK_FILTER_PROGRAM) && !defined(CONFINE_NO_TERMINAL_FILTER) && !defined(CONFINE_PORTABLE_POSIX)
 #include <confine/internal/network_filter_linux.hpp>
 #include <confine/internal/terminal_filter_linux.hpp>
 
