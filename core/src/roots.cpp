@@ -52,8 +52,10 @@ std::optional<std::string> refused_writable_root(const fs::path& real, const fs:
 
 std::vector<fs::path> caller_homes() {
     std::vector<fs::path> homes;
-    auto add = [&homes](const char* given) {
-        if (!given || !*given) return;
+    std::vector<std::string> asked;  // each given path resolved once: $HOME is the account's home most often
+    auto add = [&homes, &asked](const char* given) {
+        if (!given || !*given || std::find(asked.begin(), asked.end(), given) != asked.end()) return;
+        asked.emplace_back(given);
         std::error_code ec;
         const fs::path real = fs::canonical(given, ec);
         // The root directory is no one's home (system accounts that have none say "/").
