@@ -258,10 +258,25 @@ bool safe_relative(const std::string& p) {
     return true;
 }
 
+// When the directories the index tracks are held absent: not at all, as they are found,
+// or later (kept in tracked() for complete()).
+enum class Tracked { ignored, held, kept };
+
 class Scanner {
 public:
-    Scanner(const std::vector<std::string>& places, const fs::path& home, bool with_absent)
-        : places_(places), home_(home), with_absent_(with_absent) {}
+    Scanner(const std::vector<std::string>& places, const fs::path& home, Tracked tracked)
+        : places_(places), home_(home), tracked_mode_(tracked) {}
+
+    const std::vector<fs::path>& tracked() const { return tracked_; }
+
+    // `scan` (a scan of these places that kept its tracked directories) as a scan that
+    // held them would have given: each held free now.
+    GitScan complete(GitScan scan, const std::vector<fs::path>& tracked) {
+        out_ = std::move(scan);
+        for (const auto& dir : tracked) held_free(dir);
+        sort_out();
+        return std::move(out_);
+    }
 
     GitScan scan() {
         for (const auto& place : places_) {
@@ -269,16 +284,20 @@ public:
             if (present_at(root / ".git")) repository(root, 0);
             else if (inside_a_repository(root)) held_free(root);
         }
+        sort_out();
+        return std::move(out_);
+    }
+
+private:
+    void sort_out() {
         // By their text (cheaper than path comparison, and the same order for these).
         for (auto* list : {&out_.present, &out_.absent}) {
             std::sort(list->begin(), list->end(), [](const fs::path& a, const fs::path& b) { return a.native() < b.native(); });
             list->erase(std::unique(list->begin(), list->end(), [](const fs::path& a, const fs::path& b) { return a.native() == b.native(); }),
                         list->end());
         }
-        return std::move(out_);
     }
 
-private:
     bool writable(const fs::path& p) const {
         return std::any_of(places_.begin(), places_.end(), [&](const std::string& place) { return is_within(p, place); });
     }
@@ -362,7 +381,7 @@ private:
         // there would be the repository git finds first (one created in a directory of the
         // command's own, as `git init` does, is its own). Only for the run-end check.
         std::vector<std::string> tracked;
-        for (const auto& link : all_gitlinks(git_dir, with_absent_ ? &tracked : nullptr)) {
+        for (const auto& link : all_gitlinks(git_dir, tracked_mode_ != Tracked::ignored ? &tracked : nullptr)) {
             if (!safe_relative(link)) continue;
             const fs::path sub = top / link;
             if (present_at(sub / ".git")) repository(sub, depth + 1);
@@ -370,7 +389,10 @@ private:
         }
         if (tracked.size() > max_tracked_directories) tracked.resize(max_tracked_directories);
         for (const auto& dir : tracked)
-            if (safe_relative(dir)) held_free(top / dir);
+            if (safe_relative(dir)) {
+                if (tracked_mode_ == Tracked::held) held_free(top / dir);
+                else tracked_.push_back(top / dir);
+            }
     }
 
     // What a configuration file names: its included files, and a hooks directory.
@@ -399,7 +421,8 @@ private:
 
     const std::vector<std::string>& places_;
     fs::path home_;
-    bool with_absent_;
+    Tracked tracked_mode_;
+    std::vector<fs::path> tracked_;
     GitScan out_;
 };
 
@@ -467,11 +490,31 @@ SetAside move_aside(const fs::path& p) {
     return out;
 }
 
+// The scan of the resolution in progress on this thread (scan_git_for_run), for the
+// watch_git of the same places that follows it in the same wrap.
+struct Remembered {
+    bool valid = false;
+    std::vector<std::string> places;
+    fs::path home;
+    GitScan scan;
+    std::vector<fs::path> tracked;
+};
+thread_local Remembered remembered;
+
 }  // namespace
 
 GitScan scan_git(const std::vector<std::string>& places, const fs::path& home, bool with_absent) {
-    return Scanner(places, home, with_absent).scan();
+    return Scanner(places, home, with_absent ? Tracked::held : Tracked::ignored).scan();
 }
+
+GitScan scan_git_for_run(const std::vector<std::string>& places, const fs::path& home) {
+    Scanner scanner(places, home, Tracked::kept);
+    GitScan scan = scanner.scan();
+    remembered = Remembered{true, places, home, scan, scanner.tracked()};
+    return scan;
+}
+
+void forget_git_scan() { remembered = Remembered{}; }
 
 bool protects_git(const std::vector<fs::path>& entries) {
     return std::any_of(entries.begin(), entries.end(), [](const fs::path& e) { return !e.is_absolute() && e.begin() != e.end() && *e.begin() == ".git"; });
@@ -480,9 +523,18 @@ bool protects_git(const std::vector<fs::path>& entries) {
 std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vector<fs::path>& entries) {
     const auto places = writable_places(resolved);
     if (!protects_git(entries) || places.empty()) return nullptr;
-    // git takes `~` in an include path as $HOME, the first of the caller's homes.
-    const auto homes = caller_homes();
-    auto scan = scan_git(places, homes.empty() ? fs::path() : homes.front(), true);
+    GitScan scan;
+    if (remembered.valid && remembered.places == places) {
+        // The resolution's own scan, moments old, nothing run since: what it left for
+        // later (the tracked directories' `.git` and HEAD) looked at now.
+        Remembered r = std::move(remembered);
+        forget_git_scan();
+        scan = Scanner(places, r.home, Tracked::held).complete(std::move(r.scan), r.tracked);
+    } else {
+        // git takes `~` in an include path as $HOME, the first of the caller's homes.
+        const auto homes = caller_homes();
+        scan = scan_git(places, homes.empty() ? fs::path() : homes.front(), true);
+    }
     auto watch = std::make_shared<GitWatch>();
     watch->absent = std::move(scan.absent);
     watch->repositories = std::move(scan.repositories);

@@ -44,6 +44,14 @@ struct GitScan {
 // directories' `.git` (a stat each) are left out of `absent`.
 GitScan scan_git(const std::vector<std::string>& places, const std::filesystem::path& home, bool with_absent);
 
+// scan_git() without `with_absent`, for a resolution that a run's watch_git() follows:
+// remembered on this thread, with the tracked directories it left out, so that the
+// watch_git() of the same places that comes next takes it (once) instead of scanning
+// again, looking only at those directories. forget_git_scan() drops it: a resolution
+// begins with that, so that no scan outlives the wrap it was made for.
+GitScan scan_git_for_run(const std::vector<std::string>& places, const std::filesystem::path& home);
+void forget_git_scan();
+
 // Whether protect `entries` (as asked, before resolution) protect repositories: one is
 // relative and under `.git`.
 bool protects_git(const std::vector<std::filesystem::path>& entries);

@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
+#include <string_view>
 
 #if !defined(_WIN32)
 #include <fcntl.h>
@@ -50,8 +52,10 @@ std::optional<std::string> refused_writable_root(const fs::path& real, const fs:
 
 std::vector<fs::path> caller_homes() {
     std::vector<fs::path> homes;
-    auto add = [&homes](const char* given) {
-        if (!given || !*given) return;
+    std::vector<std::string> asked;  // each given path resolved once: $HOME is the account's home most often
+    auto add = [&homes, &asked](const char* given) {
+        if (!given || !*given || std::find(asked.begin(), asked.end(), given) != asked.end()) return;
+        asked.emplace_back(given);
         std::error_code ec;
         const fs::path real = fs::canonical(given, ec);
         // The root directory is no one's home (system accounts that have none say "/").
@@ -85,6 +89,7 @@ std::vector<fs::path> with_homes(const std::vector<fs::path>& entries, const std
 
 std::expected<Policy, Error> resolve_policy(const Policy& policy) {
     auto bad = [](std::string m) { return std::unexpected(Error{ErrorCode::invalid_policy, std::move(m)}); };
+    forget_git_scan();  // a scan of an earlier resolution is not this one's
     const std::vector<fs::path> homes = caller_homes();
     const fs::path home = homes.empty() ? fs::path() : homes.front();
     Policy out;
@@ -139,7 +144,10 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy) {
             out.working_directory = real;
         }
     }
-    if (auto err = resolve_denied(with_homes(policy.deny_read, homes), home, out)) return std::unexpected(*err);
+    // The homes are resolved directories: what lies beneath them is looked at alone.
+    PathResolver resolver;
+    for (const auto& h : homes) resolver.known_directory(h);
+    if (auto err = resolve_denied(with_homes(policy.deny_read, homes), home, out, &resolver)) return std::unexpected(*err);
     if (auto err = resolve_protected(with_homes(policy.protect, homes), home, out)) return std::unexpected(*err);
     return out;
 }
@@ -209,19 +217,133 @@ std::optional<fs::path> read_gitdir_common(const fs::path& gitdir) {
     return p.is_absolute() ? p : gitdir / p;
 }
 
+// What stands at paths (not following a link), each looked at once: each root's `.git`
+// is the first component of several protect entries.
+class LookedAt {
+public:
+    fs::file_type type(const fs::path& p) {
+        if (const auto known = seen_.find(p); known != seen_.end()) return known->second;
+        std::error_code ec;
+        const auto st = fs::symlink_status(p, ec);
+        const fs::file_type t = ec ? fs::file_type::not_found : st.type();
+        seen_.emplace(p, t);
+        return t;
+    }
+
+    // `relative` inside `root`, walked component by component: nullopt when a component
+    // does not exist; an error when one is a symbolic link, which the command could
+    // replace with what it likes whatever happens to the link's target.
+    std::expected<std::optional<fs::path>, Error> walk(const fs::path& root, const fs::path& relative) {
+        fs::path p = root;
+        for (const auto& part : relative) {
+            if (part.empty() || part == ".") continue;
+            p /= part;
+            const fs::file_type t = type(p);
+            if (t == fs::file_type::not_found) return std::nullopt;
+            if (t == fs::file_type::symlink)
+                return std::unexpected(bad_policy("cannot protect " + (root / relative).string() + ": " + p.string() +
+                                                  " is a symbolic link, which the command could replace; remove the link or the protect entry"));
+        }
+        return std::optional<fs::path>(p);
+    }
+
+private:
+    std::map<fs::path, fs::file_type> seen_;
+};
+
 }  // namespace
 
-std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const fs::path& home, Policy& out) {
+std::optional<fs::path> PathResolver::canonical(const fs::path& p) {
+    auto full = [&p]() -> std::optional<fs::path> {
+        std::error_code ec;
+        fs::path real = fs::canonical(p, ec);
+        if (ec) return std::nullopt;
+        return real;
+    };
+#if defined(_WIN32)
+    return full();
+#else
+    const std::string& s = p.native();
+    if (!plain(s)) return full();
+    // What is known of the directories above it already: one missing (or not a
+    // directory) means it does not exist either; one that is a link leads elsewhere.
+    for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1)) {
+        const auto known = seen_.find(std::string_view(s.data(), at));
+        if (known == seen_.end()) continue;
+        if (known->second == Kind::link) return full();
+        if (known->second != Kind::directory) return std::nullopt;
+    }
+    // The path itself, its last component not followed: missing (with whatever links
+    // above it followed, as fs::canonical would follow them) means skipped.
+    const Kind last = look(s.c_str());
+    if (last == Kind::missing) return std::nullopt;
+    if (last == Kind::link) return full();
+    // There: it is itself unless a directory above it is a link.
+    for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1))
+        if (kind_of(std::string_view(s.data(), at)) != Kind::directory) return full();
+    return p;
+#endif
+}
+
+void PathResolver::known_directory(const fs::path& real) {
+#if defined(_WIN32)
+    (void)real;
+#else
+    const std::string& s = real.native();
+    if (!plain(s)) return;
+    for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1)) seen_.emplace(std::string(s, 0, at), Kind::directory);
+    seen_.emplace(s, Kind::directory);
+#endif
+}
+
+bool PathResolver::plain(const std::string& s) {
+#if defined(_WIN32)
+    (void)s;
+    return false;
+#else
+    if (s.size() < 2 || s.front() != '/' || s.back() == '/') return false;
+    for (std::size_t at = 0; at < s.size();) {
+        const std::size_t end = std::min(s.find('/', at + 1), s.size());
+        const std::string_view part(s.data() + at + 1, end - at - 1);
+        if (part.empty() || part == "." || part == "..") return false;
+        at = end;
+    }
+    return true;
+#endif
+}
+
+PathResolver::Kind PathResolver::look(const char* path) {
+#if defined(_WIN32)
+    (void)path;
+    return Kind::missing;
+#else
+    struct stat st {};
+    if (::lstat(path, &st) != 0) return Kind::missing;
+    return S_ISLNK(st.st_mode) ? Kind::link : S_ISDIR(st.st_mode) ? Kind::directory : Kind::other;
+#endif
+}
+
+PathResolver::Kind PathResolver::kind_of(std::string_view path) {
+    if (const auto known = seen_.find(path); known != seen_.end()) return known->second;
+    std::string p(path);
+    const Kind kind = look(p.c_str());
+    seen_.emplace(std::move(p), kind);
+    return kind;
+}
+
+std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const fs::path& home, Policy& out, PathResolver* resolver) {
     const auto places = writable_places(out);
+    PathResolver own;
+    if (!resolver) resolver = &own;
     for (const auto& entry : entries) {
         const auto expanded = expand_home(entry, home);
         if (!expanded) continue;  // "~/..." with no home: nothing of it to hide
         if (has_nul(*expanded)) return bad_policy("a deny_read path contains a NUL byte");
         if (!expanded->is_absolute()) return bad_policy("deny_read path must be absolute or begin with ~/: " + entry.string());
-        std::error_code ec;
         // Judged where it resolves; one that does not exist (or a link to nothing) is skipped.
-        const fs::path real = fs::canonical(*expanded, ec);
-        if (ec) continue;
+        const auto resolved = resolver->canonical(*expanded);
+        if (!resolved) continue;
+        const fs::path& real = *resolved;
         if (real == real.root_path()) return bad_policy("deny_read path " + shown(*expanded, real) + " is the whole file system");
         for (const auto& place : places)
             if (is_within(place, real))
@@ -239,23 +361,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
     auto add = [&](const fs::path& real) {
         if (std::find(out.protect.begin(), out.protect.end(), real) == out.protect.end()) out.protect.push_back(real);
     };
-    // `relative` inside `root`, walked component by component: nullopt when a component
-    // does not exist; an error when one is a symbolic link, which the command could
-    // replace with what it likes whatever happens to the link's target.
-    auto walk = [](const fs::path& root, const fs::path& relative) -> std::expected<std::optional<fs::path>, Error> {
-        fs::path p = root;
-        for (const auto& part : relative) {
-            if (part.empty() || part == ".") continue;
-            p /= part;
-            std::error_code ec;
-            const auto st = fs::symlink_status(p, ec);
-            if (ec || st.type() == fs::file_type::not_found) return std::nullopt;
-            if (st.type() == fs::file_type::symlink)
-                return std::unexpected(bad_policy("cannot protect " + (root / relative).string() + ": " + p.string() +
-                                                  " is a symbolic link, which the command could replace; remove the link or the protect entry"));
-        }
-        return std::optional<fs::path>(p);
-    };
+    LookedAt looked;
     for (const auto& entry : entries) {
         const auto expanded = expand_home(entry, home);
         if (!expanded) continue;
@@ -275,7 +381,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
             std::error_code ec;
             // `.git` as a file (a worktree, a submodule): the file itself, which names the
             // repository, and what it names.
-            if (first != relative.end() && *first == ".git" && fs::symlink_status(root / ".git", ec).type() == fs::file_type::regular) {
+            if (first != relative.end() && *first == ".git" && looked.type(root / ".git") == fs::file_type::regular) {
                 add(root / ".git");
                 const auto gitdir = read_gitdir(root / ".git", root);
                 if (!gitdir) continue;
@@ -289,7 +395,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
                 }
                 continue;
             }
-            auto found = walk(root, relative);
+            auto found = looked.walk(root, relative);
             if (!found) return found.error();
             if (*found) add(**found);
         }
@@ -298,7 +404,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
     // which git runs programs or is sent elsewhere (git_guard.hpp), which the command
     // could otherwise plant beside the entry or redirect around it.
     if (protects_git(entries) && !places.empty()) {
-        for (const auto& p : scan_git(places, home, false).present) {
+        for (const auto& p : scan_git_for_run(places, home).present) {
             std::error_code ec;
             if (fs::symlink_status(p, ec).type() == fs::file_type::symlink)
                 return bad_policy("cannot protect " + p.string() + ": it is a symbolic link, which the command could replace; remove the link or the protect entry");

@@ -6,8 +6,10 @@
 
 #include <expected>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace confine::detail {
@@ -38,10 +40,31 @@ std::vector<std::filesystem::path> with_homes(const std::vector<std::filesystem:
 // path beneath each of caller_homes(). What a runner is given is what was checked.
 std::expected<Policy, Error> resolve_policy(const Policy& policy);
 
+// Where paths lead, as std::filesystem::canonical says, with fewer system calls: a path
+// with no ".", ".." or empty component is looked at with one lstat of itself, and each
+// directory above it once for every path this resolver is asked (none for the
+// directories named known_directory()). A path that is a link, or beneath one, is
+// resolved by std::filesystem::canonical; one that does not exist gives nullopt.
+class PathResolver {
+public:
+    std::optional<std::filesystem::path> canonical(const std::filesystem::path& p);
+    // `real` (resolved: no link on its way) and every directory above it are directories.
+    void known_directory(const std::filesystem::path& real);
+
+private:
+    enum class Kind { directory, link, other, missing };
+    static bool plain(const std::string& s);
+    static Kind look(const char* path);   // one lstat
+    Kind kind_of(std::string_view path);  // a directory's, looked at once
+    std::map<std::string, Kind, std::less<>> seen_;
+};
+
 // Resolves `entries` (absolute, or "~/..." beneath `home`) into out.deny_read: each where
 // it leads, one that does not exist skipped, one within another dropped. An error when one
 // is a writable root of `out` or holds one (out's roots resolved already).
-std::optional<Error> resolve_denied(const std::vector<std::filesystem::path>& entries, const std::filesystem::path& home, Policy& out);
+// `resolver` (optional) is the one to resolve them with.
+std::optional<Error> resolve_denied(const std::vector<std::filesystem::path>& entries, const std::filesystem::path& home, Policy& out,
+                                    PathResolver* resolver = nullptr);
 
 // Resolves `entries` into out.protect: an absolute or "~/..." entry where it leads; a
 // relative one inside each writable root of `out`, refused where a component is a link

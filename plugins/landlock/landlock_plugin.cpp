@@ -129,12 +129,13 @@ public:
         // The launcher runs the command, or is handed to a host that will run it: one that
         // the command, a previous run or another user could have replaced confines nothing.
         // Checked on every wrap (a verdict may come from the cache). The in-process path
-        // needs no launcher, only one that is there must be trustworthy.
-        if (!in_process_ || ::access(launcher_.c_str(), F_OK) == 0) {
+        // needs no launcher, only one that is there must be trustworthy (whether it is
+        // there is asked only of one that fails the check).
+        {
             std::vector<std::string> writable;
             for (const auto& [grant, path] : grants)
                 if (grant == ll::Grant::read_write) writable.push_back(path);
-            if (auto bad = sdk::untrusted_program(launcher_, writable))
+            if (auto bad = sdk::untrusted_program(launcher_, writable); bad && (!in_process_ || ::access(launcher_.c_str(), F_OK) == 0))
                 return std::unexpected(sdk::unsupported("landlock-run launcher at " + launcher_ + " cannot be trusted: " + *bad));
         }
         sdk::WrapResult r;

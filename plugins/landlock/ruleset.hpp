@@ -9,6 +9,7 @@
 #include <confine/internal/network_filter_linux.hpp>
 #include <confine/internal/terminal_filter_linux.hpp>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
@@ -222,14 +223,19 @@ inline int create_ruleset(std::uint64_t handled, std::uint64_t scoped = 0, std::
     return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
-// Adds `grant` beneath the already opened `path_fd` (an O_PATH descriptor; its type
-// is read from the descriptor itself). 0 or -errno.
+// Adds `grant` beneath the already opened `path_fd` (an O_PATH descriptor), a directory
+// or not as `is_directory` says (read from that descriptor). 0 or -errno.
+inline int add_rule_of_type(int ruleset_fd, int path_fd, Grant grant, std::uint64_t handled, bool is_directory) noexcept {
+    PathBeneathAttr rule{allowed_access(grant, handled, is_directory), path_fd};
+    if (rule.allowed_access == 0) return 0;
+    return ::syscall(__NR_landlock_add_rule, ruleset_fd, rule_path_beneath, &rule, 0u) == 0 ? 0 : -errno;
+}
+
+// The same, the type read from the descriptor itself.
 inline int add_rule(int ruleset_fd, int path_fd, Grant grant, std::uint64_t handled) noexcept {
     struct stat st {};
     if (::fstat(path_fd, &st) != 0) return -errno;
-    PathBeneathAttr rule{allowed_access(grant, handled, S_ISDIR(st.st_mode)), path_fd};
-    if (rule.allowed_access == 0) return 0;
-    return ::syscall(__NR_landlock_add_rule, ruleset_fd, rule_path_beneath, &rule, 0u) == 0 ? 0 : -errno;
+    return add_rule_of_type(ruleset_fd, path_fd, grant, handled, S_ISDIR(st.st_mode));
 }
 
 namespace detail {
@@ -292,16 +298,18 @@ inline int grant_entries_around(int ruleset_fd, int dir_fd, char* path, std::siz
                 } else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP) {
                     rc = -errno;
                 }
-            } else if (denial == 0) {
-                struct stat st {};
-                if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode)) {
-                    const int child = ::openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                    if (child >= 0) {
-                        rc = add_rule(ruleset_fd, child, grant, handled);
-                        ::close(child);
-                    } else if (errno != ENOENT && errno != ELOOP) {
-                        rc = -errno;
-                    }
+            } else if (denial == 0 && entry->d_type != DT_LNK) {
+                // A link the directory entry names as one is not even opened; any other
+                // entry (DT_UNKNOWN included: a file system that does not say) is opened
+                // without following a link and judged by what was opened.
+                const int child = ::openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (child >= 0) {
+                    struct stat st {};
+                    if (::fstat(child, &st) != 0) rc = -errno;
+                    else if (!S_ISLNK(st.st_mode)) rc = add_rule_of_type(ruleset_fd, child, grant, handled, S_ISDIR(st.st_mode));
+                    ::close(child);
+                } else if (errno != ENOENT && errno != ELOOP) {
+                    rc = -errno;
                 }  // one that cannot be looked at (gone, or a link) is granted nothing
             }
             path[len] = '\0';
@@ -396,15 +404,24 @@ struct Failure {
 // The irreversible steps, in this order: every capability dropped and the securebits
 // locked (while the process may still hold CAP_SETPCAP); no_new_privs, which the
 // kernel requires of the unprivileged for what follows and which keeps a
-// set-user-ID program from giving anything back; the terminal filter; with the network
-// confined, the network filter; then the ruleset. From here on this process and
+// set-user-ID program from giving anything back; the terminal filter, with the network
+// confined together with the network filter in one program; then the ruleset. From here on this process and
 // everything it executes is confined.
 inline Failure confine_self(int ruleset_fd, bool network_none) noexcept {
     if (int rc = detail::drop_capabilities(); rc < 0) return {"cannot drop capabilities: ", -rc};
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return {"landlock ruleset error: ", errno};
+#if defined(CONFINE_NETWORK_FILTER_PROGRAM) && !defined(CONFINE_PORTABLE_POSIX) && !defined(CONFINE_NO_TERMINAL_FILTER)
+    // Both filters as one program: the kernel runs one filter on each system call.
+    if (network_none) {
+        if (int rc = network::install_filter_with_terminal(); rc < 0) return {"cannot install the terminal and network filter: ", -rc};
+    } else if (int rc = terminal::install_injection_filter(); rc < 0) {
+        return {"cannot install the terminal filter: ", -rc};
+    }
+#else
     if (int rc = terminal::install_injection_filter(); rc < 0) return {"cannot install the terminal filter: ", -rc};
     if (network_none)
         if (int rc = network::install_filter(); rc < 0) return {"cannot install the network filter: ", -rc};
+#endif
     if (::syscall(__NR_landlock_restrict_self, ruleset_fd, 0u) != 0) return {"landlock ruleset error: ", errno};
     return {};
 }

@@ -41,6 +41,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #endif
@@ -55,21 +56,23 @@ namespace detail {
 struct Calls {
     std::uint32_t arch;
     std::uint32_t socket, socketpair, connect, sendto, io_uring_setup, socketcall;
+    std::uint32_t ioctl;  // for the terminal's refusals, in the program that has them too
 };
 
 #if defined(__x86_64__)
-inline constexpr Calls native{AUDIT_ARCH_X86_64, 41, 53, 42, 44, 425, 0};
-inline constexpr Calls compat{AUDIT_ARCH_I386, 359, 360, 362, 369, 425, 102};
+inline constexpr Calls native{AUDIT_ARCH_X86_64, 41, 53, 42, 44, 425, 0, 16};
+inline constexpr Calls compat{AUDIT_ARCH_I386, 359, 360, 362, 369, 425, 102, 54};
 inline constexpr std::uint32_t x32_bit = 0x40000000;  // x32's calls: x86-64 numbers with this bit
+inline constexpr std::uint32_t x32_ioctl = 514;       // x32's own ioctl (with the bit)
 #elif defined(__aarch64__)
-inline constexpr Calls native{AUDIT_ARCH_AARCH64, 198, 199, 203, 206, 425, 0};
-inline constexpr Calls compat{AUDIT_ARCH_ARM, 281, 288, 283, 290, 425, 0};
+inline constexpr Calls native{AUDIT_ARCH_AARCH64, 198, 199, 203, 206, 425, 0, 29};
+inline constexpr Calls compat{AUDIT_ARCH_ARM, 281, 288, 283, 290, 425, 0, 54};
 #elif defined(__i386__)
-inline constexpr Calls native{AUDIT_ARCH_I386, 359, 360, 362, 369, 425, 102};
+inline constexpr Calls native{AUDIT_ARCH_I386, 359, 360, 362, 369, 425, 102, 54};
 #elif defined(__arm__)
-inline constexpr Calls native{AUDIT_ARCH_ARM, 281, 288, 283, 290, 425, 0};
+inline constexpr Calls native{AUDIT_ARCH_ARM, 281, 288, 283, 290, 425, 0, 54};
 #else
-inline constexpr Calls native{AUDIT_ARCH_RISCV64, 198, 199, 203, 206, 425, 0};
+inline constexpr Calls native{AUDIT_ARCH_RISCV64, 198, 199, 203, 206, 425, 0, 29};
 #endif
 
 // A tiny assembler: instructions with jumps to labels, resolved once all are placed.
@@ -116,10 +119,18 @@ constexpr std::uint32_t argument_high(int i) {
 #endif
 }
 
-enum Label { native_calls, compat_calls, check_socket, check_sendto, refuse, refuse_ring, allow };
+enum Label { native_calls, compat_calls, check_socket, check_sendto, check_request, refuse, refuse_ring, refuse_terminal, allow };
 
-// The calls of one architecture, number already loaded: each goes to its check.
-constexpr void dispatch(Program& p, const Calls& calls) {
+// The calls of one architecture, number already loaded: each goes to its check (with
+// `terminal`, ioctl too, and on x86-64 x32's own ioctl).
+constexpr void dispatch(Program& p, const Calls& calls, bool terminal, bool x32) {
+    if (terminal) {
+        p.jump_if_equal(calls.ioctl, check_request);
+#if defined(__x86_64__)
+        if (x32) p.jump_if_equal(x32_ioctl, check_request);
+#endif
+    }
+    (void)x32;
     if (calls.socketcall) p.jump_if_equal(calls.socketcall, refuse);
     p.jump_if_equal(calls.socket, check_socket);
     p.jump_if_equal(calls.socketpair, check_socket);
@@ -129,7 +140,10 @@ constexpr void dispatch(Program& p, const Calls& calls) {
     p.statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 }
 
-constexpr Program build() {
+// The network filter; with `terminal`, the terminal filter's refusals too
+// (terminal_filter_linux.hpp: TIOCSTI and TIOCLINUX, EPERM), in one program whose verdict
+// on every call is the one the two filters installed one after the other would give.
+constexpr Program build(bool terminal) {
     Program p;
     p.statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch));
 #if defined(__x86_64__) || defined(__aarch64__)
@@ -144,11 +158,11 @@ constexpr Program build() {
 #if defined(__x86_64__)
     p.statement(BPF_ALU | BPF_AND | BPF_K, ~x32_bit);
 #endif
-    dispatch(p, native);
+    dispatch(p, native, terminal, true);
 #if defined(__x86_64__) || defined(__aarch64__)
     p.label(compat_calls);
     p.statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr));
-    dispatch(p, compat);
+    dispatch(p, compat, terminal, false);
 #endif
     // socket(domain, type, ...) and socketpair(domain, type, ...): AF_UNIX only, and of
     // a type that sends to no address (the type's low four bits; its high ones are the
@@ -166,6 +180,15 @@ constexpr Program build() {
     p.jump_if_equal(0, -1, refuse);
     p.statement(BPF_LD | BPF_W | BPF_ABS, argument_high(4));
     p.jump_if_equal(0, allow, refuse);
+    // ioctl(fd, request, ...): the request, an unsigned int, neither TIOCSTI nor TIOCLINUX.
+    if (terminal) {
+        p.label(check_request);
+        p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(1));
+        p.jump_if_equal(TIOCSTI, refuse_terminal);
+        p.jump_if_equal(TIOCLINUX, refuse_terminal, allow);
+        p.label(refuse_terminal);
+        p.statement(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+    }
     p.label(refuse);
     p.statement(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA));
     p.label(refuse_ring);
@@ -176,7 +199,8 @@ constexpr Program build() {
     return p;
 }
 
-inline constexpr Program program = build();
+inline constexpr Program program = build(false);
+inline constexpr Program with_terminal = build(true);
 
 }  // namespace detail
 
@@ -197,12 +221,21 @@ inline int install_filter() noexcept {
     return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -errno;
 }
 
+// Installs this filter and the terminal filter (terminal::install_injection_filter())
+// as one program: one filter for the kernel to run on every system call instead of two,
+// with the same verdicts. Same needs. 0 or -errno.
+inline int install_filter_with_terminal() noexcept {
+    sock_fprog fprog{static_cast<unsigned short>(detail::with_terminal.size), const_cast<sock_filter*>(detail::with_terminal.code)};
+    return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -errno;
+}
+
 #else
 
 inline constexpr bool filter_available = false;
 
 // No filter in this build or for this architecture: the caller must fail closed.
 inline int install_filter() noexcept { return -ENOSYS; }
+inline int install_filter_with_terminal() noexcept { return -ENOSYS; }
 
 #endif
 

@@ -67,6 +67,65 @@ inline constexpr std::uint32_t native_arch = AUDIT_ARCH_RISCV64, native_ioctl = 
 
 }  // namespace detail
 
+#ifndef CONFINE_NO_TERMINAL_FILTER
+namespace detail {
+
+// The program install_injection_filter() installs. The kernel reads the request as an
+// unsigned int: its lower 32 bits are compared only.
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+inline constexpr std::uint32_t injection_request = offsetof(seccomp_data, args) + sizeof(std::uint64_t);
+#else
+inline constexpr std::uint32_t injection_request = offsetof(seccomp_data, args) + sizeof(std::uint64_t) + sizeof(std::uint32_t);
+#endif
+inline constexpr std::uint32_t injection_allow = SECCOMP_RET_ALLOW, injection_deny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+// Jump offsets count the instructions skipped; the labels say where they land.
+inline constexpr sock_filter injection_program[] = {
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+#ifdef __x86_64__
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_arch, 2, 0),  // -> native
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::compat_arch, 6, 0),  // -> compat
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+    // native: x86-64 and x32 (its numbers carry detail::x32_bit; its ioctl is 514)
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+    BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~detail::x32_bit),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_ioctl, 5, 0),  // -> request
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::x32_ioctl, 4, 0),     // -> request
+    BPF_STMT(BPF_RET | BPF_K, injection_allow),
+    // compat:
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::compat_ioctl, 1, 0),  // -> request
+    BPF_STMT(BPF_RET | BPF_K, injection_allow),
+#elif defined(__aarch64__)
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_arch, 2, 0),  // -> native
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::compat_arch, 4, 0),  // -> compat
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+    // native:
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_ioctl, 4, 0),  // -> request
+    BPF_STMT(BPF_RET | BPF_K, injection_allow),
+    // compat:
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::compat_ioctl, 1, 0),  // -> request
+    BPF_STMT(BPF_RET | BPF_K, injection_allow),
+#else
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_arch, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_ioctl, 1, 0),  // -> request
+    BPF_STMT(BPF_RET | BPF_K, injection_allow),
+#endif
+    // request:
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, injection_request),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 1, 0),  // -> refuse
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1),  // -> refuse, else allow
+    // refuse:
+    BPF_STMT(BPF_RET | BPF_K, injection_deny),
+    BPF_STMT(BPF_RET | BPF_K, injection_allow),
+};
+
+}  // namespace detail
+#endif
+
 // Refuses, with EPERM, the two ioctl requests that act on a terminal's other side:
 // TIOCSTI pushes bytes into its input (a line the caller's shell runs once the command
 // has ended, unconfined) and TIOCLINUX, on a virtual console, pastes the selection into
@@ -79,58 +138,8 @@ inline int install_injection_filter() noexcept {
 #ifdef CONFINE_NO_TERMINAL_FILTER
     return -ENOSYS;  // fail closed: no filter known for this architecture
 #else
-    // The kernel reads the request as an unsigned int: compare its lower 32 bits only.
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    constexpr std::uint32_t request = offsetof(seccomp_data, args) + sizeof(std::uint64_t);
-#else
-    constexpr std::uint32_t request = offsetof(seccomp_data, args) + sizeof(std::uint64_t) + sizeof(std::uint32_t);
-#endif
-    constexpr std::uint32_t allow = SECCOMP_RET_ALLOW, deny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
-    // Jump offsets count the instructions skipped; the labels say where they land.
-    sock_filter program[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
-#ifdef __x86_64__
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_arch, 2, 0),  // -> native
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::compat_arch, 6, 0),  // -> compat
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        // native: x86-64 and x32 (its numbers carry detail::x32_bit; its ioctl is 514)
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~detail::x32_bit),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_ioctl, 5, 0),  // -> request
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::x32_ioctl, 4, 0),     // -> request
-        BPF_STMT(BPF_RET | BPF_K, allow),
-        // compat:
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::compat_ioctl, 1, 0),  // -> request
-        BPF_STMT(BPF_RET | BPF_K, allow),
-#elif defined(__aarch64__)
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_arch, 2, 0),  // -> native
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::compat_arch, 4, 0),  // -> compat
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        // native:
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_ioctl, 4, 0),  // -> request
-        BPF_STMT(BPF_RET | BPF_K, allow),
-        // compat:
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::compat_ioctl, 1, 0),  // -> request
-        BPF_STMT(BPF_RET | BPF_K, allow),
-#else
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_arch, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, detail::native_ioctl, 1, 0),  // -> request
-        BPF_STMT(BPF_RET | BPF_K, allow),
-#endif
-        // request:
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, request),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 1, 0),  // -> refuse
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1),  // -> refuse, else allow
-        // refuse:
-        BPF_STMT(BPF_RET | BPF_K, deny),
-        BPF_STMT(BPF_RET | BPF_K, allow),
-    };
-    sock_fprog fprog{static_cast<unsigned short>(sizeof program / sizeof program[0]), program};
+    sock_fprog fprog{static_cast<unsigned short>(sizeof detail::injection_program / sizeof detail::injection_program[0]),
+                     const_cast<sock_filter*>(detail::injection_program)};
     return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -errno;
 #endif
 }

@@ -1,0 +1,288 @@
+// What a launch resolves and builds, checked against what it must give: the deny-list
+// carve of the Landlock ruleset (each entry of a directory granted, a link granted
+// nothing), the deny_read entries beneath the homes resolved as fs::canonical resolves
+// them, and the one seccomp program the Landlock paths install, whose verdict on every
+// system call is the terminal filter's and the network filter's together.
+#include "roots.hpp"
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// $HOME set for a scope.
+struct HomeFor {
+    std::string before;
+    bool had;
+    explicit HomeFor(const fs::path& home) {
+        const char* h = std::getenv("HOME");
+        had = h != nullptr;
+        if (had) before = h;
+        ::setenv("HOME", home.c_str(), 1);
+    }
+    ~HomeFor() {
+        if (had) ::setenv("HOME", before.c_str(), 1);
+        else ::unsetenv("HOME");
+    }
+    HomeFor(const HomeFor&) = delete;
+    HomeFor& operator=(const HomeFor&) = delete;
+};
+
+// A home whose entries are of every kind a deny_read entry can meet.
+struct LinkedHome {
+    test::TempDir tmp;
+    fs::path home = fs::canonical(tmp.path()) / "home", elsewhere = fs::canonical(tmp.path()) / "elsewhere";
+    LinkedHome() {
+        fs::create_directories(home / ".ssh");
+        fs::create_directories(home / ".config" / "gh");
+        fs::create_directories(elsewhere / "aws");
+        fs::create_directories(elsewhere / "config" / "gh");
+        test::write_file(home / ".netrc", "machine x\n");
+        test::write_file(home / ".config" / "gh" / "hosts.yml", "token\n");
+        test::write_file(elsewhere / "pgpass", "x\n");
+        test::write_file(elsewhere / "config" / "gh" / "hosts.yml", "token\n");
+        fs::create_directory_symlink(elsewhere / "aws", home / ".aws");               // a link to a directory
+        fs::create_symlink(elsewhere / "pgpass", home / ".pgpass");                   // a link to a file
+        fs::create_symlink(home / "nothing-there", home / ".vault-token");            // a link to nothing
+        fs::create_directory_symlink(elsewhere / "config", home / ".cfg");            // a directory above an entry
+        fs::create_symlink("../home/.ssh", elsewhere / "ssh-again");                  // a relative link
+        fs::create_directory_symlink(elsewhere, home / ".local");
+    }
+};
+
+}  // namespace
+
+TEST_CASE("deny_read paths resolve as fs::canonical resolves them: links where they lead, a link to nothing or a missing path skipped", "[roots][secrets][carve]") {
+    LinkedHome h;
+    const fs::path home = h.home;
+    const std::vector<fs::path> paths{home / ".ssh", home / ".netrc", home / ".config/gh/hosts.yml", home / ".config/gh", home / ".aws",
+                                      home / ".aws/missing", home / ".pgpass", home / ".vault-token", home / ".cfg/gh/hosts.yml",
+                                      home / ".cfg/gh", home / ".local/ssh-again", home / ".local/pgpass", home / ".gnupg",
+                                      home / ".gnupg/x", home / ".netrc/x", home / ".ssh/../.netrc", home / "./.ssh", home / ".ssh/",
+                                      fs::path(home.string() + "//.netrc"), home, "/", home / ".config/missing/x", home / ".config/gh/hosts.yml/x"};
+    // Twice through one resolver: what it remembers of the directories gives the same answers.
+    confine::detail::PathResolver resolver;
+    resolver.known_directory(home);
+    for (int round = 0; round < 2; ++round)
+        for (const auto& p : paths) {
+            INFO(p << " (round " << round << ")");
+            std::error_code ec;
+            const fs::path expected = fs::canonical(p, ec);
+            const auto got = resolver.canonical(p);
+            CHECK(got.has_value() == !ec);
+            if (got && !ec) CHECK(*got == expected);
+        }
+}
+
+TEST_CASE("deny_read's ~ entries that are links are denied where they lead, under a home from $HOME and from the user database", "[roots][secrets][carve]") {
+    LinkedHome h;
+    HomeFor at(h.home);
+    confine::Policy policy{confine::Mode::read_only, {}, {}};
+    policy.deny_read = {"~/.ssh", "~/.aws", "~/.pgpass", "~/.vault-token", "~/.cfg/gh/hosts.yml", "~/.netrc", "~/.gnupg"};
+    auto resolved = confine::detail::resolve_policy(policy);
+    REQUIRE(resolved);
+    // The account's home from the user database is a home too: whatever of these it has.
+    std::vector<fs::path> expected;
+    const auto homes = confine::detail::caller_homes();
+    REQUIRE_FALSE(homes.empty());
+    CHECK(homes.front() == h.home);
+    for (const auto& entry : policy.deny_read)
+        for (const auto& home : homes) {
+            std::error_code ec;
+            const fs::path real = fs::canonical(home / entry.string().substr(2), ec);
+            if (!ec && std::find(expected.begin(), expected.end(), real) == expected.end()) expected.push_back(real);
+        }
+    CHECK(resolved->deny_read == expected);
+    CHECK(std::find(resolved->deny_read.begin(), resolved->deny_read.end(), h.elsewhere / "aws") != resolved->deny_read.end());
+    CHECK(std::find(resolved->deny_read.begin(), resolved->deny_read.end(), h.elsewhere / "pgpass") != resolved->deny_read.end());
+    CHECK(std::find(resolved->deny_read.begin(), resolved->deny_read.end(), h.elsewhere / "config/gh/hosts.yml") != resolved->deny_read.end());
+}
+
+#if defined(__linux__)
+#include "ruleset.hpp"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <string>
+
+namespace ll = confine::landlock;
+
+namespace {
+
+// What a process confined by a ruleset that grants `root` read-only around `denied` (and
+// nothing else) can read of each of `paths`: true where an open for reading succeeds.
+std::vector<bool> readable_after_carve(const fs::path& root, const std::vector<std::string>& denied, const std::vector<fs::path>& paths) {
+    std::vector<const char*> d;
+    for (const auto& p : denied) d.push_back(p.c_str());
+    const int abi = ll::abi_version();
+    const std::uint64_t handled = ll::handled_access(abi);
+    const int ruleset = ll::create_ruleset(handled);
+    REQUIRE(ruleset >= 0);
+    REQUIRE(ll::add_rule_around(ruleset, root.c_str(), ll::Grant::read_only, handled, d.data(), d.size()) == 0);
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::close(pipe_fds[0]);
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || ::syscall(__NR_landlock_restrict_self, ruleset, 0u) != 0) ::_exit(3);
+        for (const auto& p : paths) {
+            const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+            const char c = fd >= 0 ? '1' : '0';
+            if (fd >= 0) ::close(fd);
+            if (::write(pipe_fds[1], &c, 1) != 1) ::_exit(4);
+        }
+        ::_exit(0);
+    }
+    ::close(pipe_fds[1]);
+    ::close(ruleset);
+    std::vector<bool> out;
+    char c;
+    while (::read(pipe_fds[0], &c, 1) == 1) out.push_back(c == '1');
+    ::close(pipe_fds[0]);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("the deny-list carve grants each entry around a denied path, a link nothing, whatever it leads to", "[landlock][carve][linux-only]") {
+    if (ll::abi_version() < 1) test::skip_test("the kernel does not enforce Landlock");
+    test::TempDir tmp;
+    const fs::path root = fs::canonical(tmp.path()) / "home", outside = fs::canonical(tmp.path()) / "outside";
+    fs::create_directories(root / ".ssh");
+    fs::create_directories(root / "project");
+    fs::create_directories(outside);
+    test::write_file(root / ".ssh" / "id", "key\n");
+    test::write_file(root / "notes.txt", "notes\n");
+    test::write_file(root / "project" / "a.txt", "a\n");
+    test::write_file(outside / "secret.txt", "secret\n");
+    fs::create_symlink(outside / "secret.txt", root / "link-to-file");
+    fs::create_directory_symlink(outside, root / "link-to-dir");
+    fs::create_symlink(root / "nothing-there", root / "dangling");
+    const auto readable = readable_after_carve(root, {(root / ".ssh").string()},
+                                               {root / "notes.txt", root / "project" / "a.txt", root / ".ssh" / "id", root / ".ssh",
+                                                root / "link-to-file", root / "link-to-dir" / "secret.txt", outside / "secret.txt"});
+    CHECK(readable == std::vector<bool>{true, true, false, false, false, false, false});
+}
+
+#endif
+
+#if defined(__linux__) && defined(CONFINE_NETWORK_FILTER_PROGRAM) && !defined(CONFINE_NO_TERMINAL_FILTER) && !defined(CONFINE_PORTABLE_POSIX)
+#include <confine/internal/network_filter_linux.hpp>
+#include <confine/internal/terminal_filter_linux.hpp>
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <cstring>
+
+namespace {
+
+// A classic BPF interpreter for what seccomp programs here use (loads of a word of the
+// seccomp_data, AND with a constant, jumps on equality, returns), as the kernel runs it:
+// anything else fails the test.
+std::uint32_t run_bpf(const sock_filter* code, std::size_t size, const seccomp_data& data) {
+    unsigned char bytes[sizeof data];
+    std::memcpy(bytes, &data, sizeof data);
+    std::uint32_t a = 0;
+    for (std::size_t pc = 0; pc < size; ++pc) {
+        const sock_filter& i = code[pc];
+        switch (i.code) {
+            case BPF_LD | BPF_W | BPF_ABS:
+                if (i.k + 4 > sizeof bytes) FAIL("a load past the data: " << i.k);
+                std::memcpy(&a, bytes + i.k, 4);
+                break;
+            case BPF_ALU | BPF_AND | BPF_K: a &= i.k; break;
+            case BPF_JMP | BPF_JEQ | BPF_K: pc += a == i.k ? i.jt : i.jf; break;
+            case BPF_RET | BPF_K: return i.k;
+            default: FAIL("an instruction the interpreter does not know: " << i.code); return 0;
+        }
+    }
+    FAIL("the program ran past its end");
+    return 0;
+}
+
+// The kernel's verdict of filters installed one after the other (seccomp_run_filters): the
+// action of highest precedence, and of those of equal precedence the latest filter's.
+std::uint32_t stacked(std::uint32_t earlier, std::uint32_t later) {
+    auto action = [](std::uint32_t r) { return static_cast<std::int32_t>(r & SECCOMP_RET_ACTION_FULL); };
+    return action(earlier) < action(later) ? earlier : later;
+}
+
+}  // namespace
+
+TEST_CASE("the Landlock paths' one seccomp program gives every call the verdict of the terminal and network filters installed in turn", "[landlock][network][terminal][carve][linux-only]") {
+    namespace net = confine::network::detail;
+    namespace term = confine::terminal::detail;
+    const auto& combined = net::with_terminal;
+    std::vector<std::uint32_t> arches{net::native.arch, 0, AUDIT_ARCH_X86_64 ^ AUDIT_ARCH_I386 ^ net::native.arch, 0xC000003Eu + 1};
+#if defined(__x86_64__) || defined(__aarch64__)
+    arches.push_back(net::compat.arch);
+#endif
+    std::vector<std::uint64_t> families{AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_UNIX | (1ull << 32), 0};
+    std::vector<std::uint64_t> types{SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                                     SOCK_DGRAM | SOCK_CLOEXEC, SOCK_STREAM | (1ull << 40), 0};
+    std::vector<std::uint64_t> requests{TIOCSTI, TIOCLINUX, TIOCSTI | (1ull << 32), TIOCLINUX | (7ull << 40), TCGETS, TIOCSWINSZ, FIONREAD, 0};
+    std::vector<std::uint64_t> addresses{0, 0x7fff0000, 1ull << 32, 0xffffffff00000000ull};
+    std::size_t checked = 0, refused = 0;
+    for (const std::uint32_t arch : arches)
+        for (std::uint32_t base : {0u, 0x40000000u})
+            for (std::uint32_t n = 0; n < 1100; ++n) {
+                seccomp_data d{};
+                d.nr = static_cast<int>(base | n);
+                d.arch = arch;
+                // Every combination of the arguments the filters look at (0: family,
+                // 1: type or request, 4: a destination), for each call number.
+                for (const std::uint64_t a0 : families)
+                    for (std::size_t i = 0; i < types.size() + requests.size(); ++i)
+                        for (const std::uint64_t a4 : addresses) {
+                            d.args[0] = a0;
+                            d.args[1] = i < types.size() ? types[i] : requests[i - types.size()];
+                            d.args[4] = a4;
+                            const std::uint32_t expected =
+                                stacked(run_bpf(term::injection_program, std::size(term::injection_program), d), run_bpf(net::program.code, net::program.size, d));
+                            const std::uint32_t got = run_bpf(combined.code, combined.size, d);
+                            if (got != expected) FAIL("arch " << std::hex << arch << " nr " << std::dec << d.nr << " args " << a0 << ", " << d.args[1] << ", " << a4 << ": " << std::hex << got << " instead of " << expected);
+                            ++checked;
+                            if (got != SECCOMP_RET_ALLOW) ++refused;
+                        }
+            }
+    INFO(checked << " verdicts, " << refused << " not allow");
+    CHECK(refused > 0);
+    CHECK(combined.size <= 64);
+    // The cases the escape suite tries, named.
+    seccomp_data d{};
+    d.arch = net::native.arch;
+    d.nr = static_cast<int>(net::native.ioctl);
+    d.args[1] = TIOCSTI;
+    CHECK(run_bpf(combined.code, combined.size, d) == (SECCOMP_RET_ERRNO | EPERM));
+    d.nr = static_cast<int>(net::native.socket);
+    d.args[0] = AF_INET;
+    d.args[1] = SOCK_STREAM;
+    CHECK(run_bpf(combined.code, combined.size, d) == (SECCOMP_RET_ERRNO | EACCES));
+    d.args[0] = AF_UNIX;
+    CHECK(run_bpf(combined.code, combined.size, d) == SECCOMP_RET_ALLOW);
+    d.args[1] = SOCK_DGRAM;
+    CHECK(run_bpf(combined.code, combined.size, d) == (SECCOMP_RET_ERRNO | EACCES));
+    d.nr = static_cast<int>(net::native.sendto);
+    d.args[4] = 0x1000;
+    CHECK(run_bpf(combined.code, combined.size, d) == (SECCOMP_RET_ERRNO | EACCES));
+    d.args[4] = 0;
+    CHECK(run_bpf(combined.code, combined.size, d) == SECCOMP_RET_ALLOW);
+}
+#endif
