@@ -880,7 +880,7 @@ TEST_CASE("confinectl keeps usable verdicts per user, and probe asks afresh", "[
     CHECK(s.run({"/bin/true"}, env).exit_code == 0);
     REQUIRE(fs::exists(cache));
     const std::string first = test::read_file(cache);
-    CHECK(first.starts_with("confine-verdicts 2\n"));
+    CHECK(first.starts_with("confine-verdicts 3\n"));
     CHECK(test::line_count(first) == 2);  // the header and the usable runner
     auto probe = s.confine.run({"probe", "--json", "--config", s.config.string()}, env);
     CHECK(probe.exit_code == 0);

@@ -20,7 +20,8 @@ namespace confine::detail {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr std::string_view header = "confine-verdicts 2";
+// Another version's file (2 had no sample levels) is not read: a miss, started over.
+constexpr std::string_view header = "confine-verdicts 3";
 constexpr std::size_t max_file_bytes = 256 * 1024;
 constexpr std::size_t max_entries = 256;
 
@@ -89,6 +90,47 @@ std::optional<std::string> identity(const fs::path& program) {
            modified_text(st);
 }
 
+// The sample levels as one field of a line: "shape\x1frunner\x1fcodes\x1fopen", the codes
+// a digit each (enforcement, the seven levels, /tmp, attestation); empty for none, or
+// when a text holds a separator (then nothing is kept of them).
+std::string levels_text(const std::optional<SampleLevels>& l) {
+    if (!l) return {};
+    for (const std::string* text : {&l->shape, &l->runner, &l->dimensions.open})
+        if (text->find_first_of("\t\n\r\x1e\x1f") != std::string::npos) return {};
+    const Dimensions& d = l->dimensions;
+    std::string codes;
+    codes += static_cast<char>('0' + static_cast<int>(l->enforcement));
+    for (Level level : {d.write, d.network, d.processes, d.read, d.protect, d.lifetime, d.limits}) codes += static_cast<char>('0' + static_cast<int>(level));
+    codes += static_cast<char>('0' + static_cast<int>(l->tmp));
+    codes += static_cast<char>('0' + static_cast<int>(l->attestation));
+    return l->shape + '\x1f' + l->runner + '\x1f' + codes + '\x1f' + d.open;
+}
+
+// levels_text read back; nullopt for a field that is not one (the line is then dropped).
+std::optional<std::optional<SampleLevels>> levels_from(const std::string& text) {
+    if (text.empty()) return std::optional<SampleLevels>();
+    std::vector<std::string> parts;
+    for (std::size_t start = 0;;) {
+        const std::size_t end = text.find('\x1f', start);
+        parts.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    if (parts.size() != 4 || parts[2].size() != 10) return std::nullopt;
+    std::vector<int> c;
+    for (char ch : parts[2]) c.push_back(ch - '0');
+    auto in = [](int v, int most) { return v >= 0 && v <= most; };
+    if (!in(c[0], 1) || !in(c[8], 2) || !in(c[9], 2)) return std::nullopt;
+    for (int i = 1; i <= 7; ++i)
+        if (!in(c[static_cast<std::size_t>(i)], 2)) return std::nullopt;
+    SampleLevels l{parts[0], parts[1], static_cast<Enforcement>(c[0]), {}, static_cast<Tmp>(c[8]), static_cast<Attestation::Kind>(c[9])};
+    Dimensions& d = l.dimensions;
+    Level* levels[] = {&d.write, &d.network, &d.processes, &d.read, &d.protect, &d.lifetime, &d.limits};
+    for (int i = 0; i < 7; ++i) *levels[i] = static_cast<Level>(c[static_cast<std::size_t>(i) + 1]);
+    d.open = parts[3];
+    return std::optional<SampleLevels>(std::move(l));
+}
+
 }  // namespace
 
 VerdictCache::VerdictCache(fs::path file, std::chrono::seconds max_age) : file_(std::move(file)), max_age_(max_age) {
@@ -112,9 +154,9 @@ VerdictCache::VerdictCache(fs::path file, std::chrono::seconds max_age) : file_(
     if (!std::getline(lines, line) || line != header) return;  // not ours, or another version: start over
     while (std::getline(lines, line)) {
         std::istringstream fields(line);
-        std::string key, kind, at, programs, reason;
+        std::string key, kind, at, programs, levels, reason;
         if (!std::getline(fields, key, '\t') || !std::getline(fields, kind, '\t') || !std::getline(fields, at, '\t') ||
-            !std::getline(fields, programs, '\t'))
+            !std::getline(fields, programs, '\t') || !std::getline(fields, levels, '\t'))
             continue;
         std::getline(fields, reason);
         auto k = kind_from(kind);
@@ -122,7 +164,9 @@ VerdictCache::VerdictCache(fs::path file, std::chrono::seconds max_age) : file_(
         char* end = nullptr;
         long long seconds = std::strtoll(at.c_str(), &end, 10);
         if (!end || *end) continue;
-        Entry e{Verdict{*k, reason}, seconds, {}};
+        auto sample = levels_from(levels);
+        if (!sample) continue;
+        Entry e{Verdict{*k, reason}, seconds, {}, std::move(*sample)};
         for (std::size_t start = 0; start < programs.size();) {
             std::size_t end = programs.find('\x1e', start);
             if (end == std::string::npos) end = programs.size();
@@ -183,6 +227,19 @@ void VerdictCache::store(const std::string& key, const Verdict& verdict, const s
     dirty_ = true;
 }
 
+std::optional<SampleLevels> VerdictCache::levels(const std::string& key, const std::string& shape) const {
+    auto it = key.empty() ? entries_.end() : entries_.find(key);
+    if (it == entries_.end() || !it->second.levels || it->second.levels->shape != shape) return std::nullopt;
+    return it->second.levels;
+}
+
+void VerdictCache::store_levels(const std::string& key, const SampleLevels& levels) {
+    auto it = key.empty() || !writable_ ? entries_.end() : entries_.find(key);
+    if (it == entries_.end() || (it->second.levels && levels_text(it->second.levels) == levels_text(levels))) return;
+    it->second.levels = levels;
+    dirty_ = true;
+}
+
 void VerdictCache::save() const {
     if (!dirty_ || !writable_) return;
     std::vector<std::pair<std::string, Entry>> newest(entries_.begin(), entries_.end());
@@ -194,7 +251,7 @@ void VerdictCache::save() const {
         std::string programs;
         for (const auto& p : e.programs) programs += (programs.empty() ? "" : "\x1e") + p;
         text += key + "\t" + std::string(to_string(e.verdict.kind)) + "\t" + std::to_string(e.at) + "\t" + programs + "\t" +
-                one_line(e.verdict.reason) + "\n";
+                levels_text(e.levels) + "\t" + one_line(e.verdict.reason) + "\n";
     }
     std::string temp = file_.string() + ".XXXXXX";
     int fd = ::mkostemp(temp.data(), O_CLOEXEC);
