@@ -744,8 +744,11 @@ std::optional<Error> writable_by_the_run(const Policy& resolved, const std::vect
     const auto places = detail::writable_places(resolved);
     for (const auto& [what, file] : files) {
         if (file.empty()) continue;
+        // Where the file read or loaded really was (the trust walk found it), else where
+        // its path leads now.
         std::error_code ec;
-        const fs::path real = fs::canonical(file, ec);
+        const auto judged = detail::judged_file(file);
+        const fs::path real = judged ? judged->real_path : fs::canonical(file, ec);
         if (ec) continue;  // gone since it was read: nothing of it is used again
         for (const auto& place : places)
             if (detail::is_within(real, place))
