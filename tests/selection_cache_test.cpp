@@ -182,3 +182,26 @@ TEST_CASE("a selection from a cached verdict loads no plugin later in the chain,
     CHECK_THAT(s.failure->message, Catch::Contains("refusing plugin") && Catch::Contains("is writable by others"));
     CHECK(log.count("load partial") == 0);
 }
+
+#if defined(__linux__)
+TEST_CASE("the built-in runners' levels kept in the cache judge a selection as a fresh probe does", "[selection][cache][levels][builtin][linux-only]") {
+    test::require_bwrap();
+    test::TempDir dir, home;
+    test::install_builtin(dir.path(), "bwrap");
+    test::install_builtin(dir.path(), "landlock");
+    const fs::path cache = home / "verdicts";
+    // The default policy (deny_read and protect asked, the network confined), then minimums
+    // bubblewrap meets and one it does not (limits are the host's, none asked here).
+    const std::string base = std::string(confine::embedded_default_config());
+    for (const std::string& text : {base, base + "[policy.enforcement]\nread = \"full\"\nprotect = \"full\"\nlifetime = \"full\"\n"}) {
+        INFO(text.substr(base.size()));
+        const std::string fresh = outcome(cached_provider(dir, text, cache, true)->selection());
+        auto again = cached_provider(dir, text, cache);
+        const auto& s = again->selection();
+        REQUIRE_FALSE(s.candidates.empty());
+        CHECK(s.candidates.front().from_cache);
+        CHECK(outcome(s) == fresh);
+        CHECK(again->loaded_plugins() == std::vector<std::string>{"bwrap"});
+    }
+}
+#endif
