@@ -498,10 +498,7 @@ struct Provider::Impl {
         if (!cache) return below_minimums(runner, weakest);
         if (c.from_cache) {
             const Sample named = sample(false);
-            if (auto kept = cache->levels(key, named.shape)) {
-                detail::log_debug("runner {}: levels from the cache", c.runner);
-                return below_minimums(*kept, named.policy, weakest);
-            }
+            if (auto kept = cache->levels(key, named.shape)) return below_minimums(*kept, named.policy, weakest);
         }
         const Sample s = sample(true);
         const auto levels = sample_levels(runner, s);
