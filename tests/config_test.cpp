@@ -36,6 +36,43 @@ TEST_CASE("the embedded default is config/confine.toml byte for byte", "[config]
     CHECK(confine::embedded_default_config() == test::read_file(DEFAULT_CONFIG_FILE));
 }
 
+TEST_CASE("the embedded default as it is read at start-up (its comment lines left empty) is the file's configuration, positions and all",
+          "[config]") {
+    test::TempDir dir;
+    auto file = confine::parse_config(confine::embedded_default_config(), "<embedded default>");
+    auto read = confine::load_config({.read_environment = false, .system_path = dir / "absent.toml"});
+    REQUIRE(file);
+    REQUIRE(read);
+    CHECK(read->source == "<embedded default>");
+    auto where = [](const std::vector<confine::SourcePosition>& positions) {
+        std::vector<std::string> out;
+        for (const auto& p : positions) out.push_back(confine::to_string(p));
+        return out;
+    };
+    CHECK(read->probe_timeout_ms == file->probe_timeout_ms);
+    CHECK(read->network == file->network);
+    CHECK(read->tmp == file->tmp);
+    CHECK(read->deny_read == file->deny_read);
+    CHECK(where(read->deny_read_where) == where(file->deny_read_where));
+    CHECK(read->protect == file->protect);
+    CHECK(where(read->protect_where) == where(file->protect_where));
+    CHECK(read->environment.inherit == file->environment.inherit);
+    CHECK(read->environment.exclude == file->environment.exclude);
+    CHECK(read->environment.include == file->environment.include);
+    CHECK(read->environment.exclude_url_passwords == file->environment.exclude_url_passwords);
+    CHECK(read->plugin_dirs == file->plugin_dirs);
+    CHECK(read->runners.size() == file->runners.size());
+    REQUIRE(read->platforms.size() == file->platforms.size());
+    for (const auto& [name, platform] : file->platforms) {
+        INFO(name);
+        CHECK(read->platforms.at(name).chain == platform.chain);
+        CHECK(confine::to_string(read->platforms.at(name).where) == confine::to_string(platform.where));
+    }
+    // And a file over it is read over the same.
+    auto over = test::config_from("probe_timeout_ms = 500\n");
+    CHECK(where(over.deny_read_where) == where(file->deny_read_where));
+}
+
 TEST_CASE("the embedded default chains bwrap then landlock on linux, one runner elsewhere", "[config]") {
     auto cfg = confine::parse_config(confine::embedded_default_config(), "<embedded default>");
     REQUIRE(cfg);

@@ -24,6 +24,17 @@ std::string_view embedded_default_config() noexcept {
     return {embedded_default_config_text, embedded_default_config_size};
 }
 
+// The same text with its comment lines left empty (core/CMakeLists.txt): what is parsed,
+// at every start; its lines and columns are the file's.
+extern const char embedded_default_config_parsed_text[];
+extern const std::size_t embedded_default_config_parsed_size;
+
+namespace {
+std::string_view parsed_default_config() noexcept {
+    return {embedded_default_config_parsed_text, embedded_default_config_parsed_size};
+}
+}  // namespace
+
 std::string to_string(const SourcePosition& where) {
     return where.file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
 }
@@ -477,7 +488,7 @@ std::expected<Config, Error> parse_config(std::string_view text, std::string sou
     // leaves unsaid — the chains, above all — is the default's, never nothing.
     Config base;
     if (source != embedded_config_name) {
-        auto defaults = parse_config(embedded_default_config(), std::string(embedded_config_name));
+        auto defaults = parse_config(parsed_default_config(), std::string(embedded_config_name));
         if (!defaults) return std::unexpected(defaults.error());
         base = std::move(*defaults);
     }
@@ -514,7 +525,7 @@ std::expected<Config, Error> load_config(const ConfigLookup& lookup) {
     }
     std::error_code ec;
     if (std::filesystem::exists(lookup.system_path, ec)) return load_from(lookup.system_path, "the system configuration");
-    return parse_config(embedded_default_config(), std::string(embedded_config_name));
+    return parse_config(parsed_default_config(), std::string(embedded_config_name));
 }
 
 std::expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view text) {
