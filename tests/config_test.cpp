@@ -36,6 +36,18 @@ TEST_CASE("the embedded default is config/confine.toml byte for byte", "[config]
     CHECK(confine::embedded_default_config() == test::read_file(DEFAULT_CONFIG_FILE));
 }
 
+TEST_CASE("the default read at start-up, when no file is found, is the embedded file's configuration, positions and all", "[config]") {
+    test::TempDir dir;
+    auto file = confine::parse_config(confine::embedded_default_config(), "<embedded default>");
+    auto read = confine::load_config({.read_environment = false, .system_path = dir / "absent.toml"});
+    REQUIRE(file);
+    REQUIRE(read);
+    CHECK(*read == *file);
+    // And a file over it is read over the same.
+    auto over = test::config_from("probe_timeout_ms = 500\n");
+    CHECK(over.deny_read_where == file->deny_read_where);
+}
+
 TEST_CASE("the embedded default chains bwrap then landlock on linux, one runner elsewhere", "[config]") {
     auto cfg = confine::parse_config(confine::embedded_default_config(), "<embedded default>");
     REQUIRE(cfg);

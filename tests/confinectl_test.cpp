@@ -880,12 +880,39 @@ TEST_CASE("confinectl keeps usable verdicts per user, and probe asks afresh", "[
     CHECK(s.run({"/bin/true"}, env).exit_code == 0);
     REQUIRE(fs::exists(cache));
     const std::string first = test::read_file(cache);
-    CHECK(first.starts_with("confine-verdicts 2\n"));
+    CHECK(first.starts_with("confine-verdicts 3\n"));
     CHECK(test::line_count(first) == 2);  // the header and the usable runner
     auto probe = s.confine.run({"probe", "--json", "--config", s.config.string()}, env);
     CHECK(probe.exit_code == 0);
     auto j = json::parse(probe.out);
     CHECK(j["runners"][1]["probed"] == true);
+}
+
+TEST_CASE("confinectl run with a cached verdict loads no plugin later in the chain, and says nothing of a broken one",
+          "[cli][cache][levels][linux-only]") {
+    FakeRunnerSetup s;
+    // A later runner whose file is no plugin at all.
+    test::write_file(s.plugins / "confine-runner-broken.so", "not an ELF file\n", fs::perms(0755));
+    test::write_file(s.config, "plugin_dirs = [\"" + s.plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"usable\", \"broken\"]\n"
+                               "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = true\n");
+    test::TempDir cache_home;
+    const std::vector<std::string> env{"XDG_CACHE_HOME=" + cache_home.path().string()};
+    for (const char* launch : {"probed", "from the cache"}) {
+        INFO(launch);
+        auto r = s.run({"/bin/sh", "-c", "echo ran"}, env, {"-v"});
+        CHECK(r.exit_code == 0);
+        CHECK(r.out == "ran\n");
+        CHECK(r.err.find("broken") == std::string::npos);
+        CHECK(r.err.find(std::string("runner usable: full (") + (std::string(launch) == "probed" ? "probed" : "verdict from the cache") + ")") !=
+              std::string::npos);
+    }
+    // Where the selection needs it, it is refused as it always was, and nothing runs.
+    test::install_fake(s.plugins.path(), "unusable");
+    test::write_file(s.config, "plugin_dirs = [\"" + s.plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"unusable\", \"broken\"]\n");
+    auto refused = s.run({"/bin/sh", "-c", "echo ran"}, env);
+    CHECK(refused.exit_code == 125);
+    CHECK(refused.out.empty());
+    CHECK_THAT(refused.err, Catch::Contains("broken: ") && Catch::Contains("confine-runner-broken.so"));
 }
 
 namespace {

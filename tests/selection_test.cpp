@@ -122,7 +122,9 @@ TEST_CASE("a longer chain is probed in order and the first usable runner wins", 
     // Later runners are neither loaded nor probed. A runner's table is judged before
     // anything is probed: its runner is created with it first, and that one is used.
     CHECK(provider->loaded_plugins() == std::vector<std::string>{"usable", "unusable"});
-    CHECK(log.lines() == std::vector<std::string>{"load usable", "create usable", "load unusable", "create unusable", "probe unusable", "probe usable"});
+    // The selected one wraps a sample command, to judge the minimums by what it enforces.
+    CHECK(log.lines() == std::vector<std::string>{"load usable", "create usable", "load unusable", "create unusable", "probe unusable", "probe usable",
+                                                  "wrap usable"});
 }
 
 TEST_CASE("a partially enforcing runner is selected with partial enforcement", "[selection]") {
@@ -413,7 +415,7 @@ TEST_CASE("usable verdicts are kept across providers, and unusable runners are a
     REQUIRE(fs::exists(cache));
     CHECK((fs::status(cache).permissions() & fs::perms::all) == fs::perms(0600));
     CHECK((fs::status(cache.parent_path()).permissions() & fs::perms::all) == fs::perms(0700));
-    CHECK(test::read_file(cache).starts_with("confine-verdicts 2\n"));
+    CHECK(test::read_file(cache).starts_with("confine-verdicts 3\n"));
 
     auto again = cached_provider(dir, text, cache);
     const auto& s = again->selection();
@@ -501,7 +503,7 @@ TEST_CASE("a verdict cache others could write, or one that is not ours, is ignor
     test::write_file(cache, "garbage\tfull\t0\tx\n", fs::perms(0600));
     cached_provider(dir, text, cache)->selection();
     CHECK(log.count("probe usable") == 4);
-    CHECK(test::read_file(cache).starts_with("confine-verdicts 2\n"));
+    CHECK(test::read_file(cache).starts_with("confine-verdicts 3\n"));
     cached_provider(dir, text, cache)->selection();
     CHECK(log.count("probe usable") == 4);
 

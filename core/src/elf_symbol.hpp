@@ -28,6 +28,9 @@ struct ElfSymbolRequest {
 // than wanted or its bytes are not in the file. Never reads outside the file.
 std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
 read_elf_symbols(const std::filesystem::path& file, std::span<const ElfSymbolRequest> wanted);
+// The same, read with pread from the open descriptor `fd` (left open).
+std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
+read_elf_symbols(int fd, std::span<const ElfSymbolRequest> wanted);
 
 // The names of the file's defined dynamic symbols other than local ones: what it
 // exports, in table order. The same errors as read_elf_symbols for the file and tables.

@@ -392,13 +392,12 @@ struct Provider::Impl {
                     s.failure = runner.error();
                     return;
                 }
-            } else {
-                verdict_for(c, **runner, cache);
             }
+            const std::string key = runner ? verdict_for(c, **runner, cache) : std::string();
             // Usable, but below a dimension's minimum: skipped, with that reason.
             std::optional<Enforcement> sampled;
             if (c.verdict->usable())
-                if (auto below = below_minimums(**runner, &sampled)) c.verdict = Verdict{Verdict::Kind::unusable, std::move(*below)};
+                if (auto below = below_minimums(**runner, c, key, cache, &sampled)) c.verdict = Verdict{Verdict::Kind::unusable, std::move(*below)};
             s.candidates.push_back(c);
             if (c.verdict->usable()) {
                 s.runner = name;
@@ -413,30 +412,69 @@ struct Provider::Impl {
         unavailable(s, "no usable runner for platform '" + platform + "': " + reasons);
     }
 
-    // Why `runner` cannot be chosen for what the configuration asks (its network, its
-    // minimums, docs/design.md §12), as a wrap of a sample command says what it enforces;
-    // nullopt when it can, and then `weakest` becomes partial unless every dimension asked
-    // is full. A wrap is a pure transformation: nothing runs.
-    std::optional<std::string> below_minimums(PluginRunner& runner, std::optional<Enforcement>* weakest = nullptr) const {
-        Policy sample{Mode::read_only, {}, {}, config.network, config.tmp};
+    // The sample policy below_minimums has a runner wrap, and its shape: what of the
+    // configuration and the environment it is made of, under which the verdict cache
+    // keeps the levels a wrap of it reported. `resolve`: the workspace resolved, as a
+    // wrap needs it (the shape names it as the environment does).
+    struct Sample {
+        Policy policy;
+        std::string shape;
+    };
+    Sample sample(bool resolve) const {
+        Sample s{Policy{Mode::read_only, {}, {}, config.network, config.tmp}, {}};
+        Policy& sample = s.policy;
+        fs::path temp;
         // Paths to deny and to protect when the configuration has some: a workspace that
         // exists everywhere (a runner may open it to build its rules), and paths made up
         // beneath it, since a wrap only names those.
         if (!config.deny_read.empty() || !config.protect.empty()) {
             std::error_code ec;
-            const fs::path temp = fs::temp_directory_path(ec);
+            temp = fs::temp_directory_path(ec);
             if (!ec && temp.is_absolute()) {
                 sample.mode = Mode::workspace_write;
-                sample.workspace = fs::canonical(temp, ec);
+                sample.workspace = resolve ? fs::canonical(temp, ec) : temp;
                 if (ec) sample.workspace = temp;
             }
             if (!config.deny_read.empty()) sample.deny_read = {sample.workspace.empty() ? fs::path("/confine-sample-secrets") : sample.workspace.root_path() / "confine-sample-secrets"};
             if (!config.protect.empty()) sample.protect = {sample.workspace / "confine-sample" / ".git" / "hooks"};
         }
+        s.shape = "network " + std::string(config.network == Network::none ? "none" : "allow") + ", tmp " + std::string(to_string(config.tmp)) +
+                  ", workspace " + (sample.mode == Mode::workspace_write ? temp.string() : std::string("none")) + ", deny_read " +
+                  (sample.deny_read.empty() ? "no" : "yes") + ", protect " + (sample.protect.empty() ? "no" : "yes");
+        return s;
+    }
+
+    // What `runner` reports of a wrap of the sample command for `s`, or nothing when it
+    // cannot wrap it (a run's own wrap then says why, and runs nothing). A wrap is a pure
+    // transformation: nothing runs.
+    static std::optional<detail::SampleLevels> sample_levels(PluginRunner& runner, const Sample& s) {
         const std::vector<std::string> argv{"true"};
-        auto wrapped = runner.wrap(sample, argv);
-        if (!wrapped) return std::nullopt;  // the run's own wrap says it, and runs nothing
-        auto checked = meets_minimums(std::move(*wrapped), sample, config);
+        auto wrapped = runner.wrap(s.policy, argv);
+        if (!wrapped) return std::nullopt;
+        return detail::SampleLevels{s.shape, wrapped->runner, wrapped->enforcement, wrapped->dimensions, wrapped->tmp, wrapped->attestation.kind};
+    }
+
+    // Why `runner` cannot be chosen for what the configuration asks (its network, its
+    // minimums, docs/design.md §12), as a wrap of a sample command says what it enforces;
+    // nullopt when it can, and then `weakest` becomes partial unless every dimension asked
+    // is full.
+    std::optional<std::string> below_minimums(PluginRunner& runner, std::optional<Enforcement>* weakest = nullptr) const {
+        const Sample s = sample(true);
+        const auto levels = sample_levels(runner, s);
+        if (!levels) return std::nullopt;
+        return below_minimums(*levels, s.policy, weakest);
+    }
+
+    // The same from the levels a wrap of `sample` reported (a fresh wrap's, or the
+    // verdict cache's): judged by the configuration as it is now.
+    std::optional<std::string> below_minimums(const detail::SampleLevels& levels, const Policy& sample, std::optional<Enforcement>* weakest) const {
+        WrapResult wrapped;
+        wrapped.runner = levels.runner;
+        wrapped.enforcement = levels.enforcement;
+        wrapped.dimensions = levels.dimensions;
+        wrapped.tmp = levels.tmp;
+        wrapped.attestation.kind = levels.attestation;
+        auto checked = meets_minimums(std::move(wrapped), sample, config);
         if (!checked) return checked.error().message;
         // What the configuration file asks explicitly (docs/design.md §12): the sample's
         // paths stand for its entries, a protected one inside the workspace as its
@@ -450,6 +488,23 @@ struct Provider::Impl {
                        entries->front().said + " asks " + dimension + " explicitly (at level " + std::string(name_of(need)) + ")";
         if (weakest && checked->enforcement == Enforcement::partial) *weakest = Enforcement::partial;
         return std::nullopt;
+    }
+
+    // below_minimums for candidate `c` of a probing selection, whose verdict is kept in
+    // `cache` under `key`: with a verdict from the cache, from the levels kept with it
+    // for this sample, without a wrap; otherwise from a wrap, whose levels are kept.
+    std::optional<std::string> below_minimums(PluginRunner& runner, const Candidate& c, const std::string& key,
+                                              std::optional<detail::VerdictCache>& cache, std::optional<Enforcement>* weakest) const {
+        if (!cache) return below_minimums(runner, weakest);
+        if (c.from_cache) {
+            const Sample named = sample(false);
+            if (auto kept = cache->levels(key, named.shape)) return below_minimums(*kept, named.policy, weakest);
+        }
+        const Sample s = sample(true);
+        const auto levels = sample_levels(runner, s);
+        if (!levels) return std::nullopt;
+        cache->store_levels(key, *levels);
+        return below_minimums(*levels, s.policy, weakest);
     }
 
     // Why `runner`, whose wrap of the whole call is `wrapped`, cannot honour an explicit
@@ -522,8 +577,8 @@ struct Provider::Impl {
     }
 
     // The verdict on candidate `c`, whose runner is `runner`: from the cache if it holds
-    // one, else probed (and a usable verdict kept).
-    void verdict_for(Candidate& c, PluginRunner& runner, std::optional<detail::VerdictCache>& cache) const {
+    // one, else probed (and a usable verdict kept). Its key in the cache.
+    std::string verdict_for(Candidate& c, PluginRunner& runner, std::optional<detail::VerdictCache>& cache) const {
         const auto settings = config.runners.find(c.runner);
         const std::string key = cache ? detail::VerdictCache::key(c.runner, c.plugin_file,
                                                                   settings == config.runners.end() ? nullptr : &settings->second,
@@ -533,13 +588,14 @@ struct Provider::Impl {
         if (cached) {
             c.verdict = cached;
             c.from_cache = true;
-            return;
+            return key;
         }
         c.probed = true;
         c.verdict = runner.probe(config.probe_timeout_ms);
         // Only usable verdicts are kept: one that turns stale fails closed when the
         // runner runs, while a runner found unusable is simply asked again next time.
         if (cache && c.verdict->usable()) cache->store(key, *c.verdict, runner.probed_programs());
+        return key;
     }
 };
 
@@ -685,8 +741,11 @@ std::optional<Error> writable_by_the_run(const Policy& resolved, const std::vect
     const auto places = detail::writable_places(resolved);
     for (const auto& [what, file] : files) {
         if (file.empty()) continue;
+        // Where the file read or loaded really was (the trust walk found it), else where
+        // its path leads now.
         std::error_code ec;
-        const fs::path real = fs::canonical(file, ec);
+        const auto judged = detail::judged_file(file);
+        const fs::path real = judged ? judged->real_path : fs::canonical(file, ec);
         if (ec) continue;  // gone since it was read: nothing of it is used again
         for (const auto& place : places)
             if (detail::is_within(real, place))

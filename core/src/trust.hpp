@@ -8,6 +8,10 @@
 #include <optional>
 #include <string>
 
+#if !defined(_WIN32)
+#include <sys/stat.h>
+#endif
+
 namespace confine::detail {
 
 // nullopt when `file` (or directory), its directory and every directory above it are
@@ -29,5 +33,23 @@ struct ReadFailure {
 // above it and read through the same descriptor that was judged (POSIX), so that
 // nothing can be swapped between the check and the read.
 std::expected<std::string, ReadFailure> read_trusted_file(const std::filesystem::path& file, std::size_t max_bytes);
+
+// A file this process judged and then read (read_trusted_file) or loaded (a plugin), as
+// the trust walk found it: where it really is (absolute, no link) and its identity there
+// ("device:inode:size:modified", of the descriptor that was read or loaded). Recorded
+// by the path it was asked for, so that what a run relies on is named by what was used,
+// without resolving the path again.
+struct JudgedFile {
+    std::filesystem::path real_path;
+    std::string identity;
+};
+void remember_judged(const std::filesystem::path& asked, JudgedFile judged);
+#if !defined(_WIN32)
+// "device:inode:size:modified" of a file's status (POSIX).
+std::string file_identity(const struct stat& status);
+#endif
+// What was recorded for `asked` (as given to remember_judged, or relative to the working
+// directory), or nullopt: never judged here, or on Windows, which records nothing.
+std::optional<JudgedFile> judged_file(const std::filesystem::path& asked);
 
 }  // namespace confine::detail

@@ -1,8 +1,8 @@
 // A configurable runner plugin for tests, built with the SDK. Compile definitions:
 //   FAKE_RUNNER_NAME  the runner name in its descriptor
 //   FAKE_BEHAVIOR     one of the FAKE_* values below
-// Every load, creation and probe is appended to the file named by CONFINE_FAKE_LOG,
-// so tests can prove what was (not) loaded or probed.
+// Every load, creation, probe and wrap is appended to the file named by CONFINE_FAKE_LOG,
+// so tests can prove what was (not) loaded, probed or wrapped.
 #include <confine/sdk/plugin.hpp>
 
 #include <chrono>
@@ -114,6 +114,7 @@ public:
     }
 
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
+        note("wrap");
         if (FAKE_BEHAVIOR == FAKE_THROW) throw std::runtime_error("fake wrap exploded");
         auto r = wrapped(policy, argv);
         auto level = [](const std::string& name) {

@@ -63,10 +63,11 @@ std::optional<Error> check_abi(const fs::path& file, const confine_plugin_abi_in
 // The ABI record read from the file itself, before the dynamic loader maps it: a
 // plugin of another ABI is refused before any of its code runs, static constructors
 // included (docs/design.md §2). What the loader maps is checked again below.
-std::optional<Error> check_abi_in_file(const fs::path& load_path, const fs::path& file) {
+std::optional<Error> check_abi_in_file(const detail::LoadTarget& target, const fs::path& file) {
     const detail::ElfSymbolRequest wanted[] = {{CONFINE_PLUGIN_ABI_SYMBOL, sizeof(confine_plugin_abi_info)},
                                                {CONFINE_PLUGIN_DESCRIPTOR_SYMBOL, sizeof(std::uint32_t)}};
-    auto symbols = detail::read_elf_symbols(load_path, wanted);
+    // Read through the judged descriptor itself where there is one.
+    auto symbols = target.descriptor >= 0 ? detail::read_elf_symbols(target.descriptor, wanted) : detail::read_elf_symbols(target.path, wanted);
     if (!symbols) return plugin_error(ErrorCode::plugin_load_failed, file, "cannot load: " + symbols.error());
     const auto& abi_bytes = (*symbols)[0];
     const auto& desc_bytes = (*symbols)[1];
@@ -121,7 +122,7 @@ std::expected<std::shared_ptr<Plugin>, Error> load_plugin(const fs::path& file, 
     if (auto bad = check_abi_in_file(*load_path, file)) return std::unexpected(std::move(*bad));
 #endif
     auto impl = std::make_unique<Plugin::Impl>();
-    if (auto why = detail::map_library(impl->library, *load_path))
+    if (auto why = detail::map_library(impl->library, load_path->path))
         return std::unexpected(plugin_error(ErrorCode::plugin_load_failed, file, "cannot load: " + *why));
     if (auto bad = read_exports(*impl, file, expected_runner)) return std::unexpected(std::move(*bad));
     detail::log_debug("loaded plugin {} (runner {}, ABI {}.{})", file.string(), impl->info.runner_name, impl->info.abi_major,

@@ -32,11 +32,17 @@ inline Error plugin_error(ErrorCode code, const std::filesystem::path& file, con
     return Error{code, file.string() + ": " + what};
 }
 
-// The path to load `file` by, once it has passed the trust rule (docs/design.md §11):
-// where the OS can load from a descriptor, the one the trust walk judged, so that no
-// other file can take its place in between. Refusals: plugin_untrusted,
-// plugin_not_executable.
-std::expected<std::filesystem::path, Error> trusted_load_path(const std::filesystem::path& file);
+// What a plugin file is loaded by, once it has passed the trust rule (docs/design.md
+// §11): the path for the dynamic loader (where the OS can load from a descriptor, the
+// one the trust walk judged, so that no other file can take its place in between), and
+// that descriptor, open for reading (POSIX; -1 where there is none), which the ELF
+// records are read from.
+struct LoadTarget {
+    std::filesystem::path path;
+    int descriptor = -1;
+};
+// Refusals: plugin_untrusted, plugin_not_executable.
+std::expected<LoadTarget, Error> trusted_load_path(const std::filesystem::path& file);
 
 // Maps the library at `load_path` into `library`, resolving every symbol now and
 // keeping its symbols to itself; nullopt once mapped, otherwise the dynamic loader's

@@ -16,13 +16,14 @@ namespace confine::detail {
 std::expected<fs::path, std::string> load_path(int fd, const fs::path&) { return "/proc/self/fd/" + std::to_string(fd); }
 
 fs::path started_program() {
-    // The path this program was started by, resolved: cheaper than a look-up in /proc,
-    // which is left for a relative start path (the working directory may have changed).
+    // The file this program runs from, resolved by the kernel in one call; where /proc is
+    // not mounted, the path it was started by, resolved one component at a time (a
+    // relative one is left to the caller: the working directory may have changed).
     char buf[PATH_MAX];
-    if (const auto* started = reinterpret_cast<const char*>(::getauxval(AT_EXECFN)); started && *started == '/')
-        if (::realpath(started, buf)) return buf;
     const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf);
     if (n > 0 && static_cast<std::size_t>(n) < sizeof buf) return fs::path(buf, buf + n);
+    if (const auto* started = reinterpret_cast<const char*>(::getauxval(AT_EXECFN)); started && *started == '/')
+        if (::realpath(started, buf)) return buf;
     return {};
 }
 

@@ -40,8 +40,13 @@ public:
         struct stat st {};
         if (fd_ >= 0 && ::fstat(fd_, &st) == 0) size_ = static_cast<std::uint64_t>(st.st_size);
     }
+    // A descriptor open for reading, left open.
+    explicit File(int fd) : fd_(fd), open_errno_(fd < 0 ? EBADF : 0), owned_(false) {
+        struct stat st {};
+        if (fd_ >= 0 && ::fstat(fd_, &st) == 0) size_ = static_cast<std::uint64_t>(st.st_size);
+    }
     ~File() {
-        if (fd_ >= 0) ::close(fd_);
+        if (fd_ >= 0 && owned_) ::close(fd_);
     }
     File(const File&) = delete;
     File& operator=(const File&) = delete;
@@ -74,6 +79,7 @@ public:
 private:
     int fd_;
     int open_errno_;
+    bool owned_ = true;
     std::uint64_t size_ = 0;
 };
 
@@ -145,12 +151,9 @@ std::expected<DynamicSymbols, std::string> read_dynamic_symbols(const File& f) {
     return out;
 }
 
-}  // namespace
-
-std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
-read_elf_symbols(const std::filesystem::path& path, std::span<const ElfSymbolRequest> wanted) {
+std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string> read_symbols(const File& f,
+                                                                                         std::span<const ElfSymbolRequest> wanted) {
     std::vector<std::optional<std::vector<std::byte>>> found(wanted.size());
-    File f(path);
     auto table = read_dynamic_symbols(f);
     if (!table) return std::unexpected(table.error());
     std::optional<std::string> failure;
@@ -164,6 +167,18 @@ read_elf_symbols(const std::filesystem::path& path, std::span<const ElfSymbolReq
     });
     if (failure) return refuse(*failure);
     return found;
+}
+
+}  // namespace
+
+std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
+read_elf_symbols(const std::filesystem::path& path, std::span<const ElfSymbolRequest> wanted) {
+    return read_symbols(File(path), wanted);
+}
+
+std::expected<std::vector<std::optional<std::vector<std::byte>>>, std::string>
+read_elf_symbols(int fd, std::span<const ElfSymbolRequest> wanted) {
+    return read_symbols(File(fd), wanted);
 }
 
 std::expected<std::vector<std::string>, std::string> exported_elf_symbols(const std::filesystem::path& path) {

@@ -3,6 +3,7 @@
 // for a refusal; where the running program is.
 #include "plugins/loader.hpp"
 #include "platform/posix/descriptor_paths.hpp"
+#include "trust.hpp"
 
 #include <confine/sdk/trust_posix.hpp>
 
@@ -33,7 +34,7 @@ int pinned_descriptor(trust::Descriptor fd, const struct stat& st) {
 
 }  // namespace
 
-std::expected<fs::path, Error> trusted_load_path(const fs::path& file) {
+std::expected<LoadTarget, Error> trusted_load_path(const fs::path& file) {
     // Judged on the descriptor the walk opened, and loaded through that same descriptor
     // where the OS names one by a path (Linux): no other file can be put in its place
     // between the two. Elsewhere by the judged path, checked again (judged_paths.cpp).
@@ -45,9 +46,13 @@ std::expected<fs::path, Error> trusted_load_path(const fs::path& file) {
     if ((opened->status.st_mode & 0111) == 0)
         return std::unexpected(plugin_error(ErrorCode::plugin_not_executable, file,
                                             "refusing plugin: it is not executable (mode " + trust::detail::mode_text(opened->status.st_mode) + ")"));
-    auto path = load_path(pinned_descriptor(std::move(opened->fd), opened->status), opened->real_path);
+    // What is loaded, where it really is: the verdict cache keys by it, and a run checks
+    // that it does not lie where the command may write.
+    remember_judged(absolute, JudgedFile{opened->real_path, file_identity(opened->status)});
+    const int pinned = pinned_descriptor(std::move(opened->fd), opened->status);
+    auto path = load_path(pinned, opened->real_path);
     if (!path) return std::unexpected(plugin_error(ErrorCode::plugin_untrusted, file, "refusing plugin: " + path.error()));
-    return *path;
+    return LoadTarget{*path, pinned};
 }
 
 std::optional<std::string> map_library(boost::dll::shared_library& library, const fs::path& load_path) {

@@ -12,12 +12,12 @@ namespace fs = std::filesystem;
 
 namespace confine::detail {
 
-std::expected<fs::path, Error> trusted_load_path(const fs::path& file) {
+std::expected<LoadTarget, Error> trusted_load_path(const fs::path& file) {
     // A library cannot be loaded from a handle here: it is loaded by the path judged,
     // which the rule proves no one else may change (docs/design.md §11).
     if (auto bad = untrusted_reason(file))
         return std::unexpected(plugin_error(ErrorCode::plugin_untrusted, file, "refusing plugin: " + *bad));
-    return file;
+    return LoadTarget{file, -1};
 }
 
 std::optional<std::string> map_library(boost::dll::shared_library& library, const fs::path& load_path) {

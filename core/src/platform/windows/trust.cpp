@@ -11,6 +11,9 @@ namespace confine::detail {
 
 std::optional<std::string> untrusted_reason(const std::filesystem::path& file) { return trust::untrusted_path(file); }
 
+void remember_judged(const std::filesystem::path&, JudgedFile) {}
+std::optional<JudgedFile> judged_file(const std::filesystem::path&) { return std::nullopt; }
+
 std::expected<std::string, ReadFailure> read_trusted_file(const std::filesystem::path& file, std::size_t max_bytes) {
     using Kind = ReadFailure::Kind;
     std::error_code ec;

@@ -12,6 +12,10 @@ std::optional<Verdict> VerdictCache::find(const std::string&) const { return std
 
 void VerdictCache::store(const std::string&, const Verdict&, const std::vector<std::filesystem::path>&) {}
 
+std::optional<SampleLevels> VerdictCache::levels(const std::string&, const std::string&) const { return std::nullopt; }
+
+void VerdictCache::store_levels(const std::string&, const SampleLevels&) {}
+
 void VerdictCache::save() const {}
 
 }  // namespace confine::detail
