@@ -352,7 +352,7 @@ int child_entry(void* arg) {
 // runner's at its exec, the supervisor's once it has started it), or a report on it.
 void wait_for_runner(int report_read) {
     pollfd p{report_read, POLLIN, 0};
-    while (raw::call(SYS_poll, reinterpret_cast<long>(&p), 1, -1) == -EINTR) {}
+    while (raw::call(SYS_ppoll, reinterpret_cast<long>(&p), 1, 0, 0, 0) == -EINTR) {}
 }
 
 }  // namespace

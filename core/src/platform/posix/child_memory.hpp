@@ -8,6 +8,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include <cstddef>
 #include <utility>
 
@@ -21,7 +25,14 @@ public:
     ChildMemory(std::size_t stacks, std::size_t size) noexcept {
         const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
         const std::size_t length = stacks * (size + page);
-        void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+        int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+#if defined(MAP_NORESERVE)
+        flags |= MAP_NORESERVE;
+#endif
+#if defined(MAP_STACK)
+        flags |= MAP_STACK;
+#endif
+        void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, flags, -1, 0);
         if (base == MAP_FAILED) return;
         base_ = static_cast<char*>(base);
         length_ = length;
@@ -50,8 +61,13 @@ public:
     bool empty() const noexcept { return base_ == nullptr; }
     // The top of stack `i` (stacks grow down), 16-byte aligned.
     void* top(std::size_t i) const noexcept { return base_ + (i + 1) * (size_ + page_); }
-    // Gives the memory back: only once no child runs on it any more.
+    // Gives the memory back: only once no child runs on it any more. Under
+    // AddressSanitizer the frames a child left there (it executed or exited inside them)
+    // are unpoisoned first: whatever is mapped there next is not taken for them.
     void release() noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+        if (base_) __asan_unpoison_memory_region(base_, length_);
+#endif
         if (base_) ::munmap(base_, length_);
         base_ = nullptr;
         length_ = 0;

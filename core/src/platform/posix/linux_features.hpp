@@ -91,7 +91,13 @@ pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), co
 // the parent: the child's ID, or -1 with errno set. Called with every signal blocked.
 pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory& memory) noexcept;
 
-// The stacks start_child and start_reaper need, and the size of each.
+// The stacks start_child and start_reaper need, and the size of each; none where a
+// child is a fork.
+#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
+inline constexpr bool children_share_memory = true;
+#else
+inline constexpr bool children_share_memory = false;
+#endif
 inline constexpr std::size_t child_stacks = 2;
 inline constexpr std::size_t child_stack_size = std::size_t(256) << 10;
 

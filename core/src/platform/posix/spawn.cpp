@@ -248,8 +248,8 @@ std::expected<StartedRunner, SpawnRefusal> spawn_runner(const ExecSpec& spec, co
                    spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, child.report.get(),
                    spec.supervised ? &reaper : nullptr, kept.data(), kept.size(), {}};
     if (spec.limits) plan.limits = &spec.limits->child;
-    ChildMemory memory(child_stacks, child_stack_size);
-    if (memory.empty()) return std::unexpected(SpawnRefusal{errno, {}});
+    ChildMemory memory = children_share_memory ? ChildMemory(child_stacks, child_stack_size) : ChildMemory();
+    if (children_share_memory && memory.empty()) return std::unexpected(SpawnRefusal{errno, {}});
     runner.pid = fork_child(plan, child, runner.report.get(), memory);
     // The supervisor runs on this memory as long as it lives; a child without one is past
     // its exec, and its memory free.
