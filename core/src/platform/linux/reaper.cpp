@@ -387,6 +387,13 @@ pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), co
     return static_cast<pid_t>(pid);
 }
 
+void end_supervisor(pid_t pid) noexcept {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != 0) return;  // reaped, or ended
+    ::kill(pid, SIGKILL);
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {}
+}
+
 pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory& memory) noexcept {
     const ChildStart c{start, arg};
     return ::clone(child_entry, memory.top(0), CLONE_VM | CLONE_VFORK | SIGCHLD, const_cast<ChildStart*>(&c));

@@ -85,6 +85,11 @@ struct ReaperPlan {
 pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd, int report_read,
                    ChildMemory& memory) noexcept;
 
+// Waits until the supervisor `pid` is gone, killing it if it is not, before its stack
+// goes (its memory is this process's): a run whose host never waited for it ends here.
+// Where no supervisor shares this process's memory, nothing.
+void end_supervisor(pid_t pid) noexcept;
+
 // Starts `start(arg)` in a child that runs on `memory`'s first stack and shares this
 // process's memory until its exec or its end, while the calling thread waits (Linux:
 // a clone with CLONE_VM and CLONE_VFORK, as posix_spawn makes; elsewhere a fork). In

@@ -7,7 +7,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -190,15 +189,6 @@ pid_t fork_child(ChildPlan& plan, ChildEnds& child, int report_read, ChildMemory
     ::pthread_sigmask(SIG_SETMASK, &plan.mask, nullptr);
     errno = fork_errno;
     return pid;
-}
-
-// Waits until the supervisor is gone, killing it if it is not, before its stack goes
-// (its memory is this process's): a run whose host never waited for it ends here.
-void end_supervisor(pid_t pid) noexcept {
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != 0) return;  // reaped, or ended
-    ::kill(pid, SIGKILL);
-    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {}
 }
 
 }  // namespace

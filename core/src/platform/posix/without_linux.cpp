@@ -48,6 +48,9 @@ pid_t start_reaper(const ReaperPlan&, void (*)(const void*), const void*, int re
     return -1;
 }
 
+// No supervisor here, and none that shares this process's memory.
+void end_supervisor(pid_t) noexcept {}
+
 // A fork: the child has memory of its own, and the parent goes on at once.
 pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory&) noexcept {
     const pid_t pid = ::fork();
