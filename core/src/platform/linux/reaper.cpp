@@ -373,8 +373,9 @@ pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), co
                    ChildMemory& memory) noexcept {
     const ReaperStart start{&plan, start_runner, runner_plan, report_fd, &memory};
     const int flags = SIGCHLD | (plan.pid_namespace ? CLONE_NEWPID : 0);
+    constexpr bool shared = raw::available && children_share_memory;
     long pid = -1;
-    if constexpr (raw::available) {
+    if constexpr (shared) {
         pid = ::clone(supervise_entry, memory.top(1), flags | CLONE_VM, const_cast<ReaperStart*>(&start));
     } else {
         pid = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr);
@@ -382,7 +383,7 @@ pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), co
     }
     const int error = pid < 0 ? errno : 0;
     raw::call(SYS_close, report_fd);
-    if (pid > 0 && raw::available) wait_for_runner(report_read);
+    if (pid > 0 && shared) wait_for_runner(report_read);
     if (pid < 0) errno = error;
     return static_cast<pid_t>(pid);
 }
@@ -395,6 +396,16 @@ void end_supervisor(pid_t pid) noexcept {
 }
 
 pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory& memory) noexcept {
+    if constexpr (!children_share_memory) {
+        // A copy, by a raw clone: no fork handler of the host's runs in it (its caller
+        // may be the supervisor, itself such a copy of a host with other threads).
+        const long pid = ::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+        if (pid == 0) {
+            start(arg);
+            ::_exit(127);
+        }
+        return static_cast<pid_t>(pid);
+    }
     const ChildStart c{start, arg};
     return ::clone(child_entry, memory.top(0), CLONE_VM | CLONE_VFORK | SIGCHLD, const_cast<ChildStart*>(&c));
 }

@@ -8,10 +8,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#endif
-
 #include <cstddef>
 #include <utility>
 
@@ -61,13 +57,8 @@ public:
     bool empty() const noexcept { return base_ == nullptr; }
     // The top of stack `i` (stacks grow down), 16-byte aligned.
     void* top(std::size_t i) const noexcept { return base_ + (i + 1) * (size_ + page_); }
-    // Gives the memory back: only once no child runs on it any more. Under
-    // AddressSanitizer the frames a child left there (it executed or exited inside them)
-    // are unpoisoned first: whatever is mapped there next is not taken for them.
+    // Gives the memory back: only once no child runs on it any more.
     void release() noexcept {
-#if defined(__SANITIZE_ADDRESS__)
-        if (base_) __asan_unpoison_memory_region(base_, length_);
-#endif
         if (base_) ::munmap(base_, length_);
         base_ = nullptr;
         length_ = 0;

@@ -96,9 +96,18 @@ void end_supervisor(pid_t pid) noexcept;
 // the parent: the child's ID, or -1 with errno set. Called with every signal blocked.
 pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory& memory) noexcept;
 
-// The stacks start_child and start_reaper need, and the size of each; none where a
-// child is a fork.
-#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
+// Whether children share this process's memory (start_child, start_reaper), and the
+// stacks they need, and the size of each; none where a child is a fork: without Linux,
+// and under AddressSanitizer, which cannot follow a child onto a stack of its own (it
+// takes its frames for the thread's, and says so on the command's stderr).
+#if defined(__SANITIZE_ADDRESS__)
+#define CONFINE_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CONFINE_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX) && !defined(CONFINE_UNDER_ASAN)
 inline constexpr bool children_share_memory = true;
 #else
 inline constexpr bool children_share_memory = false;
