@@ -10,6 +10,9 @@
 #include "support.hpp"
 #include "ways.hpp"
 
+#include <confine/execute.hpp>
+#include <confine/provider.hpp>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -576,6 +579,49 @@ TEST_CASE("a bad [policy] timeout is one line naming the key and where it is, ex
         CHECK_THAT(r.err, Catch::StartsWith("confinectl: " + cfg.string() + ":2:") && Catch::Contains("timeout"));
         CHECK_FALSE(fs::exists(ran));
     }
+}
+
+// The supervisor shares the host's memory (docs/design.md §7): many runs started at once
+// from threads of one library host each have a supervisor of their own, each gets its
+// own command's status and nothing of another's, and none leaves a process behind.
+TEST_CASE("runs started at once from eight threads of one library host each end with their own status, and leave nothing", "[lifetime][landlock][e2e][linux-only]") {
+    test::require_landlock();
+    test::Installed confine;
+    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"landlock\"]\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{confine.plugin_dir()}});
+    REQUIRE(provider);
+    Tree t(false);
+    const std::string token = test::unique_text("confine-life-threads-");
+    const fs::path sleeper = t.root / token;
+    fs::copy_file("/bin/sleep", sleeper);
+    fs::permissions(sleeper, fs::perms(0755));
+    constexpr int threads = 8, runs = 6;
+    std::vector<std::string> failures(threads);
+    std::vector<std::thread> pool;
+    for (int k = 0; k < threads; ++k)
+        pool.emplace_back([&, k] {
+            for (int i = 0; i < runs; ++i) {
+                const int code = 10 + k * runs + i;
+                const fs::path out = t.ws / ("out-" + std::to_string(code));
+                // A daemon left behind by each run, and the run's own status and file.
+                const std::vector<std::string> argv{"/bin/sh", "-c", "(setsid " + sleeper.string() + " 300 &); echo " + std::to_string(code) +
+                                                                         " > " + out.string() + "; exit " + std::to_string(code)};
+                auto ran = confine::run(**provider, confine::PolicyRequest{confine::Mode::workspace_write, t.ws}, argv);
+                if (!ran || ran->kind != confine::OutcomeKind::task_failed || ran->exit_code != code)
+                    failures[k] += "run " + std::to_string(code) + ": " + (ran ? ran->evidence : ran.error().message) + "; ";
+                else if (test::read_file(out) != std::to_string(code) + "\n")
+                    failures[k] += "run " + std::to_string(code) + " wrote " + test::read_file(out) + "; ";
+            }
+        });
+    for (auto& thread : pool) thread.join();
+    const auto left = carrying(token);
+    end_all(token);
+    for (int k = 0; k < threads; ++k) {
+        INFO("thread " << k);
+        CHECK(failures[k] == "");
+    }
+    INFO("left running:\n" << listed(left));
+    CHECK(left.empty());
 }
 
 #endif  // __linux__
