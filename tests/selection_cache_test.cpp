@@ -15,21 +15,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string chain(std::initializer_list<const char*> runners) {
-    std::string s = "[platform.linux]\nchain = [";
-    for (auto r : runners) s += std::string(s.back() == '[' ? "" : ", ") + "\"" + r + "\"";
-    return s + "]\n";
-}
-
-std::unique_ptr<confine::Provider> cached_provider(const test::TempDir& dir, const std::string& config_text, const fs::path& cache_file,
-                                                   bool refresh = false) {
-    auto p = confine::Provider::create(test::config_from(config_text),
-                                       {.platform = "linux",
-                                        .builtin_plugin_dirs = std::vector<fs::path>{dir.path()},
-                                        .verdict_cache = confine::VerdictCacheOptions{cache_file, std::chrono::seconds(3600), refresh}});
-    REQUIRE(p);
-    return std::move(*p);
-}
+using test::cached_provider;
+using test::chain;
 
 // What a selection came to: the runner, the enforcement, and each candidate's verdict.
 std::string outcome(const confine::Selection& s) {
@@ -54,7 +41,7 @@ TEST_CASE("a selection from a cached verdict wraps no sample and comes to what a
     const std::string strict = partial + "[policy.enforcement]\nnetwork = \"full\"\n";
     for (const std::string& text : {partial, strict}) {
         INFO(text);
-        const std::string fresh = outcome(cached_provider(dir, text, cache, true)->selection());
+        const std::string fresh = outcome(cached_provider(dir, text, cache, std::chrono::seconds(3600), true)->selection());
         const std::size_t probes = log.count("probe usable"), wraps = log.count("wrap usable");
         CHECK(wraps >= 1);
         auto again = cached_provider(dir, text, cache);
@@ -195,7 +182,7 @@ TEST_CASE("the built-in runners' levels kept in the cache judge a selection as a
     const std::string base = std::string(confine::embedded_default_config());
     for (const std::string& text : {base, base + "[policy.enforcement]\nread = \"full\"\nprotect = \"full\"\nlifetime = \"full\"\n"}) {
         INFO(text.substr(base.size()));
-        const std::string fresh = outcome(cached_provider(dir, text, cache, true)->selection());
+        const std::string fresh = outcome(cached_provider(dir, text, cache, std::chrono::seconds(3600), true)->selection());
         auto again = cached_provider(dir, text, cache);
         const auto& s = again->selection();
         REQUIRE_FALSE(s.candidates.empty());

@@ -24,11 +24,7 @@ std::unique_ptr<confine::Provider> provider_for(const test::TempDir& dir, const 
     return std::move(*p);
 }
 
-std::string chain(std::initializer_list<const char*> runners) {
-    std::string s = "[platform.linux]\nchain = [";
-    for (auto r : runners) s += std::string(s.back() == '[' ? "" : ", ") + "\"" + r + "\"";
-    return s + "]\n";
-}
+using test::chain;
 
 const std::vector<std::string> true_argv{"true"};
 
@@ -387,15 +383,7 @@ TEST_CASE("plugin directories from configuration come before the built-in one", 
 
 namespace {
 
-std::unique_ptr<confine::Provider> cached_provider(const test::TempDir& dir, const std::string& config_text, const fs::path& cache_file,
-                                                   std::chrono::seconds max_age = std::chrono::seconds(3600), bool refresh = false) {
-    auto p = confine::Provider::create(test::config_from(config_text),
-                                       {.platform = "linux",
-                                        .builtin_plugin_dirs = std::vector<fs::path>{dir.path()},
-                                        .verdict_cache = confine::VerdictCacheOptions{cache_file, max_age, refresh}});
-    REQUIRE(p);
-    return std::move(*p);
-}
+using test::cached_provider;
 
 }  // namespace
 

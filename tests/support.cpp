@@ -147,6 +147,22 @@ confine::Config config_from(const std::string& text) {
     return *cfg;
 }
 
+std::string chain(std::initializer_list<const char*> runners) {
+    std::string s = "[platform.linux]\nchain = [";
+    for (auto r : runners) s += std::string(s.back() == '[' ? "" : ", ") + "\"" + r + "\"";
+    return s + "]\n";
+}
+
+std::unique_ptr<confine::Provider> cached_provider(const TempDir& dir, const std::string& config_text, const fs::path& cache_file,
+                                                   std::chrono::seconds max_age, bool refresh) {
+    auto p = confine::Provider::create(config_from(config_text),
+                                       {.platform = "linux",
+                                        .builtin_plugin_dirs = std::vector<fs::path>{dir.path()},
+                                        .verdict_cache = confine::VerdictCacheOptions{cache_file, max_age, refresh}});
+    REQUIRE(p);
+    return std::move(*p);
+}
+
 Result run(const std::vector<std::string>& argv) {
     auto r = confine::detail::run_bounded(argv, std::chrono::seconds(60), 16 << 20);
     if (!r.spawned) FAIL("cannot start " << argv.front() << ": errno " << r.spawn_errno);

@@ -3,6 +3,10 @@
 
 #include <confine/config.hpp>
 #include <confine/plugins.hpp>
+#include <confine/provider.hpp>
+
+#include <chrono>
+#include <initializer_list>
 
 #include <filesystem>
 #include <memory>
@@ -75,6 +79,14 @@ struct Result {
 
 // Parses configuration text that the test knows to be valid.
 confine::Config config_from(const std::string& text);
+
+// "[platform.linux]\nchain = [...]" naming `runners`.
+std::string chain(std::initializer_list<const char*> runners);
+
+// A provider over the plugins in `dir`, configured by `config_text`, whose verdict cache is
+// `cache_file` (verdicts kept `max_age`; `refresh` probes again whatever is kept).
+std::unique_ptr<confine::Provider> cached_provider(const TempDir& dir, const std::string& config_text, const fs::path& cache_file,
+                                                   std::chrono::seconds max_age = std::chrono::seconds(3600), bool refresh = false);
 
 // Runs a program and waits for it (60 s at most).
 Result run(const std::vector<std::string>& argv);
