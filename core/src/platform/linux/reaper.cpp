@@ -328,7 +328,9 @@ void start_runner_of(const void* arg) {
     const pid_t runner = start_child(start_runner_of, &runner_start, *start.memory);
     if (runner < 0) report_and_exit(start.report_fd, ChildStage::supervise, errno, 125);
     s.runner = runner;
-    if (plan.runner_group) ::setpgid(s.runner, s.runner);  // also here, so that no signal races the runner's own call
+    // Also here, so that no signal races the runner's own call, where the runner is a copy
+    // (one that shares this memory has made its call, and executed, before this goes on).
+    if (!children_share_memory && plan.runner_group) ::setpgid(s.runner, s.runner);
     // The report pipe's last write end closes here: the host goes on from now, and with
     // it only calls that leave errno alone.
     close_all_but(plan.lifeline, plan.reaped);

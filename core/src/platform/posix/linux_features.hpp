@@ -97,9 +97,9 @@ void end_supervisor(pid_t pid) noexcept;
 pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory& memory) noexcept;
 
 // Whether children share this process's memory (start_child, start_reaper), and the
-// stacks they need, and the size of each; none where a child is a fork: without Linux,
-// and under AddressSanitizer, which cannot follow a child onto a stack of its own (it
-// takes its frames for the thread's, and says so on the command's stderr).
+// size of each stack they run on (start_child needs one, start_reaper two). They do not
+// without Linux, nor under AddressSanitizer, which cannot follow a child onto a stack of
+// its own (it takes its frames for the thread's, and says so on the command's stderr).
 #if defined(__SANITIZE_ADDRESS__)
 #define CONFINE_UNDER_ASAN 1
 #elif defined(__has_feature)
@@ -112,7 +112,6 @@ inline constexpr bool children_share_memory = true;
 #else
 inline constexpr bool children_share_memory = false;
 #endif
-inline constexpr std::size_t child_stacks = 2;
 inline constexpr std::size_t child_stack_size = std::size_t(256) << 10;
 
 // Sends `sig` to every process below `root` (not to `root` itself), found through /proc;

@@ -238,7 +238,8 @@ std::expected<StartedRunner, SpawnRefusal> spawn_runner(const ExecSpec& spec, co
                    spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, child.report.get(),
                    spec.supervised ? &reaper : nullptr, kept.data(), kept.size(), {}};
     if (spec.limits) plan.limits = &spec.limits->child;
-    ChildMemory memory = children_share_memory ? ChildMemory(child_stacks, child_stack_size) : ChildMemory();
+    // A stack for the child; with a supervisor, one more for it (start_reaper).
+    ChildMemory memory = children_share_memory ? ChildMemory(spec.supervised ? 2 : 1, child_stack_size) : ChildMemory();
     if (children_share_memory && memory.empty()) return std::unexpected(SpawnRefusal{errno, {}});
     runner.pid = fork_child(plan, child, runner.report.get(), memory);
     // The supervisor runs on this memory as long as it lives; a child without one is past
@@ -248,8 +249,9 @@ std::expected<StartedRunner, SpawnRefusal> spawn_runner(const ExecSpec& spec, co
         return std::unexpected(SpawnRefusal{errno, spec.supervised && reaper.pid_namespace ? "cannot make a PID namespace for the run's supervisor" : ""});
     // Also here, so that no signal can race the child's own call (a background child makes
     // its own session, which a group set from here would prevent). A supervisor does it
-    // for its runner.
-    if (runner.own_group && !spec.background && !spec.supervised) ::setpgid(runner.pid, runner.pid);
+    // for its runner. A child that shares this process's memory has made its call, and
+    // executed, before this process goes on: nothing to race.
+    if (!children_share_memory && runner.own_group && !spec.background && !spec.supervised) ::setpgid(runner.pid, runner.pid);
     return runner;  // the child's ends close with `child`, the supervisor's with theirs
 }
 
