@@ -490,16 +490,6 @@ SetAside move_aside(const fs::path& p) {
     return out;
 }
 
-// The scan of the resolution in progress on this thread (scan_git_for_run), for the
-// watch_git of the same places that follows it in the same wrap.
-struct Remembered {
-    bool valid = false;
-    std::vector<std::string> places;
-    fs::path home;
-    GitScan scan;
-    std::vector<fs::path> tracked;
-};
-thread_local Remembered remembered;
 
 }  // namespace
 
@@ -507,28 +497,26 @@ GitScan scan_git(const std::vector<std::string>& places, const fs::path& home, b
     return Scanner(places, home, with_absent ? Tracked::held : Tracked::ignored).scan();
 }
 
-GitScan scan_git_for_run(const std::vector<std::string>& places, const fs::path& home) {
+GitScan scan_git_for_run(const std::vector<std::string>& places, const fs::path& home, KeptGitScan& kept) {
     Scanner scanner(places, home, Tracked::kept);
     GitScan scan = scanner.scan();
-    remembered = Remembered{true, places, home, scan, scanner.tracked()};
+    kept = KeptGitScan{true, places, home, scan, scanner.tracked()};
     return scan;
 }
-
-void forget_git_scan() { remembered = Remembered{}; }
 
 bool protects_git(const std::vector<fs::path>& entries) {
     return std::any_of(entries.begin(), entries.end(), [](const fs::path& e) { return !e.is_absolute() && e.begin() != e.end() && *e.begin() == ".git"; });
 }
 
-std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vector<fs::path>& entries) {
+std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vector<fs::path>& entries, KeptGitScan* kept) {
     const auto places = writable_places(resolved);
     if (!protects_git(entries) || places.empty()) return nullptr;
     GitScan scan;
-    if (remembered.valid && remembered.places == places) {
+    if (kept && kept->valid && kept->places == places) {
         // The resolution's own scan, moments old, nothing run since: what it left for
         // later (the tracked directories' `.git` and HEAD) looked at now.
-        Remembered r = std::move(remembered);
-        forget_git_scan();
+        KeptGitScan r = std::move(*kept);
+        *kept = KeptGitScan{};
         scan = Scanner(places, r.home, Tracked::held).complete(std::move(r.scan), r.tracked);
     } else {
         // git takes `~` in an include path as $HOME, the first of the caller's homes.

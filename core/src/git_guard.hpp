@@ -44,13 +44,20 @@ struct GitScan {
 // directories' `.git` (a stat each) are left out of `absent`.
 GitScan scan_git(const std::vector<std::string>& places, const std::filesystem::path& home, bool with_absent);
 
+// A scan made while a run's policy was resolved, with the tracked directories it left
+// out: the watch_git() of the same wrap, for the same places, takes it instead of
+// scanning again, and looks only at those directories.
+struct KeptGitScan {
+    bool valid = false;
+    std::vector<std::string> places;
+    std::filesystem::path home;
+    GitScan scan;
+    std::vector<std::filesystem::path> tracked;
+};
+
 // scan_git() without `with_absent`, for a resolution that a run's watch_git() follows:
-// remembered on this thread, with the tracked directories it left out, so that the
-// watch_git() of the same places that comes next takes it (once) instead of scanning
-// again, looking only at those directories. forget_git_scan() drops it: a resolution
-// begins with that, so that no scan outlives the wrap it was made for.
-GitScan scan_git_for_run(const std::vector<std::string>& places, const std::filesystem::path& home);
-void forget_git_scan();
+// kept in `kept` for it.
+GitScan scan_git_for_run(const std::vector<std::string>& places, const std::filesystem::path& home, KeptGitScan& kept);
 
 // Whether protect `entries` (as asked, before resolution) protect repositories: one is
 // relative and under `.git`.
@@ -60,7 +67,8 @@ bool protects_git(const std::vector<std::filesystem::path>& entries);
 // submodules git would enter. Taken when the run is wrapped; nullptr when the protect
 // `entries` asked (before resolution) name nothing under `.git`.
 struct GitWatch;
-std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vector<std::filesystem::path>& entries);
+// `kept`: the resolution's own scan, if it made one (taken, and left invalid).
+std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vector<std::filesystem::path>& entries, KeptGitScan* kept = nullptr);
 
 // After the run (nothing of it alive: under bubblewrap its PID namespace is gone), what
 // the command planted where git would read it, moved aside beside itself under a name git

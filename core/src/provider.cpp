@@ -665,11 +665,11 @@ std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped
 // The wrap with its run-end check (git_guard.hpp): what must still be absent after the
 // run, as it is now, before the run.
 std::expected<WrapResult, Error> watched(std::expected<WrapResult, Error> wrapped, const Policy& resolved, const PolicyRequest& asked,
-                                         const Config& config) {
+                                         const Config& config, detail::KeptGitScan& kept) {
     if (!wrapped) return wrapped;
     std::vector<fs::path> entries(config.protect.begin(), config.protect.end());
     entries.insert(entries.end(), asked.protect.begin(), asked.protect.end());
-    wrapped->git_watch = detail::watch_git(resolved, entries);  // null when it has nothing to hold
+    wrapped->git_watch = detail::watch_git(resolved, entries, &kept);  // null when it has nothing to hold
     return wrapped;
 }
 
@@ -725,13 +725,13 @@ Selection Provider::diagnose() const {
 namespace {
 
 // The completed policy as a runner may be given it (see resolve_policy), for a command
-// it can run.
-std::expected<Policy, Error> checked_policy(const Policy& completed, std::span<const std::string> argv) {
+// it can run; `kept`, where its repositories' scan is kept for the wrap's run-end check.
+std::expected<Policy, Error> checked_policy(const Policy& completed, std::span<const std::string> argv, detail::KeptGitScan* kept = nullptr) {
     auto bad = [](std::string m) { return std::unexpected(Error{ErrorCode::invalid_policy, std::move(m)}); };
     if (argv.empty()) return bad("no command to run");
     for (const auto& a : argv)
         if (a.find('\0') != std::string::npos) return bad("a command argument contains a NUL byte");
-    return detail::resolve_policy(completed);
+    return detail::resolve_policy(completed, kept);
 }
 
 // Nothing confine loads or reads as configuration may lie where this run's command
@@ -830,7 +830,8 @@ Policy Provider::complete(const PolicyRequest& request, const RunContext& contex
 std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std::span<const std::string> argv,
                                                 const RunContext& context) const {
     const Policy completed = complete(policy, context);
-    auto resolved = checked_policy(completed, argv);
+    detail::KeptGitScan kept;
+    auto resolved = checked_policy(completed, argv, &kept);
     if (!resolved) return std::unexpected(resolved.error());
     const Selection& s = selection();
     if (!s.usable()) return std::unexpected(*s.failure);
@@ -844,7 +845,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
             return std::unexpected(Error{ErrorCode::sandbox_unavailable,
                                          "cannot start runner '" + std::string(asserted_runner_name) + "' (" + s.runner_command.front() + "): " + *bad});
         return watched(logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv), *resolved, impl_->config)),
-                       *resolved, policy, impl_->config);
+                       *resolved, policy, impl_->config, kept);
     }
     auto wrapped = impl_->selected->wrap(*resolved, argv);
     if (!wrapped) {
@@ -858,7 +859,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
     // runner below a minimum is skipped (docs/design.md §12).
     const ExplicitAsks asks = explicit_asks(policy, impl_->config);
     auto unmet = impl_->explicit_unmet(*impl_->selected, *checked, completed, asks, argv);
-    if (!unmet) return watched(logged(std::move(checked)), *resolved, policy, impl_->config);
+    if (!unmet) return watched(logged(std::move(checked)), *resolved, policy, impl_->config, kept);
     if (!s.selected_without_probe && s.runner) {
         const auto selected = std::find(s.chain.begin(), s.chain.end(), *s.runner);
         for (auto it = selected == s.chain.end() ? selected : selected + 1; it != s.chain.end(); ++it) {
@@ -870,7 +871,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
             auto other_checked = meets_minimums(std::move(*other), *resolved, impl_->config);
             if (!other_checked || impl_->explicit_unmet(*runner, *other_checked, completed, asks, argv)) continue;
             detail::log_debug("runner {} wraps this call instead: {}", *it, *unmet);
-            return watched(logged(std::move(other_checked)), *resolved, policy, impl_->config);
+            return watched(logged(std::move(other_checked)), *resolved, policy, impl_->config, kept);
         }
     }
     return std::unexpected(Error{ErrorCode::sandbox_unavailable, std::move(*unmet)});

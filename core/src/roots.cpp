@@ -87,9 +87,8 @@ std::vector<fs::path> with_homes(const std::vector<fs::path>& entries, const std
     return out;
 }
 
-std::expected<Policy, Error> resolve_policy(const Policy& policy) {
+std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* kept) {
     auto bad = [](std::string m) { return std::unexpected(Error{ErrorCode::invalid_policy, std::move(m)}); };
-    forget_git_scan();  // a scan of an earlier resolution is not this one's
     const std::vector<fs::path> homes = caller_homes();
     const fs::path home = homes.empty() ? fs::path() : homes.front();
     Policy out;
@@ -148,7 +147,7 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy) {
     PathResolver resolver;
     for (const auto& h : homes) resolver.known_directory(h);
     if (auto err = resolve_denied(with_homes(policy.deny_read, homes), home, out, &resolver)) return std::unexpected(*err);
-    if (auto err = resolve_protected(with_homes(policy.protect, homes), home, out)) return std::unexpected(*err);
+    if (auto err = resolve_protected(with_homes(policy.protect, homes), home, out, kept)) return std::unexpected(*err);
     return out;
 }
 
@@ -356,7 +355,7 @@ std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const 
     return std::nullopt;
 }
 
-std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, const fs::path& home, Policy& out) {
+std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, const fs::path& home, Policy& out, KeptGitScan* kept) {
     const auto places = writable_places(out);
     auto add = [&](const fs::path& real) {
         if (std::find(out.protect.begin(), out.protect.end(), real) == out.protect.end()) out.protect.push_back(real);
@@ -404,7 +403,7 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
     // which git runs programs or is sent elsewhere (git_guard.hpp), which the command
     // could otherwise plant beside the entry or redirect around it.
     if (protects_git(entries) && !places.empty()) {
-        for (const auto& p : scan_git_for_run(places, home).present) {
+        for (const auto& p : (kept ? scan_git_for_run(places, home, *kept) : scan_git(places, home, false)).present) {
             std::error_code ec;
             if (fs::symlink_status(p, ec).type() == fs::file_type::symlink)
                 return bad_policy("cannot protect " + p.string() + ": it is a symbolic link, which the command could replace; remove the link or the protect entry");

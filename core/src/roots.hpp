@@ -38,7 +38,10 @@ std::vector<std::filesystem::path> with_homes(const std::vector<std::filesystem:
 // existing directory that refused_writable_root() accepts for every home of the caller;
 // duplicates dropped. deny_read and protect entries beginning with "~" stand for that
 // path beneath each of caller_homes(). What a runner is given is what was checked.
-std::expected<Policy, Error> resolve_policy(const Policy& policy);
+// `kept`: where the scan of the repositories the protect entries ask for is kept for the
+// run-end check of the same wrap (git_guard.hpp), if any.
+struct KeptGitScan;
+std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* kept = nullptr);
 
 // Where paths lead, as std::filesystem::canonical says, with fewer system calls: a path
 // with no ".", ".." or empty component is looked at with one lstat of itself, and each
@@ -71,7 +74,8 @@ std::optional<Error> resolve_denied(const std::vector<std::filesystem::path>& en
 // the command could replace; `.git/...` under a root whose `.git` is a file: that file and
 // what its `gitdir:` (and the repository's `commondir`) name. What does not exist, or lies
 // outside every place the command may write, is dropped.
-std::optional<Error> resolve_protected(const std::vector<std::filesystem::path>& entries, const std::filesystem::path& home, Policy& out);
+std::optional<Error> resolve_protected(const std::vector<std::filesystem::path>& entries, const std::filesystem::path& home, Policy& out,
+                                      KeptGitScan* kept = nullptr);
 
 // The places a confined command may write under `policy` (resolved), beyond those every
 // sandbox may write (sdk::always_writable_places()).
