@@ -499,9 +499,10 @@ int fail_to_start(const confine::Error& error) {
 // the next confinectl would then run unconfined (docs/design.md §11). Judged against the
 // roots the flags name; the configuration adds none.
 std::optional<std::string> own_loader_problem(const PolicyFlags& flags) {
+    const auto own = confine::current_environment();
+    if (!confine::sets_loader_variable(own)) return std::nullopt;
     const auto request = flags.request();
     if (!request) return std::nullopt;  // said once the configuration is read
-    const auto own = confine::current_environment();
     const std::string_view who = "confinectl itself loads it, unconfined, at every start (this one included, before it could look)";
     if (auto bad = confine::loader_environment_problem(own, confine::complete_policy(*request, confine::Config{}), {}, who)) return bad->message;
     return std::nullopt;

@@ -9,6 +9,12 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#if !defined(_WIN32)
+#include <pwd.h>
+#include <unistd.h>
+#endif
 
 namespace {
 
@@ -286,3 +292,42 @@ TEST_CASE("the Landlock paths' one seccomp program gives every call the verdict 
     CHECK(run_bpf(combined.code, combined.size, d) == SECCOMP_RET_ALLOW);
 }
 #endif
+
+TEST_CASE("the account's home is read from /etc/passwd only where nsswitch.conf puts the files first for passwd", "[roots][secrets]") {
+    using confine::detail::files_home;
+    const std::string passwd = "root:x:0:0:root:/root:/bin/bash\n"
+                               "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+                               "dev:x:1000:1000:Dev,,,:/home/dev:/bin/bash\n"
+                               "again:x:1000:1000::/home/again:/bin/sh\n"
+                               "short:x:1001\n"
+                               "nohome:x:1002:1002::";
+    const std::string files = "# comment\npasswd:         files systemd\ngroup: files\n";
+    CHECK(files_home(files, passwd, 0) == "/root");
+    CHECK(files_home(files, passwd, 1000) == "/home/dev");  // the first line of the uid, as the files source gives it
+    CHECK(files_home(files, passwd, 10) == std::nullopt);   // not in the files: the other sources are asked
+    CHECK(files_home(files, passwd, 1001) == std::nullopt); // a line without a home field is no entry
+    CHECK(files_home(files, passwd, 1002) == "");           // an entry with an empty home: the caller leaves it out
+    CHECK(files_home("passwd:files\n", passwd, 1) == "/usr/sbin");
+    CHECK(files_home("  passwd : files [NOTFOUND=return] ldap # x\n", passwd, 0) == "/root");
+    // Another source first, none named, no passwd line, two of them, the files only in a comment: not for us to say.
+    for (const char* nsswitch : {"passwd: sss files\n", "passwd: ldap\n", "passwd:\n", "group: files\n", "", "passwd: files\npasswd: ldap\n",
+                                 "# passwd: files\npasswd: compat\n", "passwd: filesx\n", "passwdx: files\n"}) {
+        INFO(nsswitch);
+        CHECK(files_home(nsswitch, passwd, 0) == std::nullopt);
+    }
+    // The compat syntax ("+" and "-" lines) is NSS's to interpret.
+    CHECK(files_home(files, "+@admins\nroot:x:0:0:root:/root:/bin/bash\n", 0) == std::nullopt);
+    CHECK(files_home(files, "root:x:0:0:root:/root:/bin/bash\n-bad\n", 0) == "/root");  // found before any of it
+#if !defined(_WIN32)
+    // What this machine's own files say is what getpwuid says, where they apply.
+    const auto read = [](const char* path) {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    if (const auto home = files_home(read("/etc/nsswitch.conf"), read("/etc/passwd"), ::geteuid())) {
+        const struct passwd* pw = ::getpwuid(::geteuid());
+        REQUIRE(pw != nullptr);
+        CHECK(*home == pw->pw_dir);
+    }
+#endif
+}

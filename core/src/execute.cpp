@@ -286,8 +286,11 @@ std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyReq
         return std::unexpected(Error{ErrorCode::invalid_policy, "a background run has no terminal to give the command (PolicyRequest::terminal)"});
     const RunContext context{!background && has_terminal(), p.options.working_directory};
     // Nothing started before the sandbox may load a library the command could rewrite.
-    if (auto bad = loader_environment_problem(*p.options.environment, provider.complete(request, context), p.options.working_directory))
-        return std::unexpected(*bad);
+    // (Without a loader variable there is nothing to judge, and no policy to complete.)
+    if (sets_loader_variable(*p.options.environment)) {
+        if (auto bad = loader_environment_problem(*p.options.environment, provider.complete(request, context), p.options.working_directory))
+            return std::unexpected(*bad);
+    }
     auto wrapped = provider.wrap(request, command->argv, context);
     if (wrapped) {
         auto limits = run_limits(provider, p.options, *wrapped);

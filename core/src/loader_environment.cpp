@@ -83,6 +83,9 @@ const Place* reached(const fs::path& path, const std::vector<Place>& places) {
 }
 
 // The entries of a variable's value, split where the loader splits them.
+// What the loader reads from the environment (ld.so(8)), in the order judged below.
+constexpr std::string_view loader_variables[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"};
+
 std::vector<std::string> entries(std::string_view value, std::string_view separators) {
     std::vector<std::string> out;
     std::size_t start = 0;
@@ -107,7 +110,7 @@ std::optional<Error> loader_environment_problem(std::span<const std::string> env
         std::string_view separators;
         bool directories;  // a search path, whose empty and relative entries are the working directory's
     };
-    static constexpr Variable variables[] = {{"LD_PRELOAD", " :", false}, {"LD_LIBRARY_PATH", ":;", true}, {"LD_AUDIT", ":", false}};
+    static constexpr Variable variables[] = {{loader_variables[0], " :", false}, {loader_variables[1], ":;", true}, {loader_variables[2], ":", false}};
     std::error_code ec;
     fs::path cwd = working_directory.is_absolute() ? working_directory : fs::current_path(ec) / working_directory;
     cwd = cwd.lexically_normal();
@@ -143,6 +146,20 @@ std::optional<Error> loader_environment_problem(std::span<const std::string> env
         }
     }
     return std::nullopt;
+#endif
+}
+
+bool sets_loader_variable(std::span<const std::string> environment) noexcept {
+#if defined(_WIN32)
+    (void)environment;
+    return false;
+#else
+    for (const auto& entry : environment) {
+        const std::string_view text(entry);
+        for (const std::string_view name : loader_variables)
+            if (text.size() > name.size() && text[name.size()] == '=' && text.starts_with(name)) return true;
+    }
+    return false;
 #endif
 }
 

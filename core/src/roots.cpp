@@ -3,6 +3,7 @@
 #include "git_guard.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -29,7 +30,94 @@ bool always_writable(const fs::path& p) {
     return std::any_of(places.begin(), places.end(), [&](const fs::path& place) { return is_within(p, place); });
 }
 
+#if !defined(_WIN32)
+// A small system file's text, or nullopt (missing, unreadable, larger than 1 MiB).
+std::optional<std::string> read_small_file(const char* path) {
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return std::nullopt;
+    std::string text;
+    char buffer[8192];
+    for (;;) {
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0 || text.size() + static_cast<std::size_t>(n) > (1u << 20)) {
+            ::close(fd);
+            return n == 0 ? std::optional<std::string>(std::move(text)) : std::nullopt;
+        }
+        text.append(buffer, static_cast<std::size_t>(n));
+    }
+}
+
+// The account's home: from the files when the user database is the files (no daemon
+// asked, none of NSS's start-up), else from getpwuid().
+std::optional<std::string> account_home() {
+    const uid_t uid = ::geteuid();
+    if (const auto nsswitch = read_small_file("/etc/nsswitch.conf"))
+        if (const auto passwd = read_small_file("/etc/passwd"))
+            if (auto home = files_home(*nsswitch, *passwd, uid)) return home;
+    if (const passwd* pw = ::getpwuid(uid); pw && pw->pw_dir) return std::string(pw->pw_dir);
+    return std::nullopt;
+}
+#endif
+
+// The lines of `text`, each without its newline.
+template <typename F>
+void for_each_line(std::string_view text, F&& f) {
+    while (!text.empty()) {
+        const std::size_t end = text.find('\n');
+        if (!f(text.substr(0, end))) return;
+        text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    }
+}
+
 }  // namespace
+
+std::optional<std::string> files_home(std::string_view nsswitch, std::string_view passwd, unsigned long uid) {
+    constexpr std::string_view blanks = " \t\r";
+    int passwd_lines = 0;
+    bool files_first = false;
+    for_each_line(nsswitch, [&](std::string_view line) {
+        line = line.substr(0, line.find('#'));
+        const std::size_t start = line.find_first_not_of(blanks);
+        if (start == std::string_view::npos) return true;
+        line.remove_prefix(start);
+        const std::size_t colon = line.find(':');
+        if (colon == std::string_view::npos) return true;
+        std::string_view database = line.substr(0, colon);
+        database = database.substr(0, database.find_last_not_of(blanks) + 1);
+        if (database != "passwd") return true;
+        ++passwd_lines;
+        std::string_view sources = line.substr(colon + 1);
+        const std::size_t first = sources.find_first_not_of(blanks);
+        sources = first == std::string_view::npos ? std::string_view() : sources.substr(first);
+        const std::string_view source = sources.substr(0, sources.find_first_of(blanks));
+        files_first = source == "files";
+        return true;
+    });
+    if (passwd_lines != 1 || !files_first) return std::nullopt;
+    const std::string wanted = std::to_string(uid);
+    std::optional<std::string> home;
+    bool compat = false;
+    for_each_line(passwd, [&](std::string_view line) {
+        if (line.starts_with('+') || line.starts_with('-')) {
+            compat = true;
+            return false;
+        }
+        std::string_view fields[7];
+        std::size_t count = 0;
+        for (std::string_view rest = line; count < 7;) {
+            const std::size_t colon = rest.find(':');
+            fields[count++] = rest.substr(0, colon);
+            if (colon == std::string_view::npos) break;
+            rest.remove_prefix(colon + 1);
+        }
+        if (count < 6 || fields[2] != wanted) return true;
+        home = std::string(fields[5]);
+        return false;
+    });
+    if (compat) return std::nullopt;
+    return home;
+}
 
 std::optional<std::string> refused_writable_root(const fs::path& real, const fs::path& home) {
     if (real == real.root_path()) return std::string("it is the root of the file system");
@@ -69,7 +157,7 @@ std::vector<fs::path> caller_homes() {
     // account's are whatever the environment says. A caller that points HOME elsewhere
     // (a build, a test, an attacker's wrapper) must not uncover the account's ~/.ssh.
     if (const char* home = std::getenv("HOME"); home && *home == '/') add(home);
-    if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir && *pw->pw_dir == '/') add(pw->pw_dir);
+    if (const auto home = account_home(); home && home->starts_with('/')) add(home->c_str());
 #endif
     return homes;
 }

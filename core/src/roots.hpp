@@ -30,6 +30,14 @@ using sdk::is_within;
 // or is the root directory, is left out. On Windows, %USERPROFILE%.
 std::vector<std::filesystem::path> caller_homes();
 
+// The home directory of user `uid` as the user database gives it when the database is
+// the files, read here from the texts of /etc/nsswitch.conf and /etc/passwd: when the
+// first source nsswitch.conf names for passwd (on its one passwd line) is "files", the
+// sixth field of the first passwd line whose third is `uid`. Otherwise (another source
+// first, no such line, a line of the compat syntax's "+" or "-"): nullopt, and the
+// caller asks getpwuid(), which then goes through every source as configured.
+std::optional<std::string> files_home(std::string_view nsswitch, std::string_view passwd, unsigned long uid);
+
 // `entries` with each "~" and "~/..." entry replaced by one beneath every home of
 // `homes` (none when `homes` is empty); the other entries as they are, in order.
 std::vector<std::filesystem::path> with_homes(const std::vector<std::filesystem::path>& entries, const std::vector<std::filesystem::path>& homes);

@@ -41,4 +41,9 @@ std::optional<Error> loader_environment_problem(std::span<const std::string> env
                                                 const std::filesystem::path& working_directory = {},
                                                 std::string_view who = {});
 
+// Whether `environment` sets LD_PRELOAD, LD_LIBRARY_PATH or LD_AUDIT at all: without one,
+// loader_environment_problem() has nothing to judge, and the policy it would be given
+// need not be completed. Always false on Windows.
+bool sets_loader_variable(std::span<const std::string> environment) noexcept;
+
 }  // namespace confine

@@ -300,12 +300,17 @@ inline int grant_entries_around(int ruleset_fd, int dir_fd, char* path, std::siz
                 }
             } else if (denial == 0 && entry->d_type != DT_LNK) {
                 // A link the directory entry names as one is not even opened; any other
-                // entry (DT_UNKNOWN included: a file system that does not say) is opened
-                // without following a link and judged by what was opened.
+                // entry is opened without following a link. Its type is the entry's, or,
+                // where the file system does not say (DT_UNKNOWN), what was opened. One
+                // swapped since the listing costs nothing: a link opened so is granted
+                // only itself, which leads nowhere; a directory taken for a file gets a
+                // file's rights, and a file taken for a directory makes the kernel refuse
+                // the rule, and the run.
                 const int child = ::openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (child >= 0) {
                     struct stat st {};
-                    if (::fstat(child, &st) != 0) rc = -errno;
+                    if (entry->d_type != DT_UNKNOWN) rc = add_rule_of_type(ruleset_fd, child, grant, handled, entry->d_type == DT_DIR);
+                    else if (::fstat(child, &st) != 0) rc = -errno;
                     else if (!S_ISLNK(st.st_mode)) rc = add_rule_of_type(ruleset_fd, child, grant, handled, S_ISDIR(st.st_mode));
                     ::close(child);
                 } else if (errno != ENOENT && errno != ELOOP) {
