@@ -122,6 +122,29 @@ TEST_CASE("the loader's variables may name no place a confined command can write
     CHECK(confine::loader_environment_problem(std::vector<std::string>{"LD_PRELOAD=/tmp/x.so"}, read_only));
 }
 
+TEST_CASE("an environment without the loader's variables has nothing to judge, and every one that has a problem sets one", "[loader-environment]") {
+    Tree t(false);
+    const confine::Policy policy{confine::Mode::workspace_write, t.ws, {}};
+    const std::string in_ws = (t.ws / "x.so").string();
+    // Names that only look like the loader's: no problem, and nothing set.
+    for (const std::string& entry : std::vector<std::string>{"LD_PRELOADX=" + in_ws, "XLD_PRELOAD=" + in_ws, "LD_PRELOAD", "LD_AUDIT", "ld_preload=" + in_ws,
+                                    "LD_LIBRARY=" + in_ws, "PATH=" + t.ws.string(), "LD_=" + in_ws}) {
+        INFO(entry);
+        const std::vector<std::string> env{"HOME=/root", entry};
+        CHECK_FALSE(confine::sets_loader_variable(env));
+        CHECK_FALSE(confine::loader_environment_problem(env, policy, t.ws));
+    }
+    // Each of the three is set, whether its entries are a problem or not.
+    for (const std::string& entry : std::vector<std::string>{"LD_PRELOAD=" + in_ws, "LD_LIBRARY_PATH=" + t.ws.string(), "LD_AUDIT=" + in_ws, "LD_PRELOAD=",
+                                    "LD_LIBRARY_PATH=", "LD_AUDIT=/usr/lib/x.so"}) {
+        INFO(entry);
+        const std::vector<std::string> env{"PATH=/usr/bin", entry};
+        CHECK(confine::sets_loader_variable(env));
+    }
+    CHECK(confine::loader_environment_problem(std::vector<std::string>{"LD_PRELOAD=" + in_ws}, policy));
+    CHECK_FALSE(confine::sets_loader_variable(std::vector<std::string>{}));
+}
+
 // A host that runs a wrap itself starts the runner with the wrap's environment: wrap
 // --json refuses one the runner would load a library from a writable root with.
 TEST_CASE("wrap --json refuses an environment whose loader variables name a writable root", "[confinectl][loader-environment]") {

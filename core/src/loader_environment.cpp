@@ -82,10 +82,10 @@ const Place* reached(const fs::path& path, const std::vector<Place>& places) {
     return nullptr;
 }
 
-// The entries of a variable's value, split where the loader splits them.
 // What the loader reads from the environment (ld.so(8)), in the order judged below.
 constexpr std::string_view loader_variables[] = {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"};
 
+// The entries of a variable's value, split where the loader splits them.
 std::vector<std::string> entries(std::string_view value, std::string_view separators) {
     std::vector<std::string> out;
     std::size_t start = 0;
