@@ -47,6 +47,8 @@ bool present_at(const fs::path& p) {
     return t != fs::file_type::not_found && t != fs::file_type::none;
 }
 
+}  // namespace
+
 // A regular file's bytes (not through a link, not a FIFO), at most max_read of them.
 // Judged on the opened descriptor: a file swapped for a FIFO or a link since it was
 // looked at (by a process of an earlier run) is not read, and holds nothing up.
@@ -83,6 +85,8 @@ std::optional<std::string> read_regular(const fs::path& file) {
     return text;
 #endif
 }
+
+namespace {
 
 std::string trimmed(std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -489,7 +493,6 @@ SetAside move_aside(const fs::path& p) {
     out.error = "no free name beside it";
     return out;
 }
-
 
 }  // namespace
 

@@ -39,6 +39,11 @@ struct GitScan {
     std::vector<std::filesystem::path> entered;
 };
 
+// A regular file's bytes (not through a link, not a FIFO), at most 64 MiB of them, judged
+// on the opened descriptor; nullopt otherwise. What the scan reads of a repository, and
+// the user database's files (roots.cpp).
+std::optional<std::string> read_regular(const std::filesystem::path& file);
+
 // The repositories of the writable places (`places`, resolved), and what of them git
 // reads. `home` expands `~/` in an include path. Without `with_absent`, the tracked
 // directories' `.git` (a stat each) are left out of `absent`.

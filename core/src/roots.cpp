@@ -3,7 +3,6 @@
 #include "git_guard.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -31,29 +30,12 @@ bool always_writable(const fs::path& p) {
 }
 
 #if !defined(_WIN32)
-// A small system file's text, or nullopt (missing, unreadable, larger than 1 MiB).
-std::optional<std::string> read_small_file(const char* path) {
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return std::nullopt;
-    std::string text;
-    char buffer[8192];
-    for (;;) {
-        const ssize_t n = ::read(fd, buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0 || text.size() + static_cast<std::size_t>(n) > (1u << 20)) {
-            ::close(fd);
-            return n == 0 ? std::optional<std::string>(std::move(text)) : std::nullopt;
-        }
-        text.append(buffer, static_cast<std::size_t>(n));
-    }
-}
-
-// The account's home: from the files when the user database is the files (no daemon
-// asked, none of NSS's start-up), else from getpwuid().
+// The account's home: from the files when the user database is the files and both are
+// regular files (no daemon asked, none of NSS's start-up), else from getpwuid().
 std::optional<std::string> account_home() {
     const uid_t uid = ::geteuid();
-    if (const auto nsswitch = read_small_file("/etc/nsswitch.conf"))
-        if (const auto passwd = read_small_file("/etc/passwd"))
+    if (const auto nsswitch = read_regular("/etc/nsswitch.conf"))
+        if (const auto passwd = read_regular("/etc/passwd"))
             if (auto home = files_home(*nsswitch, *passwd, uid)) return home;
     if (const passwd* pw = ::getpwuid(uid); pw && pw->pw_dir) return std::string(pw->pw_dir);
     return std::nullopt;
