@@ -104,9 +104,9 @@ std::string open_about(const std::string& open, std::string_view dimension) {
     std::size_t at = open.find(head);
     while (at != std::string::npos && at != 0 && open.compare(at - 2, 2, "; ") != 0) at = open.find(head, at + 1);
     if (at == std::string::npos) return {};
-    // Up to the next dimension's part: "; <known dimension>: ".
+    // Up to the next part: "; <known dimension>: ", or the carve's "; cost: ".
     std::size_t end = std::string::npos;
-    for (const char* next : {"; write: ", "; network: ", "; processes: ", "; read: ", "; protect: ", "; metadata: ", "; lifetime: ", "; limits: "}) {
+    for (const char* next : {"; write: ", "; network: ", "; processes: ", "; read: ", "; protect: ", "; metadata: ", "; lifetime: ", "; limits: ", "; cost: "}) {
         const std::size_t found = open.find(next, at + head.size());
         if (found != std::string::npos && found < end) end = found;
     }

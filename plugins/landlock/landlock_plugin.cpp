@@ -24,6 +24,12 @@ constexpr std::string_view metadata_left_open =
     "metadata outside the writable roots is not governed: the mode, group, times, extended attributes (ACLs included) and file "
     "flags of a file the caller owns can still be changed";
 
+// What the deny list's carve costs, said in `open` as its own part (not a dimension: it
+// denies more than asked, never less), before the directories it concerns.
+constexpr std::string_view carve_cost =
+    "cost: the deny list's carve (a Landlock rule grants a directory with everything beneath it) keeps these directories from being "
+    "listed, and what is created in them after the start from being read: ";
+
 // The in-process fast path: a ruleset built in the host, applied by the process that
 // is about to exec the command (no launcher, one exec less). Same grants, same code.
 struct Prepared {
@@ -253,6 +259,39 @@ private:
                              "runs after the run)"
                            : "") +
                       ": " + protect_open;
+        if (const std::string carved = carved_directories(policy, grants); !carved.empty())
+            d.open += std::string(d.open.empty() ? "" : "; ") + std::string(carve_cost) + carved;
+    }
+
+    // The directories the deny list's carve cannot grant whole: each read-only root that a
+    // denied path lies beneath, and each directory on the way from it to the denied path,
+    // unless a read-write grant holds it (granted whole there). A Landlock rule grants a
+    // directory with everything beneath it, so the listing of one of these would be the
+    // listing of the denied directory too. Sorted, ", "-separated; empty when nothing is
+    // carved.
+    static std::string carved_directories(const sdk::Policy& policy, const std::vector<std::pair<ll::Grant, std::string>>& grants) {
+        std::vector<std::filesystem::path> read_write, carved;
+        for (const auto& [grant, path] : grants)
+            if (grant == ll::Grant::read_write) read_write.emplace_back(path);
+        auto granted_whole = [&](const std::filesystem::path& p) {
+            return std::any_of(read_write.begin(), read_write.end(), [&](const std::filesystem::path& w) { return sdk::is_within(p, w); });
+        };
+        for (const auto& denied : policy.deny_read) {
+            if (granted_whole(denied)) continue;  // readable in a writable root: no carve (said under read)
+            for (const auto& [grant, path] : grants) {
+                const std::filesystem::path root(path);
+                if (grant != ll::Grant::read_only || denied == root || !sdk::is_within(denied, root)) continue;
+                for (std::filesystem::path up = denied.parent_path(); sdk::is_within(up, root); up = up.parent_path()) {
+                    if (!granted_whole(up)) carved.push_back(up);
+                    if (up == root || up == up.parent_path()) break;
+                }
+            }
+        }
+        std::sort(carved.begin(), carved.end());
+        carved.erase(std::unique(carved.begin(), carved.end()), carved.end());
+        std::string out;
+        for (const auto& c : carved) out += (out.empty() ? "" : ", ") + c.string();
+        return out;
     }
 
     // Builds the ruleset the launcher would build, here, ready to be applied.
