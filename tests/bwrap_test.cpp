@@ -697,3 +697,65 @@ TEST_CASE("a command in its own PID namespace handles the TERM sent to confinect
         CHECK(test::read_file(ready) == "bwrap\n");
     }
 }
+
+#if defined(__linux__)
+#include <confine/sdk/bwrap_devices.hpp>
+
+#include <sys/mount.h>
+#include <sys/sysmacros.h>
+
+TEST_CASE("confine's own device nodes for root's bubblewrap are made, made again when changed, and refused where they cannot be had",
+          "[bwrap][metadata][linux-only]") {
+    namespace sdk = confine::sdk;
+    if (::geteuid() != 0) test::skip_test("only root makes device nodes");
+    // Beneath a directory only root writes (not /var/tmp, which anyone may write).
+    test::TempDir tmp("/var/lib");
+    const fs::path dir = fs::canonical(tmp.path()) / "lib" / "devices";
+    auto as_made = [&dir] {
+        for (const auto& n : sdk::bwrap_device_nodes) {
+            struct stat st {};
+            if (::lstat((dir / n.name).c_str(), &st) != 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(n.major, n.minor) ||
+                st.st_uid != sdk::private_device_owner || (st.st_mode & 07777) != 0666)
+                return false;
+        }
+        return true;
+    };
+    REQUIRE(sdk::private_devices_ready(dir.string()));  // the directories on the way made too
+    CHECK(as_made());
+    CHECK((fs::status(dir).permissions() & (fs::perms::group_write | fs::perms::others_write)) == fs::perms::none);
+
+    // Each way a node can be wrong is put right: another mode, another owner, another
+    // device, a regular file, a link, a second link to it.
+    REQUIRE(::chmod((dir / "null").c_str(), 0600) == 0);
+    REQUIRE(::chown((dir / "zero").c_str(), 0, 0) == 0);
+    REQUIRE(::unlink((dir / "full").c_str()) == 0);
+    REQUIRE(::mknod((dir / "full").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0);
+    REQUIRE(::chown((dir / "full").c_str(), sdk::private_device_owner, sdk::private_device_owner) == 0);
+    fs::remove(dir / "random");
+    test::write_file(dir / "random", "not a device\n", fs::perms(0666));
+    fs::remove(dir / "urandom");
+    fs::create_symlink("/dev/urandom", dir / "urandom");
+    REQUIRE(::link((dir / "tty").c_str(), (tmp / "tty-again").c_str()) == 0);
+    CHECK_FALSE(as_made());
+    REQUIRE(sdk::private_devices_ready(dir.string()));
+    CHECK(as_made());
+
+    // A directory on the way that another user may write, or that is a link: refused.
+    fs::permissions(dir.parent_path(), fs::perms::others_write, fs::perm_options::add);
+    CHECK_FALSE(sdk::private_devices_ready(dir.string()));
+    fs::permissions(dir.parent_path(), fs::perms::others_write, fs::perm_options::remove);
+    REQUIRE(sdk::private_devices_ready(dir.string()));
+    fs::create_directory_symlink(dir, tmp / "linked");
+    CHECK_FALSE(sdk::private_devices_ready((fs::canonical(tmp.path()) / "linked").string()));
+    CHECK_FALSE(sdk::private_devices_ready("relative/devices"));
+
+    // A file system where a device node cannot be opened (nodev) or made (read-only).
+    const fs::path mount_point = fs::canonical(tmp.path()) / "nodev";
+    fs::create_directories(mount_point);
+    for (const unsigned long flags : {MS_NODEV, MS_RDONLY}) {
+        REQUIRE(::mount("tmpfs", mount_point.c_str(), "tmpfs", flags, "mode=0755") == 0);
+        CHECK_FALSE(sdk::private_devices_ready((mount_point / "devices").string()));
+        REQUIRE(::umount(mount_point.c_str()) == 0);
+    }
+}
+#endif

@@ -12,6 +12,9 @@
 //   extended attributes under bubblewrap, which reports write `full`; under Landlock,
 //   which governs no metadata, the run reports write below `full`, naming metadata in
 //   what it leaves open.
+// - The host's device nodes (/dev/null and the others bubblewrap's --dev binds), which
+//   root owns, keep their mode: bubblewrap gives root confine's own nodes instead; a way
+//   that lets root change them reports write below `full`.
 #include "ruleset.hpp"
 #include "support.hpp"
 #include "ways.hpp"
@@ -148,9 +151,9 @@ struct Reported {
     std::string said, level, open;
 };
 
-// Runs set-metadata on `file` confined.
-Reported run_reporting_write(const Sandbox& box, const Tree& t, const fs::path& file, bool unprivileged) {
-    auto a = box.args(t, {SET_METADATA, file.string()});
+// Runs `command` confined, and says what it printed and what the run reported of write.
+Reported run_reporting_write(const Sandbox& box, const Tree& t, const std::vector<std::string>& command, bool unprivileged) {
+    auto a = box.args(t, command);
     const fs::path report = t.root / "report.json";  // where Sandbox::args has the forked way write it
     if (box.way == Way::landlock_in_place) a.insert(a.begin() + 1, "-v");
     else if (box.way != Way::landlock_forked) a.insert(a.begin() + 1, {"--report", report.string()});
@@ -175,7 +178,7 @@ void attempt_metadata(Way way, bool unprivileged) {
     Sandbox box(way);
     Tree t(unprivileged);  // the file outside is the caller's
     const Metadata before = metadata_of(t.outside_file);
-    const auto [said, level, open] = run_reporting_write(box, t, t.outside_file, unprivileged);
+    const auto [said, level, open] = run_reporting_write(box, t, {SET_METADATA, t.outside_file.string()}, unprivileged);
     const Metadata after = metadata_of(t.outside_file);
     INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << ": " << said << "write " << level << ", open: " << open << "\nmode " << std::oct
                       << before.mode << " -> " << after.mode << std::dec << ", mtime " << before.mtime << " -> " << after.mtime
@@ -195,6 +198,46 @@ void attempt_metadata(Way way, bool unprivileged) {
     }
     // Whatever a runner is, a `full` write means the file is as it was.
     if (level == "full") CHECK(after == before);
+}
+
+// The device nodes bubblewrap's --dev binds from the host, which root owns: each one's
+// mode set to what it is (a change that changes nothing, so that a way that allows it
+// harms nothing), judged by whether the call was allowed, and the host's node afterwards.
+void attempt_device_nodes(Way way, bool unprivileged) {
+    if (unprivileged) test::require_user_switch();
+    Sandbox box(way);
+    Tree t(unprivileged);
+    std::string script;
+    std::vector<std::pair<fs::path, struct stat>> before;
+    for (const char* name : {"null", "zero", "full", "random", "urandom", "tty"}) {
+        const fs::path node = fs::path("/dev") / name;
+        struct stat st {};
+        if (::stat(node.c_str(), &st) != 0) continue;
+        before.emplace_back(node, st);
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%o", static_cast<unsigned>(st.st_mode & 07777));
+        script += std::string("chmod ") + mode + " " + node.string() + " 2>/dev/null && echo 'changed " + node.string() + "' || echo 'refused " +
+                  node.string() + "'; ";
+    }
+    // Still usable inside: written to, read from.
+    script += "echo x > /dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c";
+    const auto [said, level, open] = run_reporting_write(box, t, {"/bin/sh", "-c", script}, unprivileged);
+    INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << ": " << said << "write " << level << ", open: " << open);
+    CHECK_THAT(said, Catch::EndsWith("4\n4\n"));
+    const bool changed = said.find("changed ") != std::string::npos;
+    if (unprivileged) CHECK_FALSE(changed);  // not the owner
+    if (!is_landlock(way)) CHECK_FALSE(changed);  // confine's own nodes, which root does not own
+    // Whatever a runner is, a `full` write means no node of the host's could be changed.
+    if (changed) {
+        CHECK(level != "full");
+        CHECK_THAT(open, Catch::Contains("write: "));
+    }
+    for (const auto& [node, st] : before) {
+        struct stat now {};
+        REQUIRE(::stat(node.c_str(), &now) == 0);
+        CHECK(now.st_mode == st.st_mode);
+        CHECK(now.st_uid == st.st_uid);
+    }
 }
 
 // Whether a unix datagram socket made before a Landlock domain scoped as `scoped` says
@@ -255,6 +298,12 @@ TEST_CASE("from Landlock ABI 6 the ruleset of a confined network scopes abstract
               "[escape][e2e][metadata][linux-only]") {                                                                                     \
         attempt_metadata(WAY, false);                                                                                                       \
         attempt_metadata(WAY, true);                                                                                                        \
+    }                                                                                                                                       \
+    TEST_CASE("the host's device nodes keep their mode, or the run says write is not full, through " TAG                                 \
+              ", as root and as an unprivileged user",                                                                                     \
+              "[escape][e2e][metadata][linux-only]") {                                                                                     \
+        attempt_device_nodes(WAY, false);                                                                                                   \
+        attempt_device_nodes(WAY, true);                                                                                                    \
     }
 
 NETWORK_META_CASES(Way::bwrap, "the bwrap plugin")

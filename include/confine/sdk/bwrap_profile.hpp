@@ -11,6 +11,8 @@
 //
 // What makes it hold, argument by argument:
 // - the whole file system read-only (--ro-bind / /), a /dev and a /proc of its own;
+//   for root, the device nodes in that /dev confine's own (--dev-bind of each,
+//   bwrap_devices.hpp): bubblewrap binds the host's, which root owns and could chmod;
 // - a user namespace of its own, and no capabilities (--unshare-user, --cap-drop ALL):
 //   as root, bubblewrap would otherwise leave the command able to remount / read-write,
 //   and --cap-drop alone leaves root's bounding set as it was; in its own user namespace
@@ -51,6 +53,7 @@
 //   be read, and a socket there cannot be connected to.
 #pragma once
 
+#include <confine/sdk/bwrap_devices.hpp>
 #include <confine/sdk/placeholders.hpp>
 #include <confine/sdk/vocabulary.hpp>
 
@@ -134,6 +137,13 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
     std::vector<std::string> a(prefix.begin(), prefix.end());
     a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--unshare-ipc",
                        "--die-with-parent", "--cap-drop", "ALL", "--new-session"});
+#if defined(__linux__)
+    // For root, the device nodes of --dev are confine's own, which it cannot change
+    // (bwrap_devices.hpp); where they cannot be had, the host's (bwrap_dimensions says so).
+    if (::geteuid() == 0 && private_devices_ready())
+        for (const DeviceNode& n : bwrap_device_nodes)
+            a.insert(a.end(), {"--dev-bind", std::string(private_devices_dir) + "/" + n.name, std::string("/dev/") + n.name});
+#endif
     if (policy.network == Network::none) a.insert(a.end(), {"--unshare-net", "--seccomp", network_filter_fd_placeholder()});
     if (status_argument) {
         a.push_back("--json-status-fd");
@@ -173,7 +183,8 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
 // its own, in which no abstract socket of the host exists, and the network filter, which
 // leaves no unix datagram socket to send to a host one by path); the processes in full
 // (a PID namespace of its own: no other process visible, none to signal or trace); the
-// paths to deny and to protect in full.
+// paths to deny and to protect in full. For root where confine's own device nodes cannot
+// be had (bwrap_devices.hpp), write is partial: the host's nodes are root's to change.
 inline Dimensions bwrap_dimensions(const Policy& policy) {
     Dimensions d;
     d.write = Level::full;
@@ -184,6 +195,12 @@ inline Dimensions bwrap_dimensions(const Policy& policy) {
     // it with the host (--die-with-parent): no process of the run outlives it.
     d.lifetime = Level::full;
     if (policy.network == Network::none) d.network = Level::full;
+#if defined(__linux__)
+    if (::geteuid() == 0 && !private_devices_ready()) {
+        d.write = Level::partial;
+        d.open = host_devices_left_open;
+    }
+#endif
     return d;
 }
 
