@@ -63,6 +63,7 @@ struct ExecSpec {
     // output a background run keeps.
     FailureRule failure_rule;
     std::vector<std::string> denial_signatures;
+    std::vector<std::string> denial_paths;  // WrapResult::denial_paths
     RunOptions::Capture capture;
     // The run's limits (run_limits.hpp): applied by the runner's process before its exec;
     // its cgroup, if any, removed when the last holder lets go. nullptr: none.
