@@ -3,6 +3,7 @@
 //
 // Exit status: 0 on success, 125 for confinectl's own failures (usage, configuration,
 // a sandbox that is unavailable), like env, timeout and chroot.
+#include <confine/absent_paths.hpp>
 #include <confine/config.hpp>
 #include <confine/execute.hpp>
 #include <confine/loader_environment.hpp>
@@ -352,6 +353,8 @@ struct PolicyFlags {
         for (const auto& w : writable) {
             fs::path abs = fs::absolute(w, ec).lexically_normal();
             if (ec) return std::unexpected("cannot resolve --writable " + w + ": " + ec.message());
+            // Required: the command was asked to write there.
+            if (!fs::exists(abs, ec)) return std::unexpected("--writable " + w + " does not exist (a writable root must be an existing directory)");
             // A relative root names something of the workspace's: one that resolves
             // outside it (`build -> /etc`, `../..`) is not what it says.
             if (fs::path(w).is_relative() && !p.workspace.empty()) {
@@ -508,6 +511,22 @@ std::optional<std::string> own_loader_problem(const PolicyFlags& flags) {
     return std::nullopt;
 }
 
+// Each path to deny or protect that names nothing here, given by a flag or added in the
+// configuration (not the built-in lists, which name stores most machines lack): one
+// line each, naming it and where it came from. The run goes on without it.
+void warn_absent_paths(const PolicyFlags& flags, const confine::PolicyRequest& request, const confine::Config& config) {
+    for (const auto& a : confine::absent_policy_paths(request, config)) {
+        const bool denied = a.key == "deny_read";
+        std::string named;
+        if (a.where) named = confine::to_string(*a.where) + ": " + a.key + " entry '" + a.entry + "'";
+        else named = std::string(denied ? "--deny-read " : "--protect ") + (denied ? flags.deny_read : flags.protect).at(a.index);
+        std::string roots;
+        for (const auto& r : a.roots) roots += (roots.empty() ? "" : ", ") + r;
+        const std::string what = roots.empty() ? " does not exist" : " is in no writable root (" + roots + ")";
+        std::fprintf(stderr, "confinectl: warning: %s%s: nothing is %s there\n", named.c_str(), what.c_str(), denied ? "denied" : "protected");
+    }
+}
+
 int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
             const ReportRequest& report_request, const std::vector<int>& pass_fds, const confine::cli::Parsed& parsed,
             const confine::Limits& limits) {
@@ -519,6 +538,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     auto policy = flags.request();
     if (!policy) return fail(policy.error());
     if (auto bad = flags.env_problem()) return fail(*bad);
+    warn_absent_paths(flags, *policy, provider->config());
     const auto limit = time_limit(parsed, provider->config());
     if (!limit) return fail(limit.error());
     auto report = Report::prepare(report_request);
@@ -569,6 +589,7 @@ int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<s
     auto policy = flags.request();
     if (!policy) return failed(confine::ErrorCode::usage, policy.error());
     if (auto bad = flags.env_problem()) return failed(confine::ErrorCode::usage, *bad);
+    warn_absent_paths(flags, *policy, (*provider)->config());
     // The environment run would give the runner: the host gives it exactly that.
     confine::RunOptions options;
     options.environment_overrides = flags.env;
