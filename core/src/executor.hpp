@@ -160,6 +160,9 @@ std::expected<std::string, windows::ProgramRefusal> resolve_windows_program(cons
 struct Supervision {
     Level lifetime = Level::none;
     std::string open;
+    // The run's processes in a PID namespace of their own: a signal to any process outside
+    // it finds none (ESRCH, "No such process"), whatever the runner.
+    bool pid_namespace = false;
 };
 Supervision run_supervision(const WrapResult& wrapped);
 
