@@ -252,6 +252,24 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
     return out;
 }
 
+// Each path to deny or protect that names nothing here, given by a flag (as typed:
+// `deny_read_flags`, `protect_flags`) or added in the configuration (not the
+// built-in lists, which name stores most machines lack): one line each, naming it and
+// where it came from. The run goes on without it.
+void warn_absent_paths(const confine::PolicyRequest& request, const confine::Config& config,
+                       const std::vector<std::string>& deny_read_flags = {}, const std::vector<std::string>& protect_flags = {}) {
+    for (const auto& a : confine::absent_policy_paths(request, config)) {
+        const bool denied = a.key == "deny_read";
+        std::string named;
+        if (a.where) named = confine::to_string(*a.where) + ": " + a.key + " entry '" + a.entry + "'";
+        else named = std::string(denied ? "--deny-read " : "--protect ") + (denied ? deny_read_flags : protect_flags).at(a.index);
+        std::string roots;
+        for (const auto& r : a.roots) roots += (roots.empty() ? "" : ", ") + r;
+        const std::string what = roots.empty() ? " does not exist" : " is in no writable root (" + roots + ")";
+        std::fprintf(stderr, "confinectl: warning: %s%s: nothing is %s there\n", named.c_str(), what.c_str(), denied ? "denied" : "protected");
+    }
+}
+
 int cmd_check_config(const std::string& file) {
     Output out;
     std::expected<confine::Config, confine::Error> config =
@@ -285,6 +303,9 @@ int cmd_check_config(const std::string& file) {
             std::fprintf(stderr, "confinectl: warning: %s: plugin_dirs entry '%s' %s\n", confine::to_string(config->plugin_dirs_where[i]).c_str(),
                          dir.string().c_str(), problem.c_str());
     }
+    // The policy's paths, as a read-only run would judge them (no writable root here: a
+    // relative protect entry is judged by each run).
+    warn_absent_paths(confine::PolicyRequest(confine::Mode::read_only, {}), *config);
     auto provider = confine::Provider::create(std::move(*config));
     if (!provider) return fail(provider.error().message);
     // Runner settings are judged by their own plugins, where this machine has them, as
@@ -511,22 +532,6 @@ std::optional<std::string> own_loader_problem(const PolicyFlags& flags) {
     return std::nullopt;
 }
 
-// Each path to deny or protect that names nothing here, given by a flag or added in the
-// configuration (not the built-in lists, which name stores most machines lack): one
-// line each, naming it and where it came from. The run goes on without it.
-void warn_absent_paths(const PolicyFlags& flags, const confine::PolicyRequest& request, const confine::Config& config) {
-    for (const auto& a : confine::absent_policy_paths(request, config)) {
-        const bool denied = a.key == "deny_read";
-        std::string named;
-        if (a.where) named = confine::to_string(*a.where) + ": " + a.key + " entry '" + a.entry + "'";
-        else named = std::string(denied ? "--deny-read " : "--protect ") + (denied ? flags.deny_read : flags.protect).at(a.index);
-        std::string roots;
-        for (const auto& r : a.roots) roots += (roots.empty() ? "" : ", ") + r;
-        const std::string what = roots.empty() ? " does not exist" : " is in no writable root (" + roots + ")";
-        std::fprintf(stderr, "confinectl: warning: %s%s: nothing is %s there\n", named.c_str(), what.c_str(), denied ? "denied" : "protected");
-    }
-}
-
 int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
             const ReportRequest& report_request, const std::vector<int>& pass_fds, const confine::cli::Parsed& parsed,
             const confine::Limits& limits) {
@@ -538,7 +543,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     auto policy = flags.request();
     if (!policy) return fail(policy.error());
     if (auto bad = flags.env_problem()) return fail(*bad);
-    warn_absent_paths(flags, *policy, provider->config());
+    warn_absent_paths(*policy, provider->config(), flags.deny_read, flags.protect);
     const auto limit = time_limit(parsed, provider->config());
     if (!limit) return fail(limit.error());
     auto report = Report::prepare(report_request);
@@ -589,7 +594,7 @@ int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<s
     auto policy = flags.request();
     if (!policy) return failed(confine::ErrorCode::usage, policy.error());
     if (auto bad = flags.env_problem()) return failed(confine::ErrorCode::usage, *bad);
-    warn_absent_paths(flags, *policy, (*provider)->config());
+    warn_absent_paths(*policy, (*provider)->config(), flags.deny_read, flags.protect);
     // The environment run would give the runner: the host gives it exactly that.
     confine::RunOptions options;
     options.environment_overrides = flags.env;

@@ -1078,6 +1078,14 @@ TEST_CASE("a configuration's deny_read or protect entry that does not exist is s
                        ": deny_read entry '~/no-such-store-of-mine' does not exist: nothing is denied there\n" +
                        "confinectl: warning: " + where + ":10:56: protect entry 'secrets.env' is in no writable root (" +
                        s.workspace.path().string() + "): nothing is protected there\n");
+    // check-config says the same of the entries it can judge without a run's roots, and
+    // calls the file valid.
+    auto checked = s.confine.run({"check-config", s.config.string()});
+    CHECK(checked.exit_code == 0);
+    CHECK_THAT(checked.out, Catch::EndsWith(where + ": valid\n"));
+    CHECK(checked.err == "confinectl: warning: " + where + ":9:3: deny_read entry '" + absent + "' does not exist: nothing is denied there\n" +
+                             "confinectl: warning: " + where + ":9:" + std::to_string(7 + absent.size()) +
+                             ": deny_read entry '~/no-such-store-of-mine' does not exist: nothing is denied there\n");
     // Once it is there, nothing is said of it.
     test::write_file(s.workspace.path() / "secrets.env", "");
     auto after = s.run({"/bin/true"});
