@@ -170,8 +170,8 @@ void attempt_signal(const Sandbox& box, bool unprivileged) {
 // Ordinary failures, with denied and protected paths in the policy: none is a hint.
 void attempt_ordinary(const Sandbox& box, bool unprivileged) {
     HintTree t(unprivileged);
-    for (const std::string script : {"cat typo.txt", "cat " + t.secret.string() + "2/key", "ls " + (t.tree.ws / ".gitignore").string(),
-                                     "git log", "exit 3"}) {
+    for (const std::string& script : std::vector<std::string>{"cat typo.txt", "cat " + t.secret.string() + "2/key",
+                                                              "ls " + (t.tree.ws / ".gitignore").string(), "git log", "exit 3"}) {
         const auto r = run_reported(box, t, script, unprivileged);
         INFO(script << "\nstderr: " << r.err);
         CHECK(r.exit_code != 0);
