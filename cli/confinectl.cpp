@@ -3,6 +3,7 @@
 //
 // Exit status: 0 on success, 125 for confinectl's own failures (usage, configuration,
 // a sandbox that is unavailable), like env, timeout and chroot.
+#include <confine/absent_paths.hpp>
 #include <confine/config.hpp>
 #include <confine/execute.hpp>
 #include <confine/loader_environment.hpp>
@@ -251,6 +252,24 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
     return out;
 }
 
+// Each path to deny or protect that names nothing here, given by a flag (as typed:
+// `deny_read_flags`, `protect_flags`) or added in the configuration (not the
+// built-in lists, which name stores most machines lack): one line each, naming it and
+// where it came from. The run goes on without it.
+void warn_absent_paths(const confine::PolicyRequest& request, const confine::Config& config,
+                       const std::vector<std::string>& deny_read_flags = {}, const std::vector<std::string>& protect_flags = {}) {
+    for (const auto& a : confine::absent_policy_paths(request, config)) {
+        const bool denied = a.key == "deny_read";
+        std::string named;
+        if (a.where) named = confine::to_string(*a.where) + ": " + a.key + " entry '" + a.entry + "'";
+        else named = std::string(denied ? "--deny-read " : "--protect ") + (denied ? deny_read_flags : protect_flags).at(a.index);
+        std::string roots;
+        for (const auto& r : a.roots) roots += (roots.empty() ? "" : ", ") + r;
+        const std::string what = roots.empty() ? " does not exist" : " is in no writable root (" + roots + ")";
+        std::fprintf(stderr, "confinectl: warning: %s%s: nothing is %s there\n", named.c_str(), what.c_str(), denied ? "denied" : "protected");
+    }
+}
+
 int cmd_check_config(const std::string& file) {
     Output out;
     std::expected<confine::Config, confine::Error> config =
@@ -284,6 +303,9 @@ int cmd_check_config(const std::string& file) {
             std::fprintf(stderr, "confinectl: warning: %s: plugin_dirs entry '%s' %s\n", confine::to_string(config->plugin_dirs_where[i]).c_str(),
                          dir.string().c_str(), problem.c_str());
     }
+    // The policy's paths, as a read-only run would judge them (no writable root here: a
+    // relative protect entry is judged by each run).
+    warn_absent_paths(confine::PolicyRequest(confine::Mode::read_only, {}), *config);
     auto provider = confine::Provider::create(std::move(*config));
     if (!provider) return fail(provider.error().message);
     // Runner settings are judged by their own plugins, where this machine has them, as
@@ -352,6 +374,8 @@ struct PolicyFlags {
         for (const auto& w : writable) {
             fs::path abs = fs::absolute(w, ec).lexically_normal();
             if (ec) return std::unexpected("cannot resolve --writable " + w + ": " + ec.message());
+            // Required: the command was asked to write there.
+            if (!fs::exists(abs, ec)) return std::unexpected("--writable " + w + " does not exist (a writable root must be an existing directory)");
             // A relative root names something of the workspace's: one that resolves
             // outside it (`build -> /etc`, `../..`) is not what it says.
             if (fs::path(w).is_relative() && !p.workspace.empty()) {
@@ -519,6 +543,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     auto policy = flags.request();
     if (!policy) return fail(policy.error());
     if (auto bad = flags.env_problem()) return fail(*bad);
+    warn_absent_paths(*policy, provider->config(), flags.deny_read, flags.protect);
     const auto limit = time_limit(parsed, provider->config());
     if (!limit) return fail(limit.error());
     auto report = Report::prepare(report_request);
@@ -569,6 +594,7 @@ int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<s
     auto policy = flags.request();
     if (!policy) return failed(confine::ErrorCode::usage, policy.error());
     if (auto bad = flags.env_problem()) return failed(confine::ErrorCode::usage, *bad);
+    warn_absent_paths(*policy, (*provider)->config(), flags.deny_read, flags.protect);
     // The environment run would give the runner: the host gives it exactly that.
     confine::RunOptions options;
     options.environment_overrides = flags.env;

@@ -211,6 +211,7 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
            {"argv", w.argv},
            {"enforcement", std::string(confine::to_string(enforcement))},
            {"denial_signatures", w.denial_signatures},
+           {"denial_paths", w.denial_paths},
            {"failure_rule",
             {{"evidence_exit_codes", w.failure_rule.evidence_exit_codes},
              {"allowed_exit_codes", w.failure_rule.evidence_exit_codes},  // its older name, kept for readers of schema 1

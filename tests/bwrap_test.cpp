@@ -190,7 +190,10 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     expected.insert(expected.end(), {"--", "echo", "hi"});
     CHECK(ro["argv"] == expected);
     CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 19}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
-    CHECK(ro["denial_signatures"] == json::array({"read-only file system", "erofs", "eacces", "eperm"}));
+    // bubblewrap's refusals, and with the network confined the tools' words for its absence.
+    json dialect = json::array({"read-only file system", "permission denied", "no such process", "erofs", "eacces", "eperm", "esrch"});
+    for (const auto& s : confine::sdk::network_denial_signatures()) dialect.push_back(s);
+    CHECK(ro["denial_signatures"] == dialect);
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
     CHECK(ro["enforcement"] == "full");
     CHECK(ro["dimensions"] == json{{"write", "full"}, {"network", "full"}, {"processes", "full"}, {"read", "not asked"}, {"protect", "not asked"},

@@ -204,3 +204,63 @@ TEST_CASE("a status descriptor's text decides: the marker on a line, or a runner
     CHECK(by_rule.kind == OutcomeKind::task_failed);
     CHECK(by_rule.basis == confine::Basis::rule);
 }
+
+namespace {
+
+// A bwrap-shaped wrap whose policy denies ~/.ssh and protects a workspace's git files,
+// the command running in the workspace: the paths the host gives its scanner.
+confine::WrapResult with_denial_paths() {
+    confine::WrapResult w = landlock_shaped();
+    w.runner = "bwrap";
+    w.denial_signatures = {"read-only file system"};
+    w.failure_rule = {{}, {"bwrap: "}, {}};
+    w.denial_paths = {"/home/u/.ssh", "/ws/.git/config", "/ws/.git", ".git/config", ".git"};
+    return w;
+}
+
+std::optional<std::string> hint_of(const std::string& line) {
+    return classify(with_denial_paths(), exited(1, "first\n" + line + "\nlast\n")).denial_hint;
+}
+
+}  // namespace
+
+TEST_CASE("an error a refusal gives is a hint where its line names a denied or protected path whole", "[classify]") {
+    for (const std::string line : {"cat: /home/u/.ssh/id_ed25519: No such file or directory",
+                                   "ls: cannot open directory '/home/u/.ssh': Permission denied",
+                                   "error: could not write config file .git/config: Device or resource busy",
+                                   "mv: cannot move '.git' to 'g2': Device or resource busy",
+                                   "mv: cannot move './.git' to 'g2': Device or resource busy",
+                                   "rm: cannot remove '/ws/.git/config': Device or resource busy",
+                                   "mv: rename .git to g2: Resource busy",
+                                   "OSError: [Errno 16] EBUSY: '/ws/.git'",
+                                   "PermissionError: [Errno 1] Operation not permitted: '/home/u/.ssh/config'"}) {
+        INFO(line);
+        CHECK(hint_of(line) == line);
+    }
+}
+
+TEST_CASE("an error that names no denied or protected path, or a longer name, is no hint", "[classify]") {
+    for (const std::string line : {"cat: /ws/typo.txt: No such file or directory",       // an ordinary typo
+                                   "cat: /home/u/.ssh2/key: No such file or directory",  // a longer name
+                                   "cat: .gitignore: No such file or directory",         // ".git" is part of it
+                                   "cat: sub/.git/config: No such file or directory",    // another repository's
+                                   "cat: /x/home/u/.ssh/key: No such file or directory",
+                                   "umount: /mnt: target is busy",
+                                   "fatal: not a git repository: .git",  // the path, without an error a refusal gives
+                                   "kill: (123) - No such process"}) {
+        INFO(line);
+        CHECK_FALSE(hint_of(line));
+    }
+    // Without denied or protected paths, ENOENT is nobody's refusal.
+    confine::WrapResult none = with_denial_paths();
+    none.denial_paths.clear();
+    CHECK_FALSE(classify(none, exited(1, "cat: /home/u/.ssh/id: No such file or directory\n")).denial_hint);
+}
+
+TEST_CASE("the runner's dialect and the named paths both make hints, and the first such line is the hint", "[classify]") {
+    auto out = classify(with_denial_paths(), exited(1, "cat: x: No such file or directory\ntouch: /etc/x: Read-only file system\n"
+                                                       "mv: cannot move '.git' to 'g': Device or resource busy\n"));
+    CHECK(out.denial_hint == "touch: /etc/x: Read-only file system");
+    out = classify(with_denial_paths(), exited(1, "mv: cannot move '.git' to 'g': Device or resource busy\ntouch: /etc/x: Read-only file system\n"));
+    CHECK(out.denial_hint == "mv: cannot move '.git' to 'g': Device or resource busy");
+}

@@ -1037,3 +1037,86 @@ TEST_CASE("the usage example of the SDK header, built as a plugin, loads with co
     check_one_error_line(confine.run({"--plugin", file.string(), "probe", "--config", cfg.string()}),
                          cfg.string() + ":4:2: runner.my: setting 'options' must be an array of strings, not a string (plugin " + file.string() + ")");
 }
+
+namespace {
+
+// confinectl's own lines of `err` (the fake launcher says its notice there too).
+std::string own(const std::string& err) {
+    std::string lines;
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with("confinectl: ")) lines += line + "\n";
+    return lines;
+}
+
+const std::string best_effort_secrets = "[policy.enforcement]\nread = \"best-effort\"\nprotect = \"best-effort\"\n";
+
+}  // namespace
+
+TEST_CASE("a path to deny or protect that does not exist is said in one line naming its flag, and the run goes on", "[cli][run][absent-paths]") {
+    FakeRunnerSetup s;
+    // The fake runner keeps nothing unreadable or read-only: an explicit ask is accepted
+    // at any level, so that the run goes on.
+    test::write_file(s.config, test::read_file(s.config) + best_effort_secrets);
+    const std::vector<std::string> exit3{"/bin/sh", "-c", "exit 3"};
+    // The built-in lists (~/.ssh, ~/.aws, ... and git's files), mostly absent: nothing said.
+    auto quiet = s.run(exit3);
+    CHECK(quiet.exit_code == 3);
+    CHECK(own(quiet.err).empty());
+    const std::string typo = (s.workspace.path() / "no-such-secret").string();
+    auto denied = s.run(exit3, {}, {"--deny-read", typo});
+    CHECK(denied.exit_code == 3);
+    CHECK(own(denied.err) == "confinectl: warning: --deny-read " + typo + " does not exist: nothing is denied there\n");
+    // As given: a relative path is named as it was typed.
+    auto relative = s.confine.run({"run", "--config", s.config.string(), "--workspace", s.workspace.path().string(), "--protect",
+                                   "no-such-file", "--", "/bin/true"},
+                                  {}, {"/usr/bin/env", "-C", s.workspace.path().string()});
+    CHECK(relative.exit_code == 0);
+    CHECK_THAT(relative.err, Catch::Contains("confinectl: warning: --protect no-such-file does not exist: nothing is protected there\n"));
+    // One that exists is not said.
+    test::write_file(s.workspace.path() / "present", "");
+    auto present = s.run(exit3, {}, {"--protect", (s.workspace.path() / "present").string()});
+    CHECK(present.exit_code == 3);
+    CHECK(own(present.err).empty());
+}
+
+TEST_CASE("a configuration's deny_read or protect entry that does not exist is said with its file, line and key, the built-in ones never",
+          "[cli][run][absent-paths]") {
+    FakeRunnerSetup s;
+    const std::string absent = (s.workspace.path() / "gone").string();
+    // The built-in entries written again (as the shipped confine.toml does), and one of
+    // the caller's own, each kind.
+    test::write_file(s.config, test::read_file(s.config) +
+                                   "[policy]\ndeny_read = [\"~/.ssh\", \"~/.aws\",\n  \"" + absent + "\", \"~/no-such-store-of-mine\"]\n"
+                                   "protect = [\".git/hooks\", \".git/config\", \".gitmodules\", \"secrets.env\"]\n" +
+                                   best_effort_secrets);
+    auto r = s.run({"/bin/sh", "-c", "exit 4"});
+    CHECK(r.exit_code == 4);
+    const std::string where = s.config.string();
+    CHECK(own(r.err) == "confinectl: warning: " + where + ":9:3: deny_read entry '" + absent + "' does not exist: nothing is denied there\n" +
+                       "confinectl: warning: " + where + ":9:" + std::to_string(7 + absent.size()) +
+                       ": deny_read entry '~/no-such-store-of-mine' does not exist: nothing is denied there\n" +
+                       "confinectl: warning: " + where + ":10:56: protect entry 'secrets.env' is in no writable root (" +
+                       s.workspace.path().string() + "): nothing is protected there\n");
+    // check-config says the same of the entries it can judge without a run's roots, and
+    // calls the file valid.
+    auto checked = s.confine.run({"check-config", s.config.string()});
+    CHECK(checked.exit_code == 0);
+    CHECK_THAT(checked.out, Catch::EndsWith(where + ": valid\n"));
+    CHECK(own(checked.err) == "confinectl: warning: " + where + ":9:3: deny_read entry '" + absent + "' does not exist: nothing is denied there\n" +
+                             "confinectl: warning: " + where + ":9:" + std::to_string(7 + absent.size()) +
+                             ": deny_read entry '~/no-such-store-of-mine' does not exist: nothing is denied there\n");
+    // Once it is there, nothing is said of it.
+    test::write_file(s.workspace.path() / "secrets.env", "");
+    auto after = s.run({"/bin/true"});
+    CHECK(after.exit_code == 0);
+    CHECK_THAT(after.err, !Catch::Contains("secrets.env"));
+}
+
+TEST_CASE("a writable root that does not exist stops the run with one line naming --writable", "[cli][run][absent-paths]") {
+    FakeRunnerSetup s;
+    const fs::path marker = s.workspace.path() / "ran";
+    auto r = s.run({"/usr/bin/touch", marker.string()}, {}, {"--writable", (s.workspace.path() / "nowhere").string()});
+    check_one_error_line(r, "--writable " + (s.workspace.path() / "nowhere").string() + " does not exist");
+    CHECK_FALSE(fs::exists(marker));
+}

@@ -125,6 +125,24 @@ TEST_CASE("a signature cut in two by the reads is found, at every cut", "[output
     CHECK(scanner.finish().denial_line == last);
 }
 
+TEST_CASE("a line that names a denied path with an error a refusal gives is the hint, however the reads cut it", "[output][classify]") {
+    const std::vector<std::string> paths{"/home/u/.ssh", ".git"};
+    const std::string named = "cat: /home/u/.ssh/id: No such file or directory", unnamed = "cat: /home/u/.ssh2/id: No such file or directory";
+    const std::string text = "cc: compiling\n" + unnamed + "\nrm: cannot remove '.gitx': Device or resource busy\n" + named + "\nmore\n";
+    for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+        for (std::size_t second = cut; second <= text.size(); second += 11) {
+            INFO(cut << ", " << second);
+            StderrScanner scanner(landlock_rule(), std::vector<std::string>{"read-only file system"}, paths);
+            scanner.feed(std::string_view(text).substr(0, cut));
+            scanner.feed(std::string_view(text).substr(cut, second - cut));
+            scanner.feed(std::string_view(text).substr(second));
+            CHECK(scanner.finish().denial_line == named);
+        }
+    }
+    // Without the paths, the same text has no hint.
+    CHECK_FALSE(scan_in_pieces(landlock_rule(), {"read-only file system"}, text, {}).denial_line);
+}
+
 TEST_CASE("a signature is found in any case at every place in a read, and a near miss at none", "[output][classify]") {
     for (std::size_t before = 0; before < 70; ++before) {
         for (std::size_t after : {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{40}}) {

@@ -100,7 +100,10 @@ struct Seatbelt {
         CHECK(j["attestation"] == json({{"kind", "status_fd"}, {"status_argument", 7}, {"status_marker", std::string(confine::seatbelt::status_marker)},
                                          {"status_pid_key", nullptr}}));
         CHECK(j["runner"] == "seatbelt");
-        CHECK(j["denial_signatures"] == json::array({"operation not permitted", "eperm", "eacces"}));
+        json dialect = json::array({"operation not permitted", "eperm", "eacces"});
+        if (j["dimensions"]["network"] == "full")  // the network confined: the tools' words for its absence too
+            for (const auto& s : confine::sdk::network_denial_signatures()) dialect.push_back(s);
+        CHECK(j["denial_signatures"] == dialect);
         CHECK(j["failure_rule"]["fatal_signatures"] == json::array({"sandbox-exec: "}));
         CHECK(j["failure_rule"]["evidence_exit_codes"] == json::array({65, 71}));
         // The profile allows signals to the user's other processes: processes is none, so
@@ -737,6 +740,32 @@ TEST_CASE("a sandbox-exec line the command prints is its own at any status sandb
     // the rule alone judges, and a command that prints such a line and itself exits 65
     // or 71 would be taken for sandbox-exec.
     CHECK(judged(w, exited(71, nested)).kind == confine::OutcomeKind::sandbox_unavailable);
+}
+
+TEST_CASE("each dimension Seatbelt refuses has a denial hint in its dialect, and a typo none", "[seatbelt][classify][hints]") {
+    Seatbelt s;
+    test::TempDir ws("/var/tmp");
+    confine::Policy policy{confine::Mode::workspace_write, ws.path(), {}};
+    policy.network = confine::Network::none;
+    auto w = s.library_wrap(policy, {"true"});
+    REQUIRE(w);
+    // What macOS's tools print where the profile refuses: a read of a denied path, a write
+    // outside the roots or to a protected path (EPERM), a connection (EPERM, and the name
+    // that cannot be resolved).
+    for (const std::string line : {"cat: /Users/me/.ssh/id_ed25519: Operation not permitted",
+                                   "touch: /Users/me/x: Operation not permitted",
+                                   "error: could not lock config file .git/config: Operation not permitted",
+                                   "curl: (6) Could not resolve host: example.com",
+                                   "PermissionError: [Errno 1] Operation not permitted"}) {
+        INFO(line);
+        CHECK(judged(*w, exited(1, line + "\n")).denial_hint == line);
+    }
+    CHECK_FALSE(judged(*w, exited(1, "cat: typo.txt: No such file or directory\n")).denial_hint);
+    // With the network allowed, a name that does not resolve is the command's own.
+    policy.network = confine::Network::allow;
+    auto open = s.library_wrap(policy, {"true"});
+    REQUIRE(open);
+    CHECK_FALSE(judged(*open, exited(6, "curl: (6) Could not resolve host: example.invalid\n")).denial_hint);
 }
 
 TEST_CASE("the status descriptor decides whether sandbox-exec reached the command, whatever its status and lines", "[seatbelt][classify]") {

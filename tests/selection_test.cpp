@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -235,7 +236,10 @@ deny_read = []
     CHECK(ro->dimensions.write == confine::Level::full);
     CHECK(ro->dimensions.network == confine::Level::full);
     CHECK(ro->dimensions.processes == confine::Level::full);
-    CHECK(ro->denial_signatures == std::vector<std::string>{"read-only file system", "permission denied", "erofs", "eacces", "eperm"});
+    // Both Linux dialects, and with the network confined the tools' words for its absence.
+    std::vector<std::string> dialect{"read-only file system", "permission denied", "operation not permitted", "no such process", "erofs", "eacces", "eperm"};
+    for (const auto& s : confine::sdk::network_denial_signatures()) dialect.push_back(s);
+    CHECK(ro->denial_signatures == dialect);
     CHECK(ro->failure_rule.fatal_signatures == std::vector<std::string>{"bwrap: ", "company-wrapper: "});
     CHECK(ro->failure_rule.evidence_exit_codes.empty());
     CHECK(ro->failure_rule.informational_lines.empty());
@@ -560,10 +564,21 @@ TEST_CASE("deny_read reaches the runner resolved, from the configuration and the
     test::write_file(ws / ".env", "TOKEN=x\n");
     auto wrapped = provider->wrap(policy, argv);
     REQUIRE(wrapped);
-    // "~" is the caller's home; a link is judged where it leads; what does not exist is
-    // skipped; one within another already denied is dropped.
-    CHECK(given(*wrapped, "FAKE_DENY_READ=") ==
-          std::vector<std::string>{(home / ".ssh").string(), (home / "real-aws").string(), (home / ".netrc").string(), (ws / ".env").string()});
+    // "~" is the caller's home, and the account's own (the user database's), which holds
+    // what this machine puts there; a link is judged where it leads; what does not exist
+    // is skipped; one within another already denied is dropped.
+    std::vector<std::string> expected;
+    const passwd* pw = ::getpwuid(::geteuid());
+    std::error_code ec;
+    const fs::path account = pw && pw->pw_dir ? fs::canonical(pw->pw_dir, ec) : fs::path();
+    for (const auto& [name, in_tree] : std::vector<std::pair<std::string, fs::path>>{
+             {".ssh", home / ".ssh"}, {".aws", home / "real-aws"}, {".kube", {}}, {".netrc", home / ".netrc"}}) {
+        if (!in_tree.empty()) expected.push_back(in_tree.string());
+        const fs::path theirs = account.empty() || account == fs::canonical(home) ? fs::path() : fs::canonical(account / name, ec);
+        if (!theirs.empty() && !ec) expected.push_back(theirs.string());
+    }
+    expected.push_back((ws / ".env").string());
+    CHECK(given(*wrapped, "FAKE_DENY_READ=") == expected);
     CHECK(wrapped->read_asked);
     CHECK(wrapped->dimensions.read == confine::Level::partial);
 

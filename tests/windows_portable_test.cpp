@@ -20,6 +20,7 @@
 #endif
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <string>
@@ -449,6 +450,34 @@ TEST_CASE("the appcontainer plugin plans denials and reports read and protect as
     auto refused = runner->wrap(policy, argv);
     REQUIRE_FALSE(refused);
     CHECK_THAT(refused.error().message, Catch::EndsWith("protect: not an absolute Windows path: relative\\hooks"));
+}
+
+TEST_CASE("the appcontainer plugin's denial dialect has Access is denied, and the socket refusal where the network is confined",
+          "[windows][appcontainer][hints]") {
+    test::TempDir dir;
+    auto runner = test::builtin_runner(dir.path(), "appcontainer");
+    confine::Policy policy{confine::Mode::workspace_write, "C:\\ws", {}};
+    policy.network = confine::Network::none;
+    auto confined = runner->wrap(policy, std::vector<std::string>{"cmd.exe"});
+    REQUIRE(confined);
+    std::vector<std::string> dialect{"access is denied", "eacces", "eperm"};
+    for (const auto& s : confine::sdk::network_denial_signatures()) dialect.push_back(s);
+    CHECK(confined->denial_signatures == dialect);
+    // WSAEACCES, as FormatMessage words it, and a name that cannot be resolved.
+    auto has = [&](const std::string& line) {
+        return std::any_of(dialect.begin(), dialect.end(), [&](const std::string& sig) {
+            std::string lower = line;
+            std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            return lower.find(sig) != std::string::npos;
+        });
+    };
+    CHECK(has("An attempt was made to access a socket in a way forbidden by its access permissions."));
+    CHECK(has("curl: (6) Could not resolve host: example.com"));
+    CHECK(has("No such host is known."));
+    policy.network = confine::Network::allow;
+    auto open = runner->wrap(policy, std::vector<std::string>{"cmd.exe"});
+    REQUIRE(open);
+    CHECK(open->denial_signatures == std::vector<std::string>{"access is denied", "eacces", "eperm"});
 }
 
 TEST_CASE("the appcontainer plugin grants reading where a read-only command runs, and a private temp to a writing one", "[windows][appcontainer]") {

@@ -83,7 +83,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     // a denial hint would: a terminal stays a terminal, and without a hint wanted (or a
     // dialect to find one in) the command writes to stderr itself.
     const bool attests = wrapped.in_process || wrapped.attestation.kind != Attestation::Kind::none;
-    const bool hint = options.denial_hint && !wrapped.denial_signatures.empty();
+    const bool hint = options.denial_hint && (!wrapped.denial_signatures.empty() || !wrapped.denial_paths.empty());
     spec.copy_stderr = !background && (!attests || (hint && !::isatty(2)));
     spec.timeout = options.timeout;
     spec.kill_after = options.kill_after.value_or(std::chrono::seconds(5));
@@ -92,6 +92,14 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     spec.on_command_awaited = options.on_command_awaited;
     spec.failure_rule = wrapped.failure_rule;
     spec.denial_signatures = wrapped.denial_signatures;
+    // The host's supervisor, where it holds the run in a PID namespace, refuses a signal
+    // out of it as a missing process: words of none of the runner's own (Landlock's is
+    // EPERM), and only for a run under it (not for a host that runs the argv itself).
+    if (wrapped.host_supervised && detail::run_supervision(wrapped).pid_namespace)
+        for (const char* s : {"no such process", "esrch"})
+            if (std::find(spec.denial_signatures.begin(), spec.denial_signatures.end(), s) == spec.denial_signatures.end())
+                spec.denial_signatures.emplace_back(s);
+    spec.denial_paths = wrapped.denial_paths;
     spec.capture = options.capture;
     return spec;
 }

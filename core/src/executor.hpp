@@ -63,6 +63,7 @@ struct ExecSpec {
     // output a background run keeps.
     FailureRule failure_rule;
     std::vector<std::string> denial_signatures;
+    std::vector<std::string> denial_paths;  // WrapResult::denial_paths
     RunOptions::Capture capture;
     // The run's limits (run_limits.hpp): applied by the runner's process before its exec;
     // its cgroup, if any, removed when the last holder lets go. nullptr: none.
@@ -159,6 +160,9 @@ std::expected<std::string, windows::ProgramRefusal> resolve_windows_program(cons
 struct Supervision {
     Level lifetime = Level::none;
     std::string open;
+    // The run's processes in a PID namespace of their own: a signal to any process outside
+    // it finds none (ESRCH, "No such process"), whatever the runner.
+    bool pid_namespace = false;
 };
 Supervision run_supervision(const WrapResult& wrapped);
 

@@ -65,7 +65,7 @@ void StderrCopy::copy(std::string_view bytes) {
 
 StderrSink::StderrSink(const ExecSpec& spec)
     : background_(spec.background),
-      scanner_(spec.failure_rule, spec.denial_signatures),
+      scanner_(spec.failure_rule, spec.denial_signatures, spec.denial_paths),
       copy_(spec.copy_stderr),
       captured_(spec.capture) {}
 

@@ -126,9 +126,39 @@ std::string without_about(const std::string& open, std::string_view dimension) {
     return out;
 }
 
+// The paths a stderr line names when it says that a path `policy` (resolved) denies or
+// protects was refused (WrapResult::denial_paths): each of them, the git directory a
+// protected path lies in (bubblewrap holds it as a mount point: `mv .git` is EBUSY), and
+// each relative to where the command runs, as a command there names it.
+std::vector<std::string> denial_paths(const Policy& policy) {
+    std::vector<fs::path> named(policy.deny_read.begin(), policy.deny_read.end());
+    for (const auto& p : policy.protect) {
+        named.push_back(p);
+        fs::path git;
+        for (const auto& part : p) {
+            git /= part;
+            if (part == ".git" && git != p) {
+                named.push_back(git);
+                break;
+            }
+        }
+    }
+    std::vector<std::string> out;
+    auto add = [&out](std::string s) {
+        if (!s.empty() && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
+    };
+    const fs::path& here = policy.working_directory;
+    for (const auto& p : named) {
+        add(p.string());
+        if (!here.empty() && p != here && sdk::is_within(p, here)) add(p.lexically_relative(here).string());
+    }
+    return out;
+}
+
 // The wrap as the host reports it: whether the network was asked, and `enforcement` the
-// weakest of the dimensions asked.
+// weakest of the dimensions asked; the paths its denial hints may name.
 WrapResult reported(WrapResult wrapped, const Policy& policy) {
+    wrapped.denial_paths = denial_paths(policy);
     wrapped.network_asked = policy.network == Network::none;
     wrapped.read_asked = !policy.deny_read.empty();
     wrapped.protect_asked = !policy.protect.empty();
@@ -785,8 +815,11 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     r.command_index = r.argv.size();
     r.argv.insert(r.argv.end(), argv.begin(), argv.end());
     r.enforcement = Enforcement::full;
-    // The mechanism behind the command is unknown: both Linux dialects.
-    r.denial_signatures = {"read-only file system", "permission denied", "erofs", "eacces", "eperm"};
+    // The mechanism behind the command is unknown: both Linux dialects (bubblewrap's, the
+    // bwrap runner's, and Landlock's).
+    r.denial_signatures = {"read-only file system", "permission denied", "operation not permitted", "no such process", "erofs", "eacces", "eperm"};
+    if (policy.network == Network::none)
+        for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
     r.failure_rule.fatal_signatures = pc.runner_failure_signatures;
     r.dimensions = sdk::bwrap_dimensions(policy);  // what its bubblewrap-shaped arguments ask for
     r.tmp = sdk::bwrap_tmp(policy);

@@ -1,6 +1,7 @@
 #include "stderr_scan.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 
@@ -82,21 +83,53 @@ std::size_t find_last_newline(std::string_view s, std::size_t from, std::size_t 
 // A signature that is empty, or that spans a line end, is never within a line.
 bool searchable(const std::string& signature) { return !signature.empty() && signature.find('\n') == npos; }
 
+// The errors a refusal of a denied or protected path gives, on some runner: bubblewrap
+// masks a denied directory with an empty one (ENOENT for what was in it, EACCES for the
+// directory) and a protected path is a read-only mount point (EROFS beneath it, EBUSY for
+// a rename or removal of it, "Resource busy" on macOS); Landlock answers EACCES, Seatbelt
+// EPERM, AppContainer "Access is denied". As strerror() words them, and by name.
+constexpr std::string_view path_refusal_errors[] = {"no such file or directory", "permission denied", "operation not permitted",
+                                                    "read-only file system", "resource busy", "access is denied",
+                                                    "enoent", "eacces", "eperm", "erofs", "ebusy"};
+
+// Whether `c` may stand inside a file name as tools print one (a name does not end at it).
+bool name_byte(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x80 || std::isalnum(u) || std::strchr("._-+~@%#", c) != nullptr;
+}
+
+// Whether `path` is named whole at `at` in `line`: nothing of a longer name before it
+// (a relative path may follow "./"), and it ends there or at a '/' (what lies beneath).
+bool named_at(std::string_view line, std::size_t at, std::string_view path) {
+    const std::size_t end = at + path.size();
+    if (end < line.size() && line[end] != '/' && name_byte(line[end])) return false;
+    if (at == 0) return true;
+    const char before = line[at - 1];
+    if (before != '/') return !name_byte(before);
+    // "./.git": the relative path from where the command runs; "x/.git" is another one.
+    return path.front() != '/' && at >= 2 && line[at - 2] == '.' && (at == 2 || (line[at - 3] != '/' && !name_byte(line[at - 3])));
+}
+
 }  // namespace
 
-StderrScanner::StderrScanner(const FailureRule& rule, std::span<const std::string> denial_signatures)
+StderrScanner::StderrScanner(const FailureRule& rule, std::span<const std::string> denial_signatures,
+                             std::span<const std::string> denial_paths)
     : fatal_signatures_(rule.fatal_signatures), informational_(rule.informational_lines), fatal_hit_(npos) {
     for (std::size_t i = 0; i < rule.fatal_signatures.size(); ++i)
-        if (searchable(rule.fatal_signatures[i])) needles_.push_back({folded(rule.fatal_signatures[i]), i, true});
+        if (searchable(rule.fatal_signatures[i])) needles_.push_back({folded(rule.fatal_signatures[i]), i, Kind::fatal});
     for (const auto& signature : denial_signatures)
-        if (searchable(signature)) needles_.push_back({folded(signature), 0, false});
+        if (searchable(signature)) needles_.push_back({folded(signature), 0, Kind::denial});
+    for (const auto& path : denial_paths)
+        if (searchable(path)) denial_paths_.push_back(path);
+    if (!denial_paths_.empty())
+        for (const std::string_view error : path_refusal_errors) needles_.push_back({std::string(error), 0, Kind::path_error});
     for (const auto& line : informational_) informational_max_ = std::max(informational_max_, line.size());
     for (const auto& n : needles_) overlap_ = std::max(overlap_, n.lower.size() - 1);
     // One byte past the evidence's length tells a line that was cut from one that was not.
     head_keep_ = std::max(evidence_line_max + 1, informational_max_);
 }
 
-bool StderrScanner::wanted(const Needle& n) const { return n.fatal ? !found_.fatal_line : !found_.denial_line; }
+bool StderrScanner::wanted(const Needle& n) const { return n.kind == Kind::fatal ? !found_.fatal_line : !found_.denial_line; }
 
 bool StderrScanner::wants_more() const {
     return std::any_of(needles_.begin(), needles_.end(), [this](const Needle& n) { return wanted(n); });
@@ -147,11 +180,22 @@ void StderrScanner::continue_line(std::string_view bytes) {
 // ones only those earlier in the rule's list than one already seen in this line.
 void StderrScanner::mark_hits(std::string_view bytes) {
     for (const Needle& n : needles_) {
-        if (!wanted(n) || (n.fatal ? fatal_hit_ != npos && fatal_hit_ <= n.index : denial_hit_)) continue;
-        if (find_folded(bytes, n.lower, 0) == npos) continue;
-        if (n.fatal) fatal_hit_ = n.index;
-        else denial_hit_ = true;
+        const bool seen = n.kind == Kind::fatal ? fatal_hit_ != npos && fatal_hit_ <= n.index
+                          : n.kind == Kind::denial ? denial_hit_
+                                                   : denial_hit_ || path_error_hit_;
+        if (!wanted(n) || seen || find_folded(bytes, n.lower, 0) == npos) continue;
+        if (n.kind == Kind::fatal) fatal_hit_ = n.index;
+        else if (n.kind == Kind::denial) denial_hit_ = true;
+        else path_error_hit_ = true;
     }
+}
+
+// Whether `line` (its kept start) names one of the denial paths whole.
+bool StderrScanner::names_denial_path(std::string_view line) const {
+    for (const auto& path : denial_paths_)
+        for (std::size_t at = line.find(path); at != npos; at = line.find(path, at + 1))
+            if (named_at(line, at, path)) return true;
+    return false;
 }
 
 // The line being read has ended: it is judged whole, and the next one begins.
@@ -162,12 +206,14 @@ void StderrScanner::end_line() {
         found_.fatal_line = evidence();
         found_.fatal_signature = fatal_signatures_[fatal_hit_];
     }
-    if (denial_hit_ && !found_.denial_line) found_.denial_line = evidence();
+    const bool denial = denial_hit_ || (path_error_hit_ && names_denial_path(std::string_view(head_).substr(0, evidence_line_max)));
+    if (denial && !found_.denial_line) found_.denial_line = evidence();
     head_.clear();
     length_ = 0;
     tail_.clear();
     fatal_hit_ = npos;
     denial_hit_ = false;
+    path_error_hit_ = false;
 }
 
 // Whole lines, each ending with a newline (the last byte of `raw`), and no line in
@@ -209,7 +255,7 @@ std::string StderrScanner::evidence() const {
 namespace confine {
 
 StderrFindings scan_stderr(const WrapResult& wrap, std::string_view stderr_text) {
-    detail::StderrScanner scanner(wrap.failure_rule, wrap.denial_signatures);
+    detail::StderrScanner scanner(wrap.failure_rule, wrap.denial_signatures, wrap.denial_paths);
     scanner.feed(stderr_text);
     return scanner.finish();
 }

@@ -2,7 +2,7 @@
 // §13), in memory bounded by the failure rule's own sizes whatever the volume. Internal
 // to libconfine; scan_stderr (classify.hpp) is the same over a whole text.
 //
-//   StderrScanner scan(wrap.failure_rule, wrap.denial_signatures);
+//   StderrScanner scan(wrap.failure_rule, wrap.denial_signatures, wrap.denial_paths);
 //   scan.feed(bytes);  ...  scan.feed(more);
 //   StderrFindings found = scan.finish();
 #pragma once
@@ -27,9 +27,16 @@ namespace confine::detail {
 // which signatures it has carried so far; a chunk with no signature in it costs one
 // search through it per signature still wanted (and no copy), and nothing at all once
 // both findings are made.
+//
+// A line is a denial hint when it carries one of the runner's denial signatures, or when
+// it carries one of the errors a refusal of a path gives (path_refusal_errors) and names
+// one of `denial_paths` within its first evidence_line_max bytes: the path whole, not
+// part of a longer name (".git" is not named by ".gitignore", "/home/u/.ssh" not by
+// "/home/u/.ssh2"). A missing file elsewhere (a typo) says ENOENT too, and is no hint.
 class StderrScanner {
 public:
-    StderrScanner(const FailureRule& rule, std::span<const std::string> denial_signatures);
+    StderrScanner(const FailureRule& rule, std::span<const std::string> denial_signatures,
+                  std::span<const std::string> denial_paths = {});
 
     void feed(std::string_view bytes);
     // The end of the stream: a last line without a newline counts.
@@ -38,14 +45,16 @@ public:
     bool wants_more() const;
 
 private:
+    enum class Kind { fatal, denial, path_error };
     struct Needle {
         std::string lower;   // what is searched for, case-folded (ASCII)
-        std::size_t index;   // fatal: position in the rule's list; denial: unused
-        bool fatal;
+        std::size_t index;   // fatal: position in the rule's list; otherwise unused
+        Kind kind;
     };
     bool wanted(const Needle& n) const;
     void continue_line(std::string_view bytes);
     void mark_hits(std::string_view bytes);
+    bool names_denial_path(std::string_view line) const;
     void end_line();
     void scan_whole_lines(std::string_view bytes);
     std::string evidence() const;
@@ -53,6 +62,7 @@ private:
     std::vector<Needle> needles_;
     std::vector<std::string> fatal_signatures_;
     std::vector<std::string> informational_;
+    std::vector<std::string> denial_paths_;
     std::size_t informational_max_ = 0;
     std::size_t overlap_ = 0;    // longest needle - 1: what a match across two reads needs
     std::size_t head_keep_ = 0;  // bytes of a line kept from its start
@@ -63,6 +73,7 @@ private:
     std::string tail_;            // its last overlap_ bytes
     std::size_t fatal_hit_;       // the lowest fatal index it carries; npos: none
     bool denial_hit_ = false;
+    bool path_error_hit_ = false;
 
     std::string seam_;  // tail_ and the start of the next chunk, reused
     std::vector<std::size_t> next_hit_;  // per needle, within scan_whole_lines

@@ -93,8 +93,10 @@ struct Outcome {
     // spawn error or selection said. Empty otherwise.
     std::string evidence;
     std::string matched_rule;  // the fatal signature that matched, when a rule decided
-    // For task_failed: the first stderr line in the runner's denial dialect — the
-    // sandbox probably said no. A hint, never a runner failure.
+    // For task_failed: the first stderr line in the runner's denial dialect, or one that
+    // names a path the policy denies or protects with an error a refusal gives
+    // (WrapResult::denial_paths) — the sandbox probably said no. A hint, never a runner
+    // failure.
     std::optional<std::string> denial_hint;
 };
 

@@ -34,6 +34,14 @@ struct WrapResult : sdk::WrapResult {
     std::string runner;             // the runner that wrapped, or "runner_command"
     std::size_t command_index = 0;  // where the caller's argv starts in `argv`
     std::shared_ptr<void> keep_alive;  // the plugin's result and the plugin itself
+    // The paths of the policy a stderr line may name when it says a denied or protected
+    // path was refused (filled by the provider, from the resolved policy): each denied and
+    // protected path, the git directory a protected path lies in, and each of them
+    // relative to the command's working directory where it lies beneath it. A failed
+    // command's line that names one of them and carries an error a refusal gives (ENOENT,
+    // EACCES, EPERM, EROFS, EBUSY; confine-plugin(7), DENIAL DIALECT) is a denial hint
+    // whatever the runner's dialect.
+    std::vector<std::string> denial_paths;
     // Whether the policy asked for the network to be confined (dimensions.network then
     // says how much it is); `enforcement` is full only when every dimension asked is.
     bool network_asked = true;

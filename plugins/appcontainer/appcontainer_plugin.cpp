@@ -91,7 +91,11 @@ public:
         // Workspace-write: TEMP and TMP name the run's own directory, empty at its start and
         // removed after it. Read-only: the user's, which the container cannot reach.
         r.tmp = write ? sdk::Tmp::private_ : sdk::Tmp::host;
+        // A container without internetClient gets WSAEACCES for a socket ("… forbidden by
+        // its access permissions"), and the tools' words for a network that is not there.
         r.denial_signatures = {"access is denied", "eacces", "eperm"};
+        if (!network)
+            for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
         r.failure_rule.evidence_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"appcontainer-run: "};
         return r;

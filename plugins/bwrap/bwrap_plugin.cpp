@@ -76,7 +76,15 @@ public:
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = sdk::Enforcement::full;
-        r.denial_signatures = {"read-only file system", "erofs", "eacces", "eperm"};
+        // Its refusals: EROFS for a write outside the writable roots; EACCES for a masked
+        // directory (mode 0000), for what the dropped capabilities no longer override, and
+        // for the network filter's sockets; ESRCH for any process outside its PID
+        // namespace; the tools' own words for a network that is not there. ENOENT inside a
+        // masked directory and EBUSY for a protected mount point the host reads itself, on
+        // a line that names the path (confine-plugin(7), DENIAL DIALECT).
+        r.denial_signatures = {"read-only file system", "permission denied", "no such process", "erofs", "eacces", "eperm", "esrch"};
+        if (policy.network == sdk::Network::none)
+            for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
         r.failure_rule.fatal_signatures = {"bwrap: "};
         r.attestation = sdk::Attestation::status_fd(status_argument, status_marker, status_pid_key);
         r.dimensions = sdk::bwrap_dimensions(policy);

@@ -165,7 +165,14 @@ public:
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         // Partial whatever the ABI: Landlock governs no metadata (dimensions below).
         r.enforcement = sdk::Enforcement::partial;
+        // Its refusals: EACCES for a file access and a TCP bind or connect it does not
+        // grant, and for the network filter's sockets; EPERM for a signal out of the domain
+        // (scoped from ABI 6) and for an abstract unix socket outside it; the tools' own
+        // words for a network that is not there.
         r.denial_signatures = {"permission denied", "eacces", "eperm"};
+        if (ll::scopes(abi, network_none) & ll::scope::signal) r.denial_signatures.push_back("operation not permitted");
+        if (network_none)
+            for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
         r.failure_rule.evidence_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"landlock-run: "};
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};

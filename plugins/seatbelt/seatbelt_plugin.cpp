@@ -105,7 +105,11 @@ public:
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.attestation = sdk::Attestation::status_fd(status_argument, std::string(confine::seatbelt::status_marker));
         r.enforcement = sdk::Enforcement::full;
+        // Seatbelt refuses a file access and a connection with EPERM; the tools'
+        // own words for a network that is not there.
         r.denial_signatures = {"operation not permitted", "eperm", "eacces"};
+        if (policy.network == sdk::Network::none)
+            for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
         // sandbox-exec's own failures, before the command runs: a profile it does not
         // accept (a syntax error, an operation this macOS does not know: "sandbox-exec:
         // unbound variable: …") exits 65 (EX_DATAERR); a profile it cannot apply

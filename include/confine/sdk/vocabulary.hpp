@@ -177,11 +177,25 @@ struct InProcess {
     explicit operator bool() const noexcept { return apply != nullptr; }
 };
 
+// What common tools print when the network they reach for is not there: curl's and
+// glibc's name-resolution and connection failures, Windows' socket refusal. For the
+// denial dialect of a runner that confines the network (Network::none), where such a line
+// is the sandbox's doing; a runner that leaves the network open adds none of them.
+inline std::vector<std::string> network_denial_signatures() {
+    return {"could not resolve host", "temporary failure in name resolution", "network is unreachable", "couldn't connect to server",
+            "no such host is known", "forbidden by its access permissions"};
+}
+
 // What a runner answers to wrap(): how to run the command confined, and how to judge
 // the run afterwards.
 struct WrapResult {
     std::vector<std::string> argv;  // the runner's argv + "--" + the command's argv
     Enforcement enforcement = Enforcement::full;
+    // The runner's denial dialect: a failed command's first stderr line that carries one
+    // of these (case-insensitive) is the run's denial hint. The errors the mechanism gives
+    // wherever it refuses (Landlock's EACCES, a read-only bind's EROFS); errors that are a
+    // refusal only for a path the policy denies or protects (ENOENT, EBUSY) the host
+    // adds itself, for a line that names such a path (confine-plugin(7), DENIAL DIALECT).
     std::vector<std::string> denial_signatures;
     FailureRule failure_rule;
     Attestation attestation;

@@ -417,7 +417,7 @@ Supervision run_supervision(const WrapResult& wrapped) {
         return {Level::none,
                 "lifetime: a runner followed by exec attestation is the host's own child, with no supervisor between them: what its command "
                 "leaves running outlives the run"};
-    if (reaper_mode() == ReaperMode::pid_namespace) return {Level::full, {}};
+    if (reaper_mode() == ReaperMode::pid_namespace) return {Level::full, {}, true};
     return {Level::partial,
             "lifetime: the run's processes are gathered by a supervisor (a child subreaper) that ends them all, but they outlive the run when "
             "something outside it kills that supervisor with SIGKILL (a PID namespace of the run's own needs CAP_SYS_ADMIN)"};
