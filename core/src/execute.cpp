@@ -341,6 +341,14 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     return p.finished(std::move(outcome));
 }
 
+std::optional<Error> check_run(const Provider& provider, const PolicyRequest& policy, std::span<const std::string> argv,
+                               const RunOptions& given) {
+    auto prepared = prepare(provider, policy, argv, given, false);
+    if (!prepared) return prepared.error();
+    if (!prepared->wrapped) return Error{ErrorCode::sandbox_unavailable, prepared->unavailable.evidence};
+    return std::nullopt;
+}
+
 struct Process::Impl {
     detail::RunControl control;
     std::thread thread;
