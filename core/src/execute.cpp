@@ -85,6 +85,11 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     const bool attests = wrapped.in_process || wrapped.attestation.kind != Attestation::Kind::none;
     const bool hint = options.denial_hint && !wrapped.denial_signatures.empty();
     spec.copy_stderr = !background && (!attests || (hint && !::isatty(2)));
+    // Where stdout and stderr go to one place, a command's two streams stay in the order
+    // it wrote them only if they travel together: one pipe, read here whole. Only where
+    // the runner attests, so that what the command prints never decides the outcome; where
+    // the rule decides it, a fatal signature must come from stderr alone.
+    spec.merge_output = spec.copy_stderr && attests && detail::standard_outputs_shared();
     spec.timeout = options.timeout;
     spec.kill_after = options.kill_after.value_or(std::chrono::seconds(5));
     spec.supervised = wrapped.host_supervised;
