@@ -230,11 +230,13 @@ void require_bwrap() {
 }
 
 Result Installed::run(std::vector<std::string> args, std::vector<std::string> env, std::vector<std::string> prefix) const {
-    std::vector<std::string> argv = prefix;
-    // Verdicts this tree's confinectl keeps stay in this tree.
     // Started in a directory of its own, as a user starts it in a project: not one above
-    // this tree's plugins (the test's), where every run and probe would refuse.
-    argv.insert(argv.end(), {"/usr/bin/env", "-C", (root_ / "here").string(), "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + scratch("cache").string()});
+    // this tree's plugins (the test's), where every run and probe would refuse; a prefix
+    // may go elsewhere.
+    std::vector<std::string> argv{"/usr/bin/env", "-C", here().string()};
+    argv.insert(argv.end(), prefix.begin(), prefix.end());
+    // Verdicts this tree's confinectl keeps stay in this tree.
+    argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + scratch("cache").string()});
     argv.insert(argv.end(), env.begin(), env.end());
     argv.push_back(confinectl().string());
     argv.insert(argv.end(), args.begin(), args.end());

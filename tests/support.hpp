@@ -104,7 +104,8 @@ public:
     fs::path confinectl() const { return root_ / "bin" / "confinectl"; }
     // Runs confinectl with `args`, CONFINE_CONFIG unset and `env` ("K=V") added, in the
     // tree's own empty directory `here()` (the workspace of a run or probe that names
-    // none). `prefix` goes in front (e.g. setpriv to drop privileges).
+    // none). `prefix` goes in front (e.g. setpriv to drop privileges, or a shell that
+    // changes directory).
     Result run(std::vector<std::string> args, std::vector<std::string> env = {}, std::vector<std::string> prefix = {}) const;
     const fs::path& plugin_dir() const { return plugin_dir_; }
     fs::path scratch(const std::string& name) const { return root_ / name; }
