@@ -178,43 +178,44 @@ void print_probe(Output& out, const confine::Selection& s, const std::string& co
     }
 }
 
-// `probe --prove`: the canaries' matrix; 0 only when every check held.
-int prove(Output& out, const confine::Provider& provider, bool as_json) {
+#if !defined(_WIN32)
+// A proof's line for one check: what came of it, what was expected and observed, and
+// for one that did not hold, what the runner reported of its dimension.
+std::string proof_line(const confinectl::ProofCheck& c) {
+    const confinectl::ProofOutcome outcome = c.outcome();
+    std::string line = std::string(outcome == confinectl::ProofOutcome::held ? "held  " : outcome == confinectl::ProofOutcome::open ? "open  " : "FAILED") +
+                       "  " + c.dimension + ": " + c.check + " — expected " + c.expected + ", observed " + c.observed;
+    if (outcome == confinectl::ProofOutcome::held || c.reported.empty()) return line;
+    line += " (the runner reports " + c.dimension + ": " + c.reported;
+    if (c.reported == "partial") line += outcome == confinectl::ProofOutcome::open ? ", naming it" : ", without naming it";
+    return line + ")";
+}
+#endif
+
+// `probe --prove`: the canaries' matrix. 1 when a check over-claimed (the runner's report
+// says more than the check saw), or with `strict` when one was left open as the runner
+// reports; else 0.
+int prove(Output& out, const confine::Provider& provider, bool as_json, bool strict) {
 #if defined(_WIN32)
-    (void)out, (void)provider, (void)as_json;
+    (void)out, (void)provider, (void)as_json, (void)strict;
     return fail("probe --prove is not available on Windows");
 #else
     const confinectl::Proof proof = confinectl::prove(provider, confinectl::own_program());
     if (!proof.error.empty()) return fail("probe --prove: " + proof.error);
-    // A check the runner reports it does not enforce (level none) is shown open, and
-    // does not fail the proof: the report said so. Every other check must hold.
-    bool held = true;
-    for (const auto& c : proof.checks) held = held && (c.held() || c.open());
+    std::size_t counted[3] = {0, 0, 0};
+    for (const auto& c : proof.checks) ++counted[static_cast<int>(c.outcome())];
+    const std::size_t open = counted[static_cast<int>(confinectl::ProofOutcome::open)];
+    const std::size_t over = counted[static_cast<int>(confinectl::ProofOutcome::over_claim)];
     if (as_json) {
         out << confinectl::proof_json(proof);
     } else {
         out << "proof under " << proof.runner << ", network " << proof.network << ":\n";
-        for (const auto& c : proof.checks)
-            out << "  " << (c.held() ? "held  " : c.open() ? "open  " : "FAILED") << "  " << c.dimension << ": " << c.check << " — expected "
-                << c.expected << ", observed " << c.observed << (c.open() ? " (the runner reports " + c.dimension + ": " + c.reported + ")" : std::string()) << '\n';
+        for (const auto& c : proof.checks) out << "  " << proof_line(c) << '\n';
+        out << std::to_string(counted[0]) << " held, " << std::to_string(open) << " open as the runner reports, " << std::to_string(over)
+            << " over-claimed\n";
     }
-    return held ? 0 : 1;
+    return over || (strict && open) ? 1 : 0;
 #endif
-}
-
-int cmd_probe(const Source& runners, bool as_json, bool proving) {
-    Output out;
-    auto provider = open_provider(runners, provider_options(true));
-    if (!provider) return exit_failure;
-    const std::string source = provider->config().source;
-    const confine::Selection s = provider->diagnose();
-    if (!proving) {
-        if (as_json) out << confinectl::probe_json(s, source);
-        else print_probe(out, s, source);
-        out.flush();
-    }
-    if (!s.usable()) return fail(unavailable_line(*s.failure));
-    return proving ? prove(out, *provider, as_json) : 0;
 }
 
 void print_plugins(Output& out, const std::vector<std::filesystem::path>& dirs, const std::vector<confine::PluginSearch::Entry>& entries) {
@@ -532,6 +533,65 @@ std::optional<std::string> own_loader_problem(const PolicyFlags& flags) {
     return std::nullopt;
 }
 
+// What `probe` says of a run where it stands: the workspace judged (empty in read-only
+// mode) and, when `run` with the same --mode, --workspace and --writable would refuse to
+// start there, the one line it would say.
+struct RunJudgement {
+    std::string workspace;
+    std::optional<std::string> refusal;
+};
+
+// Judged as `run` judges before it starts anything (its loader check, then the library's
+// preparation of the run: roots, the files it relies on, minimums, limits), with
+// confinectl itself standing for the command.
+RunJudgement judge_run(const confine::Provider& provider, const confine::Selection& s, const PolicyFlags& flags,
+                       const confine::PolicyRequest& request) {
+    RunJudgement judged{request.workspace.string(), std::nullopt};
+    if (!s.usable()) {
+        judged.refusal = unavailable_line(*s.failure);
+        return judged;
+    }
+    if (auto bad = own_loader_problem(flags)) {
+        judged.refusal = *bad;
+        return judged;
+    }
+    const std::vector<std::string> stand_in{confinectl::own_program()};
+    if (auto bad = confine::check_run(provider, request, stand_in))
+        judged.refusal = bad->code == confine::ErrorCode::sandbox_unavailable ? "sandbox unavailable: " + bad->message : bad->message;
+    return judged;
+}
+
+void print_judgement(Output& out, const RunJudgement& judged) {
+    out << "workspace: " << (judged.workspace.empty() ? std::string("none (read-only mode)") : judged.workspace) << '\n';
+    if (judged.refusal) out << "run: would refuse: " << *judged.refusal << '\n';
+    else out << "run: would start\n";
+}
+
+// `probe`: the selection, and whether `run` would start where it stands (exit 125, with
+// run's line, when it would not); with --prove, the canaries' matrix instead.
+int cmd_probe(const Source& runners, const PolicyFlags& flags, bool as_json, bool proving, bool strict) {
+    Output out;
+    if (strict && !proving) return fail("probe: --strict applies to --prove");
+    auto request = flags.request();
+    if (!request) return fail(request.error());
+    auto provider = open_provider(runners, provider_options(true));
+    if (!provider) return exit_failure;
+    const std::string source = provider->config().source;
+    const confine::Selection s = provider->diagnose();
+    const RunJudgement judged = judge_run(*provider, s, flags, *request);
+    if (!proving) {
+        if (as_json) {
+            out << confinectl::probe_json(s, source, judged.workspace, judged.refusal);
+        } else {
+            print_probe(out, s, source);
+            print_judgement(out, judged);
+        }
+        out.flush();
+    }
+    if (judged.refusal) return fail(*judged.refusal);
+    return proving ? prove(out, *provider, as_json, strict) : 0;
+}
+
 int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
             const ReportRequest& report_request, const std::vector<int>& pass_fds, const confine::cli::Parsed& parsed,
             const confine::Limits& limits) {
@@ -651,9 +711,12 @@ std::vector<confine::cli::CommandSpec> command_specs() {
     run_options.push_back({"--report", "FILE", false, "Write a JSON report of the outcome to FILE"});
     run_options.push_back({"--report-fd", "N", false, "Write the JSON report to descriptor N (not inherited by the command)"});
     return {
-        {"probe", "Show the platform's runner chain, each probed runner's verdict, and the selection", "", Operands::none,
+        {"probe", "Show the platform's runner chain, each probed runner's verdict, the selection, and whether run would start here", "",
+         Operands::none,
          {config, {"--json", "", false, "Machine-readable output"},
-          {"--prove", "", false, "Run canaries under the selected runner and say, per dimension, what held"}}},
+          {"--prove", "", false, "Run canaries under the selected runner and say, per dimension, what held"},
+          {"--strict", "", false, "With --prove: exit 1 on a check left open as the runner reports, too"}, policy_options[0], policy_options[1],
+          policy_options[2]}},
         {"plugins", "List the plugins found, where, their ABI, and why any was refused", "", Operands::none,
          {config, {"--json", "", false, "Machine-readable output"}}},
         {"check-config", "Validate a configuration file (default: the one confine would use)", "[FILE]", Operands::optional, {}},
@@ -735,11 +798,11 @@ int run_command(const confine::cli::Parsed& p) {
         }
         source.plugin = std::move(*only);
     }
-    if (name == "probe") return cmd_probe(source, as_json, p.has("--prove"));
-    if (name == "plugins") return cmd_plugins(config_path, as_json);
-    if (name == "check-config") return cmd_check_config(p.operands.empty() ? std::string() : p.operands.front());
     PolicyFlags policy;
     policy.read(p);
+    if (name == "probe") return cmd_probe(source, policy, as_json, p.has("--prove"), p.has("--strict"));
+    if (name == "plugins") return cmd_plugins(config_path, as_json);
+    if (name == "check-config") return cmd_check_config(p.operands.empty() ? std::string() : p.operands.front());
     if (name == "wrap") {
         auto passed = pass_fds(p, false, std::nullopt);
         if (!passed) {

@@ -126,7 +126,8 @@ json attestation_json(const confine::Attestation& a) {
 
 }  // namespace
 
-std::string probe_json(const confine::Selection& s, const std::string& config_source) {
+std::string probe_json(const confine::Selection& s, const std::string& config_source, const std::string& workspace,
+                       const std::optional<std::string>& run_refused) {
     json j{{"schema_version", schema_version},
            {"platform", s.platform},
            {"config", config_source},
@@ -139,6 +140,8 @@ std::string probe_json(const confine::Selection& s, const std::string& config_so
     j["selected"] = or_null(s.runner);
     j["enforcement"] = enforcement_or_null(s.enforcement);
     j["error"] = s.failure ? error_json(*s.failure) : json(nullptr);
+    j["workspace"] = or_null(workspace);
+    j["run_refused"] = or_null(run_refused);
     return text_of(j, 2);
 }
 
@@ -268,10 +271,24 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
 
 std::string proof_json(const Proof& proof) {
     json checks = json::array();
-    for (const auto& c : proof.checks)
-        checks.push_back({{"check", c.check}, {"dimension", c.dimension}, {"expected", c.expected}, {"observed", c.observed}, {"held", c.held()},
-                          {"open", c.open()}, {"reported", or_null(c.reported)}});
-    return text_of(json{{"schema_version", schema_version}, {"runner", proof.runner}, {"network", proof.network}, {"checks", checks}}, 2);
+    json summary{{"held", 0}, {"open", 0}, {"over_claim", 0}};
+    for (const auto& c : proof.checks) {
+        const ProofOutcome outcome = c.outcome();
+        const char* name = outcome == ProofOutcome::held ? "held" : outcome == ProofOutcome::open ? "open" : "over_claim";
+        summary[name] = summary[name].get<int>() + 1;
+        checks.push_back({{"check", c.check},
+                          {"dimension", c.dimension},
+                          {"expected", c.expected},
+                          {"observed", c.observed},
+                          {"held", c.held()},
+                          {"open", c.open()},
+                          {"outcome", outcome == ProofOutcome::over_claim ? "over-claim" : name},
+                          {"reported", or_null(c.reported)},
+                          {"left_open", or_null(c.explained)},
+                          {"named_by", c.hole}});
+    }
+    return text_of(json{{"schema_version", schema_version}, {"runner", proof.runner}, {"network", proof.network}, {"checks", checks}, {"summary", summary}},
+                   2);
 }
 
 }  // namespace confinectl

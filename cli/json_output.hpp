@@ -11,6 +11,7 @@
 
 #include <expected>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,8 +20,10 @@ namespace confinectl {
 
 // `probe --json`: the platform, the configuration in effect (`config_source`), the chain
 // or the asserted runner command, each candidate's verdict, the selection and, when
-// nothing is usable, why. Indented.
-std::string probe_json(const confine::Selection& selection, const std::string& config_source);
+// nothing is usable, why; the workspace judged (empty: none, read-only mode) and the line
+// `run` would refuse with there (`run_refused`), or null. Indented.
+std::string probe_json(const confine::Selection& selection, const std::string& config_source, const std::string& workspace,
+                       const std::optional<std::string>& run_refused);
 // {"schema_version": 1, "error": {"code": "SANDBOX_UNAVAILABLE", "message": ...}}
 std::string error_json(confine::ErrorCode code, const std::string& message);
 
@@ -40,7 +43,10 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& wra
 
 struct Proof;
 // `probe --prove --json`: the runner, the policy's network, and each check with its
-// dimension, what was expected, what was observed and whether it held.
+// dimension, what was expected, what was observed, whether it held, its outcome (held,
+// open, over-claim), the level the runner reported, what the runner says it leaves open
+// of the dimension, and the words that name the check's hole; and the count of each
+// outcome (`summary`).
 std::string proof_json(const Proof& proof);
 
 // The report `run --report` and `run --report-fd` write after the command: its outcome

@@ -40,7 +40,8 @@ std::optional<int> interrupted_by();
 bool finish_child_on_console_event(unsigned long event);
 #endif
 
-// The path of this program, as the kernel knows it (for `probe --prove`'s canaries).
+// The path of this program, as the kernel knows it: the command `probe` stands in for a
+// run's, and what `probe --prove`'s canaries run.
 std::string own_program();
 
 // Ends confinectl by the signal that ended the command (no core file of its own).

@@ -5,6 +5,7 @@
 #include <windows.h>
 
 #include <csignal>
+#include <filesystem>
 #include <cstdlib>
 #include <random>
 
@@ -119,6 +120,12 @@ std::optional<std::string> prepare_report_descriptor(int) {
 
 std::optional<std::string> write_to_descriptor(int, const std::string&) { return std::string("not available on Windows"); }
 
-std::string own_program() { return {}; }  // probe --prove is POSIX-only
+std::string own_program() {
+    std::wstring buf(32768, L'\0');
+    const DWORD n = ::GetModuleFileNameW(nullptr, buf.data(), static_cast<DWORD>(buf.size()));
+    if (n == 0 || n >= buf.size()) return {};
+    buf.resize(n);
+    return std::filesystem::path(buf).string();
+}
 
 }  // namespace confinectl

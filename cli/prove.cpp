@@ -391,18 +391,28 @@ public:
         return p;
     }
 
-    // The level the last canary's runner reported for `dimension`, or "".
+    // The level the last canary's runner reported for `dimension` ("not asked" where the
+    // policy did not ask it), or "" where it reported nothing or the dimension is no runner's.
     std::string reported(const std::string& dimension) const {
         if (!last_.dimensions) return {};
         const auto& d = *last_.dimensions;
-        const confine::Level level = dimension == "read"      ? d.read
-                                     : dimension == "protect" ? d.protect
-                                     : dimension == "write"   ? d.write
-                                     : dimension == "network" ? d.network
-                                     : dimension == "lifetime" ? d.lifetime
-                                     : dimension == "limits"  ? d.limits
-                                                              : d.processes;
-        return std::string(confine::to_string(level));
+        auto asked = [](bool is, confine::Level level) { return is ? std::string(confine::to_string(level)) : std::string("not asked"); };
+        if (dimension == "write") return std::string(confine::to_string(d.write));
+        if (dimension == "network") return asked(last_.network_asked, d.network);
+        if (dimension == "processes") return std::string(confine::to_string(d.processes));
+        if (dimension == "read") return asked(last_.read_asked, d.read);
+        if (dimension == "protect") return asked(last_.protect_asked, d.protect);
+        if (dimension == "lifetime") return std::string(confine::to_string(d.lifetime));
+        if (dimension == "limits") return asked(last_.limits_asked, d.limits);
+        return {};
+    }
+
+    // What the last canary's runner said it leaves open of `dimension`, without the
+    // dimension's name, or "".
+    std::string explained(const std::string& dimension) const {
+        if (!last_.dimensions) return {};
+        const std::string part = confine::open_about(last_.dimensions->open, dimension);
+        return part.substr(std::min(part.size(), dimension.size() + 2));
     }
 
 private:
@@ -412,10 +422,13 @@ private:
     mutable confine::Outcome last_;
 };
 
-void add(Proof& proof, std::string check, std::string dimension, bool expect_allowed, bool observed_allowed, std::string reported = {},
-         bool open_when_partial = false) {
-    proof.checks.push_back({std::move(check), std::move(dimension), expect_allowed ? "allowed" : "refused",
-                            observed_allowed ? "allowed" : "refused", std::move(reported), open_when_partial});
+// One check's result, judged against what the runner reported of `dimension` for the
+// canary just run through `p`; `hole`: the words that name, in a runner's explanation of a
+// partial level, what the check tries (ProofCheck::outcome).
+void add(Proof& proof, const Prover& p, std::string check, const std::string& dimension, bool expect_allowed, bool observed_allowed,
+         std::vector<std::string> hole = {}) {
+    proof.checks.push_back({std::move(check), dimension, expect_allowed ? "allowed" : "refused", observed_allowed ? "allowed" : "refused",
+                            p.reported(dimension), p.explained(dimension), std::move(hole)});
 }
 
 // Whether process `pid` is still the one that started at `start` (clock ticks since boot,
@@ -442,8 +455,8 @@ void prove_lifetime(const Prover& p, const confine::Policy& policy, Proof& proof
         while ((outlived = still_there(pid, start)) && std::chrono::steady_clock::now() < until) ::usleep(10000);
         if (outlived) ::kill(static_cast<pid_t>(pid), SIGKILL);  // the proof's own leftover, not the user's
     }
-    add(proof, "a daemon started by the command (setsid, double fork, SIGTERM ignored) after the run", "lifetime", false, outlived,
-        p.reported("lifetime"));
+    add(proof, p, "a daemon started by the command (setsid, double fork, SIGTERM ignored) after the run", "lifetime", false, outlived,
+        {"daemon", "leaves running"});
 }
 
 // A variable with a secret-looking name, set by the host for the canary's run only, with a
@@ -462,7 +475,7 @@ void prove_environment(const confine::Provider& provider, const Prover& p, const
     const std::string said = p.canary(policy, "env", name, "", std::move(environment));
     // Seen if its value is anywhere in what the canary printed, or the canary did not say.
     const bool seen = said.find(value) != std::string::npos || !said.starts_with("refused");
-    add(proof, "a variable with a secret-looking name (" + name + ")", "env", expect_seen, seen);
+    add(proof, p, "a variable with a secret-looking name (" + name + ")", "env", expect_seen, seen);
 }
 
 // A descriptor its caller leaked to confinectl, as build tools and shells do: a canary file
@@ -481,7 +494,7 @@ void prove_descriptor(const Prover& p, const confine::Policy& policy, const fs::
     ::close(leaked);
     std::string now;
     { std::ifstream in(file); std::getline(in, now, '\0'); }
-    add(proof, "a descriptor of a file outside, leaked by confinectl's caller", "write", false, now != "the host's");
+    add(proof, p, "a descriptor of a file outside, leaked by confinectl's caller", "write", false, now != "the host's", {"descriptor"});
 }
 
 // A small limit: a canary that writes 1 MiB to a file in the workspace under a file-size
@@ -494,7 +507,7 @@ void prove_limits(const Prover& p, const confine::Policy& policy, const fs::path
     p.canary(policy, "fill", file.string(), std::to_string(1 << 20), std::nullopt, limits);
     std::error_code ec;
     const auto size = fs::file_size(file, ec);
-    add(proof, "a file written past a file-size limit of 64 KiB", "limits", false, !ec && size > (64u << 10), p.reported("limits"));
+    add(proof, p, "a file written past a file-size limit of 64 KiB", "limits", false, !ec && size > (64u << 10), {"file size", "file-size"});
 }
 
 // A provider like `provider`, selecting the same runner, for the canaries that deny and
@@ -523,17 +536,18 @@ void prove_writes(const Prover& p, const confine::Policy& policy, const fs::path
     read_only.mode = confine::Mode::read_only;
     read_only.workspace.clear();
     p.canary(policy, "write", (ws / "inside").string());
-    add(proof, "a write inside the workspace", "write", true, fs::exists(ws / "inside"));
+    add(proof, p, "a write inside the workspace", "write", true, fs::exists(ws / "inside"));
     p.canary(policy, "write", (outside / "escaped").string());
-    add(proof, "a write outside the writable roots", "write", false, fs::exists(outside / "escaped"));
+    add(proof, p, "a write outside the writable roots", "write", false, fs::exists(outside / "escaped"));
     p.canary(policy, "write", (ws / "out" / "through-link").string());
-    add(proof, "a write through a link out of the workspace", "write", false, fs::exists(outside / "through-link"));
+    add(proof, p, "a write through a link out of the workspace", "write", false, fs::exists(outside / "through-link"), {"link"});
     p.canary(read_only, "write", (ws / "read-only").string());
-    add(proof, "a write in read-only mode", "write", false, fs::exists(ws / "read-only"));
+    add(proof, p, "a write in read-only mode", "write", false, fs::exists(ws / "read-only"));
     const fs::path victim = outside / "victim";
     { std::ofstream(victim) << "the host's"; }
     p.canary(policy, "rename", victim.string(), (ws / "taken").string());
-    add(proof, "a rename of a file from outside into the workspace", "write", false, !fs::exists(victim) || fs::exists(ws / "taken"));
+    add(proof, p, "a rename of a file from outside into the workspace", "write", false, !fs::exists(victim) || fs::exists(ws / "taken"),
+        {"rename"});
     // Metadata: the mode of a file outside, the caller's own, judged on disk. Open where the
     // runner reports write partial (Landlock does not govern metadata, and says so).
     const fs::path mode_canary = outside / "mode";
@@ -541,8 +555,8 @@ void prove_writes(const Prover& p, const confine::Policy& policy, const fs::path
     ::chmod(mode_canary.c_str(), 0644);
     p.canary(policy, "chmod", mode_canary.string());
     struct stat mode_after {};
-    add(proof, "a change of mode of a file outside the writable roots (metadata)", "write", false,
-        ::stat(mode_canary.c_str(), &mode_after) != 0 || (mode_after.st_mode & 07777) != 0644, p.reported("write"), true);
+    add(proof, p, "a change of mode of a file outside the writable roots (metadata)", "write", false,
+        ::stat(mode_canary.c_str(), &mode_after) != 0 || (mode_after.st_mode & 07777) != 0644, {"metadata"});
 }
 
 // A secret under a denied directory: judged by the bytes (and the name) that came out.
@@ -554,9 +568,9 @@ void prove_denied_read(const Prover& q, const confine::Policy& policy, const fs:
     auto denying = policy;
     denying.deny_read.push_back(secrets);
     const std::string read = q.canary(denying, "read", (secrets / "canary-key").string());
-    add(proof, "a read of a secret under a denied directory", "read", false, read.find(secret) != std::string::npos, q.reported("read"));
+    add(proof, q, "a read of a secret under a denied directory", "read", false, read.find(secret) != std::string::npos, {secrets.string()});
     const std::string listed = q.canary(denying, "list", secrets.string());
-    add(proof, "a listing of a denied directory", "read", false, listed.find("canary-key") != std::string::npos, q.reported("read"));
+    add(proof, q, "a listing of a denied directory", "read", false, listed.find("canary-key") != std::string::npos, {secrets.string()});
 }
 
 // git redirected: the workspace's repository made whole (HEAD, objects, refs, config) and
@@ -573,10 +587,10 @@ void prove_git_redirect(const Prover& q, const confine::Policy& protecting, cons
     auto repository = protecting;
     repository.protect.emplace_back(".git/config");
     q.canary(repository, "write", (git_dir / "commondir").string());
-    add(proof, "a commondir planted in a protected repository (git redirect)", "protect", false, fs::exists(git_dir / "commondir"), q.reported("protect"));
+    add(proof, q, "a commondir planted in a protected repository (git redirect)", "protect", false, fs::exists(git_dir / "commondir"), {"commondir"});
     q.canary(repository, "rename", git_dir.string(), (ws / "git-moved").string());
     const bool moved = fs::exists(ws / "git-moved");
-    add(proof, "a rename of a protected repository's .git (git redirect)", "protect", false, moved || !fs::exists(git_dir), q.reported("protect"));
+    add(proof, q, "a rename of a protected repository's .git (git redirect)", "protect", false, moved || !fs::exists(git_dir), {"rename", "new .git"});
     if (moved) {
         std::error_code ec;
         fs::rename(ws / "git-moved", git_dir, ec);
@@ -594,9 +608,9 @@ void prove_protect(const Prover& q, const confine::Policy& policy, const fs::pat
     q.canary(protecting, "overwrite", (hooks / "pre-commit").string());
     std::string hook;
     { std::ifstream in(hooks / "pre-commit"); std::getline(in, hook); }
-    add(proof, "a write to a protected hook", "protect", false, hook != "original", q.reported("protect"));
+    add(proof, q, "a write to a protected hook", "protect", false, hook != "original", {hooks.string()});
     q.canary(protecting, "write", (hooks / "post-checkout").string());
-    add(proof, "a new hook in a protected directory", "protect", false, fs::exists(hooks / "post-checkout"), q.reported("protect"));
+    add(proof, q, "a new hook in a protected directory", "protect", false, fs::exists(hooks / "post-checkout"), {hooks.string()});
     prove_git_redirect(q, protecting, ws, proof);
 }
 
@@ -610,23 +624,24 @@ bool prove_network(const Prover& p, const confine::Policy& policy, bool net_allo
         return false;
     }
     p.canary(policy, "tcp", std::to_string(host.tcp_port));
-    add(proof, "a TCP connection to the host's loopback", "network", net_allowed, Listeners::accepted(host.tcp));
+    add(proof, p, "a TCP connection to the host's loopback", "network", net_allowed, Listeners::accepted(host.tcp), {"tcp"});
     p.canary(policy, "udp", std::to_string(host.udp_port));
-    add(proof, "a UDP datagram to the host's loopback", "network", net_allowed, host.received());
+    add(proof, p, "a UDP datagram to the host's loopback", "network", net_allowed, host.received(), {"udp"});
     p.canary(policy, "abstract", host.abstract_name);
-    add(proof, "an abstract unix socket of the host", "network", net_allowed, Listeners::accepted(host.abstract_unix));
+    add(proof, p, "an abstract unix socket of the host", "network", net_allowed, Listeners::accepted(host.abstract_unix), {"abstract"});
     p.canary(policy, "unix", host.path.string());
-    add(proof, "a unix socket of the host outside the writable roots", "network", net_allowed, Listeners::accepted(host.path_unix));
+    add(proof, p, "a unix socket of the host outside the writable roots", "network", net_allowed, Listeners::accepted(host.path_unix),
+        {"by path", "by their path", "pathname"});
     // Datagrams sent with sendmsg() to a destination, judged by whether anything arrived.
     if (host.abstract_dgram >= 0) {
         p.canary(policy, "dgram-abstract", host.abstract_dgram_name);
-        add(proof, "a datagram to an abstract unix socket of the host (abstract datagram)", "network", net_allowed,
-            Listeners::got_datagram(host.abstract_dgram), net_allowed ? "" : p.reported("network"), true);
+        add(proof, p, "a datagram to an abstract unix socket of the host (abstract datagram)", "network", net_allowed,
+            Listeners::got_datagram(host.abstract_dgram), {"abstract"});
     }
     if (host.path_dgram >= 0) {
         p.canary(policy, "dgram-path", host.dgram_path.string());
-        add(proof, "a datagram to a unix socket of the host by its path", "network", net_allowed, Listeners::got_datagram(host.path_dgram),
-            net_allowed ? "" : p.reported("network"), true);
+        add(proof, p, "a datagram to a unix socket of the host by its path", "network", net_allowed, Listeners::got_datagram(host.path_dgram),
+            {"by path", "by their path", "pathname"});
     }
     return true;
 }
@@ -641,8 +656,8 @@ void prove_processes(const Prover& p, const confine::Policy& policy, Proof& proo
     }
     const std::string signalled = p.canary(policy, "signal", std::to_string(target.pid));
     // The canary's word decides only how long to wait: the proof is the host process's end.
-    add(proof, "a signal to a process of the host", "processes", false,
-        target.ended(std::chrono::milliseconds(signalled.starts_with("ok") ? 2000 : 50)));
+    add(proof, p, "a signal to a process of the host", "processes", false,
+        target.ended(std::chrono::milliseconds(signalled.starts_with("ok") ? 2000 : 50)), {"signal"});
 #ifdef CONFINE_PROVE_PTRACE
     HostProcess traced;
     if (traced.pid < 0) {
@@ -653,8 +668,8 @@ void prove_processes(const Prover& p, const confine::Policy& policy, Proof& proo
     std::snprintf(address, sizeof address, "%lx", static_cast<unsigned long>(reinterpret_cast<std::uintptr_t>(&traced_marker)));
     const std::string said = p.canary(policy, "trace", std::to_string(traced.pid) + ":" + address);
     // The canary's word decides only how long to wait: the proof is the host process's end.
-    add(proof, "a trace of a process of the host", "processes", false,
-        traced.written(std::chrono::milliseconds(said.starts_with("ok") ? 2000 : 50)));
+    add(proof, p, "a trace of a process of the host", "processes", false,
+        traced.written(std::chrono::milliseconds(said.starts_with("ok") ? 2000 : 50)), {"trace"});
 #endif
 }
 

@@ -10,20 +10,43 @@
 
 namespace confinectl {
 
+// What a check came to, judged against what the runner reported of the check's dimension
+// for the canary's own run. `open` is the runner's honesty, never its say-so: a level of
+// `none` admits every hole of the dimension, `partial` only those its explanation names
+// (dimensions.open's part about the dimension holds a word of the check's `hole`), and
+// `full`, no level, or something the policy allows refused is an over-claim.
+enum class ProofOutcome { held, open, over_claim };
+
 struct ProofCheck {
     std::string check;
     std::string dimension;
     std::string expected;  // "allowed" or "refused"
     std::string observed;
-    // The level the runner reports for the dimension ("full", "partial", "none"; empty
-    // when it did not say). A check the runner reports it does not enforce at all is
-    // `open` when it is allowed: the report and the world agree, and the proof says so.
-    // So is one that tries a hole a runner names when it reports the dimension partial
-    // (`open_when_partial`: metadata, which Landlock does not govern).
+    // The level the runner reported for the dimension in the canary's run ("full",
+    // "partial", "none", or "not asked": the network when it was allowed); empty where the
+    // dimension is no runner's (env: confine's own filter) or the run reported nothing.
     std::string reported;
-    bool open_when_partial = false;
+    std::string explained;          // what it said it leaves open of the dimension, or ""
+    std::vector<std::string> hole;  // words, any one of which in `explained` names what the check tries
     bool held() const { return expected == observed; }
-    bool open() const { return !held() && (reported == "none" || (open_when_partial && reported == "partial")); }
+    bool names_hole() const {
+        auto lower = [](std::string text) {
+            for (char& c : text) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+            return text;
+        };
+        const std::string said = lower(explained);
+        for (const auto& word : hole)
+            if (!word.empty() && said.find(lower(word)) != std::string::npos) return true;
+        return false;
+    }
+    ProofOutcome outcome() const {
+        if (held()) return ProofOutcome::held;
+        // Only a refusal that did not hold can be an admitted hole; refusing what the policy
+        // allows is never one.
+        const bool admitted = expected == "refused" && (reported == "none" || (reported == "partial" && names_hole()));
+        return admitted ? ProofOutcome::open : ProofOutcome::over_claim;
+    }
+    bool open() const { return outcome() == ProofOutcome::open; }
 };
 
 struct Proof {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <map>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -466,6 +467,10 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                                                                c["check"].get<std::string>().ends_with("(metadata)"));
                     CHECK(c["held"] == !open);
                     CHECK(c["open"] == open);
+                    CHECK(c["outcome"] == (open ? "open" : "held"));
+                    // The level reported, on every check but env's (confine's own filter).
+                    CHECK(c["reported"].is_string() == (c["dimension"] != "env"));
+                    if (c["dimension"] == "network" && network == "allow") CHECK(c["reported"] == "not asked");
                     if (c["dimension"] == "read") CHECK(c["reported"] == "full");
                     if (c["dimension"] == "protect") CHECK(c["reported"] == (runner == "landlock" ? "none" : "full"));
                     if (c["dimension"] == "network") CHECK(c["expected"] == (network == "none" ? "refused" : "allowed"));
@@ -491,9 +496,14 @@ TEST_CASE("confinectl probe --prove fails, naming each check, under a runner tha
     CHECK_THAT(r.out, Catch::Contains("FAILED  processes: a signal to a process of the host — expected refused, observed allowed"));
     CHECK_THAT(r.out, Catch::Contains("FAILED  write: a rename of a file from outside into the workspace — expected refused, observed allowed"));
     CHECK_THAT(r.out, Catch::Contains("FAILED  processes: a trace of a process of the host — expected refused, observed allowed"));
-    // It reports write partial: the metadata check is open (the change was made), not failed.
-    CHECK_THAT(r.out, Catch::Contains("open    write: a change of mode of a file outside the writable roots (metadata) — expected refused, observed allowed "
-                                      "(the runner reports write: partial)"));
+    // Each failed check says what the runner reported of its dimension.
+    CHECK_THAT(r.out, Catch::Contains("FAILED  network: a TCP connection to the host's loopback — expected refused, observed allowed "
+                                      "(the runner reports network: full)\n"));
+    // It reports write partial, explaining "what a fake leaves open": that names no change of
+    // mode, so the metadata check is an over-claim too.
+    CHECK_THAT(r.out, Catch::Contains("FAILED  write: a change of mode of a file outside the writable roots (metadata) — expected refused, observed allowed "
+                                      "(the runner reports write: partial, without naming it)"));
+    CHECK_THAT(r.out, Catch::Contains(" over-claimed\n"));
     CHECK_THAT(r.out, Catch::Contains("FAILED  network: a datagram to an abstract unix socket of the host (abstract datagram) — expected refused, observed allowed"));
     CHECK_THAT(r.out, Catch::Contains("FAILED  network: a datagram to a unix socket of the host by its path — expected refused, observed allowed"));
     CHECK_THAT(r.out, Catch::Contains("held    write: a write inside the workspace"));
@@ -504,6 +514,208 @@ TEST_CASE("confinectl probe --prove fails, naming each check, under a runner tha
     test::write_file(s.config, lowered);
     auto said = s.confine.run({"probe", "--prove", "--config", s.config.string()});
     CHECK_THAT(said.out, Catch::Contains("open    protect: a write to a protected hook — expected refused, observed allowed (the runner reports protect: none)"));
+}
+
+namespace {
+
+// The proof's checks by outcome, from `probe --prove --json`'s output.
+std::map<std::string, std::vector<json>> by_outcome(const json& proof) {
+    std::map<std::string, std::vector<json>> out;
+    for (const auto& c : proof["checks"]) out[c["outcome"].get<std::string>()].push_back(c);
+    return out;
+}
+
+const json* check_named(const json& proof, const std::string& name) {
+    for (const auto& c : proof["checks"])
+        if (c["check"] == name) return &c;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("probe --prove tells a hole the runner reports from an over-claim, and --strict fails on either", "[cli][prove][linux-only]") {
+    // The fake confines nothing. Here it says so: every dimension none, accepted as best-effort.
+    FakeRunnerSetup s;
+    const std::string table = test::read_file(s.config);
+    const std::string accepted = "[policy.enforcement]\nwrite = \"best-effort\"\nnetwork = \"best-effort\"\nprocesses = \"best-effort\"\n"
+                                 "read = \"best-effort\"\nprotect = \"best-effort\"\nlifetime = \"best-effort\"\n";
+    test::write_file(s.config, table + "write = \"none\"\nnetwork = \"none\"\nprocesses = \"none\"\nread = \"none\"\nprotect = \"none\"\nlifetime = \"none\"\n" + accepted);
+    auto honest = s.confine.run({"probe", "--prove", "--config", s.config.string()});
+    INFO(honest.out << honest.err);
+    CHECK(honest.exit_code == 0);
+    CHECK_THAT(honest.out, Catch::Contains("open    network: a TCP connection to the host's loopback — expected refused, observed allowed "
+                                           "(the runner reports network: none)\n"));
+    CHECK_THAT(honest.out, Catch::Contains("open    write: a write outside the writable roots — expected refused, observed allowed (the runner reports write: none)\n"));
+    CHECK_THAT(honest.out, Catch::Contains("held    write: a write inside the workspace"));
+    CHECK_THAT(honest.out, Catch::Contains(" 0 over-claimed\n"));
+    CHECK(s.confine.run({"probe", "--prove", "--strict", "--config", s.config.string()}).exit_code == 1);
+    auto as_json = s.confine.run({"probe", "--prove", "--json", "--config", s.config.string()});
+    CHECK(as_json.exit_code == 0);
+    const json proof = json::parse(as_json.out);
+    auto outcomes = by_outcome(proof);
+    CHECK(outcomes["over-claim"].empty());
+    CHECK_FALSE(outcomes["open"].empty());
+    CHECK(proof["summary"]["open"] == outcomes["open"].size());
+    CHECK(proof["summary"]["held"] == outcomes["held"].size());
+    for (const auto& c : proof["checks"]) {
+        INFO(c.dump());
+        // Every check carries the level reported for its dimension; env is confine's own filter.
+        if (c["dimension"] == "env") CHECK(c["reported"].is_null());
+        else CHECK(c["reported"].is_string());
+        if (c["outcome"] == "open") CHECK(c["reported"] == "none");
+        CHECK(c["open"] == (c["outcome"] == "open"));
+        CHECK(c["held"] == (c["outcome"] == "held"));
+    }
+    check_one_error_line(s.confine.run({"probe", "--strict", "--config", s.config.string()}), "probe: --strict applies to --prove");
+
+    // The network partial, with an explanation that names abstract sockets and datagrams
+    // only: those checks are open, the TCP connection an over-claim.
+    test::write_file(s.config, table + "write = \"none\"\nnetwork = \"partial\"\nprocesses = \"none\"\nread = \"none\"\nprotect = \"none\"\n"
+                                       "lifetime = \"none\"\nopen = \"network: abstract unix sockets and unix datagrams reach the host\"\n" + accepted);
+    auto partial = s.confine.run({"probe", "--prove", "--config", s.config.string()});
+    INFO(partial.out << partial.err);
+    CHECK(partial.exit_code == 1);
+    CHECK_THAT(partial.out, Catch::Contains("open    network: an abstract unix socket of the host — expected refused, observed allowed "
+                                            "(the runner reports network: partial, naming it)\n"));
+    CHECK_THAT(partial.out, Catch::Contains("FAILED  network: a TCP connection to the host's loopback — expected refused, observed allowed "
+                                            "(the runner reports network: partial, without naming it)\n"));
+    const json partial_proof = json::parse(s.confine.run({"probe", "--prove", "--json", "--config", s.config.string()}).out);
+    const json* tcp = check_named(partial_proof, "a TCP connection to the host's loopback");
+    REQUIRE(tcp);
+    CHECK((*tcp)["outcome"] == "over-claim");
+    CHECK((*tcp)["reported"] == "partial");
+    CHECK((*tcp)["left_open"] == "abstract unix sockets and unix datagrams reach the host");
+    CHECK((*tcp)["named_by"] == json::array({"tcp"}));
+    const json* abstract = check_named(partial_proof, "an abstract unix socket of the host");
+    REQUIRE(abstract);
+    CHECK((*abstract)["outcome"] == "open");
+    CHECK(partial_proof["summary"]["over_claim"].get<int>() >= 1);
+}
+
+TEST_CASE("probe --prove calls a full level that does not hold an over-claim, in JSON too", "[cli][prove][linux-only]") {
+    FakeRunnerSetup s;
+    test::write_file(s.config, test::read_file(s.config) + "network = \"full\"\nprocesses = \"full\"\nread = \"full\"\nprotect = \"full\"\n");
+    auto r = s.confine.run({"probe", "--prove", "--json", "--config", s.config.string()});
+    CHECK(r.exit_code == 1);
+    const json proof = json::parse(r.out);
+    for (const std::string name : {"a TCP connection to the host's loopback", "a read of a secret under a denied directory", "a signal to a process of the host",
+                                   "a write to a protected hook"}) {
+        INFO(name);
+        const json* c = check_named(proof, name);
+        REQUIRE(c);
+        CHECK((*c)["outcome"] == "over-claim");
+        CHECK((*c)["reported"] == "full");
+        CHECK((*c)["open"] == false);
+    }
+    CHECK(proof["summary"]["over_claim"].get<int>() >= 4);
+}
+
+namespace {
+
+// confinectl `command` with `flags` (and for run, the command true), started in `cwd`.
+test::Result from(const FakeRunnerSetup& s, const fs::path& cwd, const std::string& command, const std::vector<std::string>& flags) {
+    std::vector<std::string> argv{"/usr/bin/env", "-C", cwd.string(), "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + s.confine.scratch("cache").string(),
+                                  s.confine.confinectl().string(), command, "--config", s.config.string()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    if (command == "run") argv.insert(argv.end(), {"--", "/bin/true"});
+    return test::run(argv);
+}
+
+}  // namespace
+
+TEST_CASE("probe judges the workspace run would get, and where run would refuse it says run's line and exits 125", "[cli][probe][linux-only]") {
+    FakeRunnerSetup s;
+    const fs::path plugins = s.plugins.path(), ws = s.workspace.path();
+    struct Case {
+        fs::path cwd;
+        std::vector<std::string> flags;
+        bool refused;
+    };
+    const std::vector<Case> cases{
+        {plugins, {}, true},                                       // the plugin lies in the default workspace
+        {plugins, {"--workspace", ws.string()}, false},            // elsewhere
+        {ws, {"--writable", plugins.string()}, true},              // in a writable root
+        {plugins, {"--mode", "read-only"}, false},                 // no workspace at all
+        {ws, {"--workspace", "/"}, true},                          // a root run refuses
+        {ws, {"--workspace", (ws / "missing").string()}, true},    // a workspace that is not there
+    };
+    for (const auto& c : cases) {
+        std::string named = c.cwd.string() + ":";
+        for (const auto& f : c.flags) named += " " + f;
+        INFO(named);
+        auto ran = from(s, c.cwd, "run", c.flags);
+        auto probed = from(s, c.cwd, "probe", c.flags);
+        INFO(probed.out << probed.err << ran.err);
+        CHECK_THAT(probed.out, Catch::Contains("selected: usable"));
+        if (c.refused) {
+            CHECK(ran.exit_code == 125);
+            CHECK(probed.exit_code == 125);
+            CHECK(test::line_count(probed.err) == 1);
+            CHECK(probed.err == ran.err);
+            CHECK_THAT(probed.out, Catch::Contains("run: would refuse: " + ran.err.substr(std::string("confinectl: ").size())));
+        } else {
+            CHECK(ran.exit_code == 0);
+            CHECK(probed.exit_code == 0);
+            CHECK(probed.err.empty());
+            CHECK_THAT(probed.out, Catch::EndsWith("run: would start\n"));
+        }
+    }
+    // The default: the current directory, named; the plugin's place said in run's words.
+    auto here = from(s, plugins, "probe", {});
+    CHECK_THAT(here.out, Catch::Contains("workspace: " + plugins.string() + "\n"));
+    CHECK_THAT(here.err, Catch::Contains("refusing to run: the plugin ") && Catch::Contains(" lies in " + plugins.string() + ", which the confined command may write"));
+    CHECK_THAT(from(s, plugins, "probe", {"--mode", "read-only"}).out, Catch::Contains("workspace: none (read-only mode)\n"));
+    // In JSON: the workspace, and the line, or null.
+    auto refused = from(s, plugins, "probe", {"--json"});
+    CHECK(refused.exit_code == 125);
+    auto j = json::parse(refused.out);
+    CHECK(j["usable"] == true);
+    CHECK(j["selected"] == "usable");
+    CHECK(j["workspace"] == plugins.string());
+    CHECK(j["run_refused"] == refused.err.substr(std::string("confinectl: ").size(), refused.err.size() - std::string("confinectl: ").size() - 1));
+    auto started = from(s, plugins, "probe", {"--json", "--workspace", ws.string()});
+    CHECK(started.exit_code == 0);
+    j = json::parse(started.out);
+    CHECK(j["workspace"] == ws.string());
+    CHECK(j["run_refused"].is_null());
+    j = json::parse(from(s, plugins, "probe", {"--json", "--mode", "read-only"}).out);
+    CHECK(j["workspace"].is_null());
+    // --prove proves only where a run would start.
+    auto proving = from(s, plugins, "probe", {"--prove"});
+    CHECK(proving.exit_code == 125);
+    CHECK(proving.out.empty());
+    CHECK(proving.err == refused.err);
+}
+
+TEST_CASE("probe in a directory that holds confine's own plugins says run would refuse there, on bubblewrap and on Landlock", "[cli][probe][e2e][linux-only]") {
+    for (const std::string runner : {"bwrap", "landlock"}) {
+        if (runner == "bwrap") test::require_bwrap();
+        else test::require_landlock();
+        INFO(runner);
+        Installed confine;
+        const fs::path config = confine.scratch(runner + ".toml");
+        test::write_file(config, "[platform.linux]\nchain = [\"" + runner + "\"]\n");
+        const fs::path tree = confine.here().parent_path();  // bin/ and lib/confine/plugins/ below it
+        auto probe_in = [&](const fs::path& cwd, const std::string& command) {
+            std::vector<std::string> argv{"/usr/bin/env", "-C", cwd.string(), "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + confine.scratch("cache").string(),
+                                          confine.confinectl().string(), command, "--config", config.string()};
+            if (command == "run") argv.insert(argv.end(), {"--", "/bin/true"});
+            return test::run(argv);
+        };
+        auto probed = probe_in(tree, "probe");
+        auto ran = probe_in(tree, "run");
+        INFO(probed.out << probed.err);
+        CHECK_THAT(probed.out, Catch::Contains("selected: " + runner));
+        CHECK(probed.exit_code == 125);
+        CHECK(ran.exit_code == 125);
+        CHECK(probed.err == ran.err);
+        CHECK_THAT(probed.err, Catch::StartsWith("confinectl: sandbox unavailable: refusing to run: the plugin " + confine.plugin_dir().string()));
+        // From a directory of its own, as a project's: it would start, and does.
+        auto elsewhere = probe_in(confine.here(), "probe");
+        CHECK(elsewhere.exit_code == 0);
+        CHECK_THAT(elsewhere.out, Catch::Contains("workspace: " + confine.here().string() + "\nrun: would start\n"));
+        CHECK(probe_in(confine.here(), "run").exit_code == 0);
+    }
 }
 
 TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run][linux-only]") {

@@ -1,8 +1,11 @@
 // Output streaming (docs/design.md §13): the classifier's scanner against the whole-text
 // reading it replaced, bounded captures, and a gigabyte through confinectl on each path —
 // every byte unchanged, the evidence still found after it, and memory that stays flat.
+#include "pty.hpp"
 #include "support.hpp"
+#include "ways.hpp"
 
+#include "executor.hpp"
 #include "output_sinks.hpp"
 #include "stderr_scan.hpp"
 
@@ -19,7 +22,9 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
+#include <functional>
 #include <random>
+#include <sstream>
 
 using confine::StderrFindings;
 using confine::detail::StderrScanner;
@@ -409,5 +414,145 @@ TEST_CASE("a fatal line after a gigabyte of output is still the evidence against
     const auto [bytes, fnv] = generated(run.streamed.out);
     (void)fnv;
     CHECK(run.streamed.err_bytes == bytes + notice.size() + 1 + fatal.size() + 1 + ("confinectl: sandbox unavailable: " + fatal).size() + 1);
+}
+namespace {
+
+// Whether, with descriptors 1 and 2 set up by `arrange` (in a child, which then asks),
+// confine takes stdout and stderr to share one destination.
+bool shared_after(const std::function<void()>& arrange) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        arrange();
+        ::_exit(confine::detail::standard_outputs_shared() ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    return WEXITSTATUS(status) == 0;
+}
+
+// Descriptors 1 and 2 opened on `file` with `flags`, each on its own, or 2 a copy of 1.
+void open_both(const fs::path& file, int flags, bool one_description) {
+    ::dup2(::open(file.c_str(), flags, 0644), 1);
+    if (one_description) ::dup2(1, 2);
+    else ::dup2(::open(file.c_str(), flags, 0644), 2);
+}
+
+// A command writing `lines` lines to stdout and stderr in turn: "out N", then "err N".
+std::string interleaving(int lines) {
+    return "i=0; while [ $i -lt " + std::to_string(lines) + " ]; do echo \"out $i\"; echo \"err $i\" >&2; i=$((i+1)); done";
+}
+
+// The "out N" and "err N" lines of `text` (a terminal's \r\n or a file's \n), in order; what
+// else a runner may print (a notice) left out.
+std::vector<std::string> interleaved_lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.starts_with("out ") || line.starts_with("err ")) out.push_back(line);
+    }
+    return out;
+}
+
+std::vector<std::string> expected_lines(int lines) {
+    std::vector<std::string> out;
+    for (int i = 0; i < lines; ++i) {
+        out.push_back("out " + std::to_string(i));
+        out.push_back("err " + std::to_string(i));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("stdout and stderr share a destination when they are one pipe, or one file through one description or appending, never a terminal", "[output][linux-only]") {
+    test::TempDir dir;
+    const fs::path file = dir / "out";
+    CHECK(shared_after([&] { open_both(file, O_WRONLY | O_CREAT | O_TRUNC, true); }));          // > out 2>&1
+    CHECK_FALSE(shared_after([&] {  // > out 2> out: two offsets, apart once one has written
+        open_both(file, O_WRONLY | O_CREAT | O_TRUNC, false);
+        (void)!::write(1, "x", 1);
+    }));
+#if !defined(CONFINE_PORTABLE_POSIX)
+    CHECK_FALSE(shared_after([&] { open_both(file, O_WRONLY | O_CREAT | O_TRUNC, false); }));  // and before: kcmp tells them apart
+#endif
+    CHECK(shared_after([&] { open_both(file, O_WRONLY | O_CREAT | O_APPEND, false); }));        // >> out 2>> out
+    CHECK_FALSE(shared_after([&] {
+        open_both(file, O_WRONLY | O_CREAT | O_TRUNC, false);
+        ::dup2(::open((dir / "other").c_str(), O_WRONLY | O_CREAT, 0644), 2);
+    }));
+    CHECK(shared_after([] {
+        int p[2];
+        if (::pipe(p) == 0) ::dup2(p[1], 1), ::dup2(p[1], 2);
+    }));
+    CHECK_FALSE(shared_after([] {
+        int a[2], b[2];
+        if (::pipe(a) == 0 && ::pipe(b) == 0) ::dup2(a[1], 1), ::dup2(b[1], 2);
+    }));
+    CHECK_FALSE(shared_after([] { open_both("/dev/null", O_WRONLY, true); }));
+    CHECK_FALSE(shared_after([] {
+        const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+        if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return;
+        open_both(::ptsname(master), O_RDWR | O_NOCTTY, true);
+    }));
+}
+
+TEST_CASE("a command's stdout and stderr reach one file, one pipe or one terminal in the order written, with and without a report, on bubblewrap and Landlock", "[output][e2e][linux-only]") {
+    constexpr int lines = 200;
+    for (const test::Way way : {test::Way::bwrap, test::Way::landlock_launcher, test::Way::landlock_forked}) {
+        test::require_way(way);
+        test::Installed confine;
+        test::TempDir ws;
+        const fs::path config = confine.scratch("order.toml"), out = confine.scratch("out"), report = confine.scratch("report.json");
+        test::write_file(config, test::way_config(way));
+        for (const bool reporting : {false, true}) {
+            INFO(test::name_of(way) << (reporting ? ", with a report" : ", without a report"));
+            std::vector<std::string> run{"/usr/bin/env", "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + confine.scratch("cache").string(),
+                                         confine.confinectl().string(), "run", "--config", config.string(), "--workspace", ws.path().string()};
+            if (reporting) run.insert(run.end(), {"--report", report.string()});
+            run.insert(run.end(), {"--", "/bin/sh", "-c", interleaving(lines)});
+            // One file, through one description; one pipe.
+            for (const std::string script : {"out=$1; shift; \"$@\" > \"$out\" 2>&1", "out=$1; shift; \"$@\" 2>&1 | cat > \"$out\""}) {
+                INFO(script);
+                std::vector<std::string> sh{"/bin/sh", "-c", script, "sh", out.string()};
+                sh.insert(sh.end(), run.begin(), run.end());
+                auto r = test::run(sh);
+                CHECK(r.exit_code == 0);
+                CHECK(interleaved_lines(test::read_file(out)) == expected_lines(lines));
+                if (reporting) CHECK(nlohmann::json::parse(test::read_file(report))["outcome"] == "completed");
+            }
+            // One terminal: the command's own on both streams.
+            test::PtyJob job(run);
+            auto ended = job.wait();
+            REQUIRE(ended);
+            CHECK(ended->exit_code == 0);
+            CHECK(interleaved_lines(job.screen()) == expected_lines(lines));
+        }
+    }
+}
+
+TEST_CASE("under a runner judged by its rule, stdout stays apart from stderr, so what a command prints is never a runner's fatal line", "[output][security][linux-only]") {
+    test::Installed confine;
+    test::TempDir plugins, ws;
+    test::install_fake(plugins.path(), "usable");
+    const fs::path out = confine.scratch("out"), report = confine.scratch("report.json");
+    for (const bool attest : {false, true}) {
+        INFO((attest ? "attesting" : "judged by its rule"));
+        const fs::path config = confine.scratch("fake.toml");
+        test::write_file(config, "plugin_dirs = [\"" + plugins.path().string() + "\"]\n[platform.linux]\nchain = [\"usable\"]\n"
+                                 "[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = " + (attest ? "true" : "false") + "\n");
+        // The command prints the launcher's fatal line on stdout and ends with its status.
+        auto r = test::run({"/bin/sh", "-c", "out=$1; shift; \"$@\" > \"$out\" 2>&1", "sh", out.string(), "/usr/bin/env", "-u", "CONFINE_CONFIG",
+                            "XDG_CACHE_HOME=" + confine.scratch("cache").string(), confine.confinectl().string(), "run", "--config", config.string(),
+                            "--workspace", ws.path().string(), "--report", report.string(), "--", "/bin/sh", "-c", "echo '" + fatal + "'; exit 125"});
+        CHECK(r.exit_code == 125);
+        const auto j = nlohmann::json::parse(test::read_file(report));
+        CHECK(j["outcome"] == "task_failed");
+        CHECK(j["exit_code"] == 125);
+        CHECK_THAT(test::read_file(out), Catch::Contains(fatal + "\n"));
+        CHECK_THAT(test::read_file(out), !Catch::Contains("sandbox unavailable"));
+    }
 }
 #endif

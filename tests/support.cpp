@@ -180,6 +180,8 @@ Installed::Installed() {
     fs::permissions(root_ / "bin", fs::perms(0755));
     fs::copy_file(built, confinectl());
     for (auto n : {"landlock", "bwrap", "seatbelt", "appcontainer"}) install_builtin(plugin_dir_, n);
+    fs::create_directory(root_ / "here");
+    fs::permissions(root_ / "here", fs::perms(0755));
 }
 
 void Installed::remove_launcher() const { fs::remove(plugin_dir_ / "landlock-run"); }
@@ -228,7 +230,11 @@ void require_bwrap() {
 }
 
 Result Installed::run(std::vector<std::string> args, std::vector<std::string> env, std::vector<std::string> prefix) const {
-    std::vector<std::string> argv = prefix;
+    // Started in a directory of its own, as a user starts it in a project: not one above
+    // this tree's plugins (the test's), where every run and probe would refuse; a prefix
+    // may go elsewhere.
+    std::vector<std::string> argv{"/usr/bin/env", "-C", here().string()};
+    argv.insert(argv.end(), prefix.begin(), prefix.end());
     // Verdicts this tree's confinectl keeps stay in this tree.
     argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + scratch("cache").string()});
     argv.insert(argv.end(), env.begin(), env.end());

@@ -102,11 +102,14 @@ public:
     // negotiates no newer ABI than CONFINE_TEST_LANDLOCK_ABI_CAP in its environment.
     void use_abi_capped_landlock() const;
     fs::path confinectl() const { return root_ / "bin" / "confinectl"; }
-    // Runs confinectl with `args`, CONFINE_CONFIG unset and `env` ("K=V") added.
-    // `prefix` goes in front (e.g. setpriv to drop privileges).
+    // Runs confinectl with `args`, CONFINE_CONFIG unset and `env` ("K=V") added, in the
+    // tree's own empty directory `here()` (the workspace of a run or probe that names
+    // none). `prefix` goes in front (e.g. setpriv to drop privileges, or a shell that
+    // changes directory).
     Result run(std::vector<std::string> args, std::vector<std::string> env = {}, std::vector<std::string> prefix = {}) const;
     const fs::path& plugin_dir() const { return plugin_dir_; }
     fs::path scratch(const std::string& name) const { return root_ / name; }
+    fs::path here() const { return root_ / "here"; }
     // The default chain (bwrap, then landlock) with bubblewrap's program pointing at
     // nothing, so that bubblewrap is unusable; and the reason it gives.
     fs::path config_without_bwrap() const;

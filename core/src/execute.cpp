@@ -85,6 +85,11 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     const bool attests = wrapped.in_process || wrapped.attestation.kind != Attestation::Kind::none;
     const bool hint = options.denial_hint && (!wrapped.denial_signatures.empty() || !wrapped.denial_paths.empty());
     spec.copy_stderr = !background && (!attests || (hint && !::isatty(2)));
+    // Where stdout and stderr go to one place, a command's two streams stay in the order
+    // it wrote them only if they travel together: one pipe, read here whole. Only where
+    // the runner attests, so that what the command prints never decides the outcome; where
+    // the rule decides it, a fatal signature must come from stderr alone.
+    spec.merge_output = spec.copy_stderr && attests && detail::standard_outputs_shared();
     spec.timeout = options.timeout;
     spec.kill_after = options.kill_after.value_or(std::chrono::seconds(5));
     spec.supervised = wrapped.host_supervised;
@@ -347,6 +352,14 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     const bool runner_stopped = outcome.kind == OutcomeKind::sandbox_unavailable && outcome.basis == Basis::attestation;
     if (!runner_stopped) detail::copy_to_stderr(executed.held_stderr);
     return p.finished(std::move(outcome));
+}
+
+std::optional<Error> check_run(const Provider& provider, const PolicyRequest& policy, std::span<const std::string> argv,
+                               const RunOptions& given) {
+    auto prepared = prepare(provider, policy, argv, given, false);
+    if (!prepared) return prepared.error();
+    if (!prepared->wrapped) return Error{ErrorCode::sandbox_unavailable, prepared->unavailable.evidence};
+    return std::nullopt;
 }
 
 struct Process::Impl {

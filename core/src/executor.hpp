@@ -36,6 +36,10 @@ struct ExecSpec {
     std::filesystem::path working_directory;
     bool background = false;     // own process group, stdin on /dev/null, stdout+stderr captured
     bool copy_stderr = false;    // foreground: stderr goes through a pipe and is copied to ours
+    // With copy_stderr, where this process's stdout and stderr share a destination (one
+    // file, one pipe: standard_outputs_shared): the command's stdout goes into the same
+    // pipe, so that what it writes to both reaches that destination in the order written.
+    bool merge_output = false;
     Attestation attestation;
     // The file the command was resolved to (absolute), as run() and spawn() found it:
     // exec attestation lets the runner go only at an exec of this file.
@@ -165,6 +169,12 @@ struct Supervision {
     bool pid_namespace = false;
 };
 Supervision run_supervision(const WrapResult& wrapped);
+
+// Whether this process's stdout and stderr share one destination in which the order of
+// their writes is kept: one pipe or socket, or one regular file written through one open
+// file description (or both appending). Never a terminal, which the command keeps as its
+// own stdout (a program buffers and colours by it), nor another device. False on Windows.
+bool standard_outputs_shared();
 
 // Runs spec's argv and says what it observed; judges nothing (classify() does).
 Executed execute(const ExecSpec& spec, RunControl& control);

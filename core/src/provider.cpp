@@ -60,6 +60,20 @@ std::string_view to_string(Verdict::Kind kind) noexcept {
     return "unusable";
 }
 
+std::string open_about(const std::string& open, std::string_view dimension) {
+    const std::string head = std::string(dimension) + ": ";
+    std::size_t at = open.find(head);
+    while (at != std::string::npos && at != 0 && (at < 2 || open.compare(at - 2, 2, "; ") != 0)) at = open.find(head, at + 1);
+    if (at == std::string::npos) return {};
+    // Up to the next part: "; <known dimension>: ", or the carve's "; cost: ".
+    std::size_t end = std::string::npos;
+    for (const char* next : {"; write: ", "; network: ", "; processes: ", "; read: ", "; protect: ", "; metadata: ", "; lifetime: ", "; limits: ", "; cost: "}) {
+        const std::size_t found = open.find(next, at + head.size());
+        if (found != std::string::npos && found < end) end = found;
+    }
+    return open.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
 namespace {
 
 std::string_view name_of(Minimum m) {
@@ -96,21 +110,6 @@ ExplicitAsks explicit_asks(const PolicyRequest& policy, const Config& config) {
     from_config(config.deny_read, config.deny_read_where, "deny_read", out.read);
     from_config(config.protect, config.protect_where, "protect", out.protect);
     return out;
-}
-
-// The part of a wrap's `open` text about `dimension` ("read: ..."), or "".
-std::string open_about(const std::string& open, std::string_view dimension) {
-    const std::string head = std::string(dimension) + ": ";
-    std::size_t at = open.find(head);
-    while (at != std::string::npos && at != 0 && open.compare(at - 2, 2, "; ") != 0) at = open.find(head, at + 1);
-    if (at == std::string::npos) return {};
-    // Up to the next part: "; <known dimension>: ", or the carve's "; cost: ".
-    std::size_t end = std::string::npos;
-    for (const char* next : {"; write: ", "; network: ", "; processes: ", "; read: ", "; protect: ", "; metadata: ", "; lifetime: ", "; limits: ", "; cost: "}) {
-        const std::size_t found = open.find(next, at + head.size());
-        if (found != std::string::npos && found < end) end = found;
-    }
-    return open.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
 // `open` without its part about `dimension`.

@@ -204,6 +204,17 @@ std::optional<Error> check_pass_fds(std::span<const int> pass_fds, bool open_her
 std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest& policy,
                                   std::span<const std::string> argv, const RunOptions& options = {});
 
+// What run() would refuse for this call, before anything starts: the same preparation
+// (the environment filtered, the command looked up, the loader check, the policy
+// completed, resolved and wrapped, the run's limits) without starting anything — a root
+// that is refused, a plugin or configuration where the command could write, a runner
+// below a minimum or unable to give what is asked. The error run() would return, or
+// SANDBOX_UNAVAILABLE with the evidence of the outcome it would give; nullopt when run()
+// would start the command. For `confinectl probe`, which judges the workspace a run there
+// would get.
+std::optional<Error> check_run(const Provider& provider, const PolicyRequest& policy, std::span<const std::string> argv,
+                               const RunOptions& options = {});
+
 struct Finished {
     Outcome outcome;
     std::string stdout_text;  // at most RunOptions::capture.limit bytes

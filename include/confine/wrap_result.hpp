@@ -84,6 +84,12 @@ struct Placeholder {
 std::vector<Placeholder> placeholders(const WrapResult& wrapped);
 std::string_view to_string(Placeholder::Kind kind) noexcept;  // "status-fd", "dir-fd", "dir-path", "network-filter-fd"
 
+// The part of a wrap's dimensions.open about `dimension` ("network: abstract unix sockets
+// are not scoped ..."), up to the next dimension's part ("; write: ", "; processes: ", ...)
+// or the cost part ("; cost: ", what a runner denies beyond the policy: Landlock's carve),
+// or "" when it says nothing of it: what the runner says it leaves open of that dimension.
+std::string open_about(const std::string& open, std::string_view dimension);
+
 std::string_view to_string(Mode mode) noexcept;           // "read-only", "workspace-write"
 std::string_view to_string(Enforcement e) noexcept;       // "full", "partial"
 std::string_view to_string(Level l) noexcept;             // "full", "partial", "none"

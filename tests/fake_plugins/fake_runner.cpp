@@ -47,8 +47,10 @@ struct FakeSettings {
     std::int64_t exec_index = 2;       // with attest: the exec declared as the command's
     bool flag = false;
     std::int64_t count = 0;
-    // What a wrap says it enforces of network, processes, read, protect and lifetime: "none", "partial" or "full".
+    // What a wrap says it enforces of network, processes, read, protect and lifetime: "none", "partial" or "full";
+    // of write too, where set (else full with full enforcement, partial otherwise); and what it says is left open.
     std::string network = "partial", processes = "partial", read = "partial", protect = "none", lifetime = "partial";
+    std::string write, open = "what a fake leaves open";
 };
 
 // Moves a read value into `into`, or gives its error.
@@ -60,7 +62,7 @@ std::optional<sdk::Error> take(std::expected<T, sdk::Error> value, T& into) {
 }
 
 std::expected<FakeSettings, sdk::Error> read_settings(const sdk::Settings& settings) {
-    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest", "show_workdir", "exec_index", "network", "processes", "read", "protect", "lifetime"}))
+    if (auto bad = settings.reject_unknown({"command", "path", "flag", "count", "label", "launcher", "attest", "show_workdir", "exec_index", "network", "processes", "read", "protect", "lifetime", "write", "open"}))
         return std::unexpected(*bad);
     FakeSettings out;
     for (const auto& bad : {take(settings.strings_or("command", {}), out.command), take(settings.string_or("path", ""), out.path),
@@ -69,7 +71,8 @@ std::expected<FakeSettings, sdk::Error> read_settings(const sdk::Settings& setti
                             take(settings.bool_or("show_workdir", false), out.show_workdir),
                             take(settings.int_or("count", 0), out.count), take(settings.int_or("exec_index", 2), out.exec_index), take(settings.string_or("network", "partial"), out.network),
                             take(settings.string_or("processes", "partial"), out.processes), take(settings.string_or("read", "partial"), out.read),
-                            take(settings.string_or("protect", "none"), out.protect), take(settings.string_or("lifetime", "partial"), out.lifetime)})
+                            take(settings.string_or("protect", "none"), out.protect), take(settings.string_or("lifetime", "partial"), out.lifetime),
+                            take(settings.string_or("write", ""), out.write), take(settings.string_or("open", "what a fake leaves open"), out.open)})
         if (bad) return std::unexpected(*bad);
     return out;
 }
@@ -120,8 +123,11 @@ public:
         auto level = [](const std::string& name) {
             return name == "full" ? sdk::Level::full : name == "partial" ? sdk::Level::partial : sdk::Level::none;
         };
-        r.dimensions = {r.enforcement == sdk::Enforcement::full ? sdk::Level::full : sdk::Level::partial, level(settings_.network),
-                        level(settings_.processes), "what a fake leaves open", level(settings_.read), level(settings_.protect), level(settings_.lifetime)};
+        const sdk::Level write = !settings_.write.empty() ? level(settings_.write)
+                                 : r.enforcement == sdk::Enforcement::full ? sdk::Level::full
+                                                                           : sdk::Level::partial;
+        r.dimensions = {write, level(settings_.network), level(settings_.processes), settings_.open, level(settings_.read), level(settings_.protect),
+                        level(settings_.lifetime)};
         return r;
     }
 

@@ -30,7 +30,10 @@ complete_words() {  # the words so far; the last one is being completed
 [[ " $(complete_words confinectl probe --) " == *" --json "* ]] || fail "probe options"
 [[ " $(complete_words confinectl probe --pr) " == *" --prove "* ]] || fail "probe --prove"
 [[ " $(complete_words confinectl plugins --pr) " != *" --prove "* ]] || fail "plugins offers --prove"
-[[ " $(complete_words confinectl probe --) " != *" --mode "* ]] || fail "probe offers run's options"
+[[ " $(complete_words confinectl probe --st) " == *" --strict "* ]] || fail "probe --strict"
+[[ " $(complete_words confinectl probe --wo) " == *" --workspace "* ]] || fail "probe --workspace: $(complete_words confinectl probe --wo)"
+[[ " $(complete_words confinectl probe --) " != *" --report "* ]] || fail "probe offers run's options"
+[[ " $(complete_words confinectl probe --) " != *" --network "* ]] || fail "probe offers policy options it does not judge"
 # --plugin, before the command, takes a file; the command follows it.
 [[ " $(complete_words confinectl --pl) " == *" --plugin "* ]] || fail "--plugin: $(complete_words confinectl --pl)"
 [ "$(complete_words confinectl --plugin "${1%.bash-completion}.bash-compl")" = "$1" ] || fail "--plugin does not complete a file name"

@@ -48,6 +48,10 @@ bool follow_execs(pid_t pid, std::uint32_t command_exec, const std::filesystem::
 // A descriptor that becomes readable when `pid`, a child, ends (before it is reaped); -1.
 int open_pidfd(pid_t pid);
 
+// Whether this process's descriptors `a` and `b` are one open file description (kcmp's
+// KCMP_FILE): 1 if they are, 0 if not, -1 where that cannot be asked.
+int same_open_file(int a, int b);
+
 // Discards `sig` when it is pending for the calling thread, which blocks it.
 void discard_pending(int sig);
 

@@ -110,6 +110,9 @@ std::optional<SpawnRefusal> make_output_pipes(const ExecSpec& spec, StartedRunne
         if (child.in.get() < 0 || !make_pipe(runner.out, child.out)) return SpawnRefusal{errno, {}};
     }
     if ((spec.background || spec.copy_stderr) && !make_pipe(runner.err, child.err)) return SpawnRefusal{errno, {}};
+    // One pipe for both: the child's stdout is another descriptor of its stderr's write end.
+    if (spec.merge_output && !spec.background && child.err.get() >= 0 && (child.out = Fd(::fcntl(child.err.get(), F_DUPFD_CLOEXEC, 3))).get() < 0)
+        return SpawnRefusal{errno, {}};
 #if defined(F_SETPIPE_SZ)
     // Fewer, larger reads for a command that writes a lot; where the system refuses
     // (a user over its pipe quota), the default size does.

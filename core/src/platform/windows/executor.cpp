@@ -131,6 +131,9 @@ bool write_to_stderr(std::string_view bytes) {
 
 void copy_to_stderr(std::string_view bytes) { write_to_stderr(bytes); }
 
+// stdout is never merged into the stderr pipe here.
+bool standard_outputs_shared() { return false; }
+
 namespace {
 
 // What `spec` asks that Windows has no way to give, or nullptr.
