@@ -13,6 +13,7 @@
 #include <confine/config.hpp>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -251,7 +252,9 @@ struct PackageRun {
     }
 };
 
-const std::vector<Way> package_ways{Way::bwrap, Way::landlock_forked};
+// Landlock in place too: nothing is left in front of the command there, so what it gets
+// must be ready before the exec.
+const std::vector<Way> package_ways{Way::bwrap, Way::landlock_forked, Way::landlock_in_place};
 
 // The registry the machine's own npm configuration names, asked with a cache of the
 // test's own (npm writes its log there).
@@ -380,4 +383,23 @@ TEST_CASE("cargo fetch works confined, with the user's config.toml and without i
             CHECK(fs::exists(run.tree.ws / ".confine" / "cargo" / ".package-cache"));  // cargo's lock, in the run's own home
             CHECK(listing(run.tree.home / ".cargo") == before);
         }
+}
+
+TEST_CASE("wrap --json gives a host the package managers' variables a run gets, and the caller's own stays", "[packages][e2e]") {
+    test::require_bwrap();
+    test::Installed confine;
+    const fs::path config = confine.scratch("packages.toml");
+    test::write_file(config, test::way_config(Way::bwrap) + "[policy.env]\nset = { CARGO_HOME = \"/opt/operator-cargo\" }\n");
+    test::Tree tree(false);
+    auto r = confine.run({"wrap", "--json", "--config", config.string(), "--workspace", tree.ws.string(), "--env", "PIP_CACHE_DIR=/srv/my-pip",
+                          "--", "true"},
+                         {"HOME=" + tree.home.string(), "npm_config_cache=" + (tree.home / ".npm").string()});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto variables = nlohmann::json::parse(r.out)["environment"]["variables"];
+    const std::string base = (fs::canonical(tree.ws) / ".confine").string();
+    CHECK(variables["npm_config_cache"] == base + "/cache/npm");  // the caller's ambient one, replaced
+    CHECK(variables["PIP_CACHE_DIR"] == "/srv/my-pip");           // --env NAME=VALUE: the caller's
+    CHECK(variables["CARGO_HOME"] == "/opt/operator-cargo");      // [policy.env] set: the operator's
+    CHECK(fs::is_regular_file(tree.ws / ".confine" / ".gitignore"));
 }
