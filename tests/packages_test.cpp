@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -192,6 +193,32 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, ca
     const std::string cargo = test::read_file(base / "cargo" / "config.toml");
     CHECK_THAT(cargo, Catch::Contains("retry = 7") && !Catch::Contains("cargo-token-9"));
 
+    SECTION("a copy already as it should be is left alone, any other is replaced, never written through") {
+        struct stat first {};
+        REQUIRE(::stat((base / "npmrc").c_str(), &first) == 0);
+        env = {"HOME=" + (dir / "home").string()};
+        confine::detail::apply_packages({}, policy, {}, env);
+        struct stat again {};
+        REQUIRE(::stat((base / "npmrc").c_str(), &again) == 0);
+        CHECK(again.st_ino == first.st_ino);
+        test::write_file(dir / "target", "not confine's\n");
+        fs::remove(base / "npmrc");
+        fs::create_symlink(dir / "target", base / "npmrc");
+        test::write_file(base / "cargo" / "config.toml", "[net]\nretry = 1\n");
+        env = {"HOME=" + (dir / "home").string()};
+        confine::detail::apply_packages({}, policy, {}, env);
+        CHECK(test::read_file(dir / "target") == "not confine's\n");
+        CHECK_FALSE(fs::is_symlink(base / "npmrc"));
+        CHECK_THAT(test::read_file(base / "npmrc"), Catch::Contains("fund=false"));
+        CHECK_THAT(test::read_file(base / "cargo" / "config.toml"), Catch::Contains("retry = 7"));
+    }
+    SECTION("a run inside a run keeps the copies as they are") {
+        const std::string npmrc_before = test::read_file(base / "npmrc"), cargo_before = test::read_file(base / "cargo" / "config.toml");
+        confine::detail::apply_packages({}, policy, {}, env);  // env: what the first run gave its command
+        CHECK(test::read_file(base / "npmrc") == npmrc_before);
+        CHECK(test::read_file(base / "cargo" / "config.toml") == cargo_before);
+        CHECK(value_in(env, "CARGO_HOME") == (base / "cargo").string());
+    }
     SECTION("beneath HOME cargo finds the config itself") {
         fs::create_directories(dir / "home" / "src");
         policy.working_directory = fs::canonical(dir / "home" / "src");

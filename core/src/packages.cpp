@@ -163,9 +163,28 @@ std::expected<Fd, Failure> open_dirs(const Fd& dir, const fs::path& rel) {
     return at;
 }
 
+// Whether `name` in `dir` is a regular file holding exactly `text`. Read only to spare a
+// rewrite (a watcher of the workspace would see one on every run); never trusted beyond.
+bool holds(const Fd& dir, const std::string& name, const std::string& text) {
+    Fd file(::openat(dir.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) != text.size()) return false;
+    std::string there(text.size(), '\0');
+    std::size_t got = 0;
+    while (got < there.size()) {
+        const ssize_t n = ::read(file.fd, there.data() + got, there.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        got += static_cast<std::size_t>(n);
+    }
+    return there == text;
+}
+
 // Writes `text` as `name` in `dir`: a new file renamed over the name, so that whatever
 // stood there (a link, a file someone else holds open) is replaced, never written through.
+// Left as it is when it holds `text` already.
 std::optional<std::string> write_at(const Fd& dir, const std::string& name, const std::string& text, mode_t mode) {
+    if (holds(dir, name, text)) return std::nullopt;
     const std::string temp = "." + name + ".confine-" + std::to_string(::getpid());
     ::unlinkat(dir.fd, temp.c_str(), 0);
     Fd file(::openat(dir.fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
@@ -267,7 +286,8 @@ void prepare_npm(Run& run) {
     if (run.vars.named("npm_config_userconfig", true)) return;
     std::string user_config = run.vars.get("npm_config_userconfig", true);
     if (user_config.empty() && !home.empty()) user_config = home + "/.npmrc";
-    if (user_config.empty() || !within_any(user_config, run.policy.deny_read)) return;  // npm reads it itself, or there is none
+    // npm reads it itself (not denied, or this run's own copy already), or there is none.
+    if (user_config.empty() || !within_any(user_config, run.policy.deny_read) || is_within(real(user_config), real(run.base))) return;
     const auto text = read_settings(user_config);
     if (!text) return;
     const std::string copy = "; " + user_config + " as confine gives it to confined runs, without its secrets (rewritten before each run)\n" +
@@ -323,7 +343,8 @@ void prepare_cargo(Run& run) {
         run.said.push_back("cargo keeps " + user_home + " (a writable root)");
         return;
     }
-    if (run.vars.named("CARGO_HOME")) return;
+    // Named by the caller, or beneath the directory already (a run started inside a run).
+    if (run.vars.named("CARGO_HOME") || (!user_home.empty() && is_within(real(user_home), real(run.base)))) return;
     auto dir = open_dirs(run.dir, "cargo");
     const auto bad = dir ? write_at(*dir, "config.toml", cargo_config(run, user_home), 0644) : std::optional(dir.error().message);
     if (bad) {
