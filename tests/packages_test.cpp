@@ -212,6 +212,15 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, ca
         CHECK_THAT(test::read_file(base / "npmrc"), Catch::Contains("fund=false"));
         CHECK_THAT(test::read_file(base / "cargo" / "config.toml"), Catch::Contains("retry = 7"));
     }
+    SECTION("an npm cache the caller grants stays, and npm still gets the settings") {
+        confine::Policy granted = policy;
+        fs::create_directories(dir / "home" / ".npm");
+        granted.writable.push_back(fs::canonical(dir / "home" / ".npm"));
+        std::vector<std::string> fresh{"HOME=" + (dir / "home").string()};
+        confine::detail::apply_packages({}, granted, {}, fresh);
+        CHECK(value_in(fresh, "npm_config_cache") == "<unset>");
+        CHECK(value_in(fresh, "npm_config_userconfig") == (base / "npmrc").string());
+    }
     SECTION("a run inside a run keeps the copies as they are") {
         const std::string npmrc_before = test::read_file(base / "npmrc"), cargo_before = test::read_file(base / "cargo" / "config.toml");
         confine::detail::apply_packages({}, policy, {}, env);  // env: what the first run gave its command

@@ -275,11 +275,10 @@ void prepare_npm(Run& run) {
     const std::string home = run.vars.get("HOME");
     std::string user_cache = run.vars.get("npm_config_cache", true);
     if (user_cache.empty() && !home.empty()) user_cache = home + "/.npm";
+    // The cache the caller granted stays (its settings still need the copy below).
     if (!user_cache.empty() && within_any(user_cache, run.policy.writable)) {
         run.said.push_back("npm keeps " + user_cache + " (a writable root)");
-        return;
-    }
-    if (!run.vars.named("npm_config_cache", true)) {
+    } else if (!run.vars.named("npm_config_cache", true)) {
         run.vars.set("npm_config_cache", (run.base / "cache" / "npm").string(), true);
         run.said.push_back("npm cache " + (run.base / "cache" / "npm").string());
     }
