@@ -672,6 +672,8 @@ int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<s
         const auto& e = wrapped.error();
         return failed(e.code, e.code == confine::ErrorCode::sandbox_unavailable ? "sandbox unavailable: " + e.message : e.message);
     }
+    // The package managers' caches of the run, as run's: the host gives the runner these too.
+    confine::prepare_packages(**provider, *wrapped, flags.env, env->variables);
     const auto text = confinectl::wrap_json(*wrapped, *env, pass_fds);
     if (!text) return failed(confine::ErrorCode::invalid_policy, text.error());
     out << *text;

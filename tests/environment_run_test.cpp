@@ -124,7 +124,11 @@ TEST_CASE("inherit none gives the command only what is set, and it is still look
                            caller_environment);
     INFO(r.out << r.err);
     CHECK(r.exit_code == 0);
-    CHECK(r.out == "PLAIN_SETTING=plain-value\nCONFIGURED=from-the-configuration\n");
+    // And the package managers' caches beneath the workspace ([policy.packages]): paths, no
+    // more of the caller's environment.
+    const std::string base = (fs::canonical(tree.ws) / ".confine").string();
+    CHECK(r.out == "PLAIN_SETTING=plain-value\nCONFIGURED=from-the-configuration\nnpm_config_cache=" + base + "/cache/npm\nPIP_CACHE_DIR=" + base +
+                       "/cache/pip\nCARGO_HOME=" + base + "/cargo\n");
     const auto removed = json::parse(test::read_file(s.report(tree)))["environment"]["removed"];
     CHECK(std::find(removed.begin(), removed.end(), "PATH") != removed.end());
     CHECK(std::find(removed.begin(), removed.end(), "MY_API_KEY") != removed.end());

@@ -129,6 +129,10 @@ private:
                 if (auto err = read_limits(*value_ptr, cfg)) return err;
                 continue;
             }
+            if (k == "packages") {
+                if (auto err = read_packages(*value_ptr, cfg.packages)) return err;
+                continue;
+            }
             if (k == "tmp") {
                 const auto text = value_ptr->value<std::string>();
                 if (!text || (*text != "private" && *text != "host"))
@@ -154,7 +158,7 @@ private:
             }
             if (k != "network")
                 return fail(key_ptr->source(),
-                            "unknown key '" + k + "' in [policy] (known: network, tmp, deny_read, protect, env, timeout, kill_after, enforcement, limits)");
+                            "unknown key '" + k + "' in [policy] (known: network, tmp, deny_read, protect, env, timeout, kill_after, enforcement, limits, packages)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "none" && *text != "allow"))
                 return fail(value_ptr->source(), "policy.network must be \"none\" or \"allow\"");
@@ -215,6 +219,50 @@ private:
                 return fail(key_ptr->source(), "unknown key '" + k + "' in [policy.env] (known: inherit, exclude, include, set, exclude_url_passwords)");
             }
         }
+        return std::nullopt;
+    }
+
+    // [policy.packages]: dir, relative to the workspace without "..", or "" for none;
+    // tools, each of npm, pip and cargo once.
+    std::optional<Error> read_packages(const toml::node& node, PackageCaches& packages) const {
+        const toml::table* table = node.as_table();
+        if (!table) return fail(node.source(), "policy.packages must be a table, not " + type_name(node));
+        for (auto [key_ptr, value_ptr] : in_file_order(*table)) {
+            const std::string k(key_ptr->str());
+            if (k == "dir") {
+                const auto text = value_ptr->value<std::string>();
+                if (!text) return fail(value_ptr->source(), "policy.packages.dir must be a string, not " + type_name(*value_ptr));
+                if (auto why = bad_packages_dir(*text)) return fail(value_ptr->source(), "policy.packages.dir '" + *text + "' " + *why);
+                packages.dir = *text;
+            } else if (k == "tools") {
+                auto tools = string_array(*value_ptr, "policy.packages.tools");
+                if (!tools) return tools.error();
+                const auto& arr = *value_ptr->as_array();
+                for (std::size_t i = 0; i < tools->size(); ++i) {
+                    const std::string& t = (*tools)[i];
+                    if (t != "npm" && t != "pip" && t != "cargo")
+                        return fail(arr[i].source(), "policy.packages.tools entry '" + t + "' is not one of npm, pip, cargo");
+                    if (std::find(tools->begin(), tools->begin() + static_cast<std::ptrdiff_t>(i), t) != tools->begin() + static_cast<std::ptrdiff_t>(i))
+                        return fail(arr[i].source(), "policy.packages.tools names '" + t + "' twice");
+                }
+                packages.tools = std::move(*tools);
+            } else {
+                return fail(key_ptr->source(), "unknown key '" + k + "' in [policy.packages] (known: dir, tools)");
+            }
+        }
+        return std::nullopt;
+    }
+
+    // Why `dir` cannot be [policy.packages] dir, or nullopt: it must stay inside the
+    // workspace, so relative, without "..", one line.
+    static std::optional<std::string> bad_packages_dir(const std::string& dir) {
+        if (dir.empty()) return std::nullopt;  // none
+        if (dir.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) return "must be one line, without NUL";
+        if (dir.front() == '/' || std::filesystem::path(dir).is_absolute() || dir.front() == '~')
+            return "must be relative to the workspace (or \"\" for none)";
+        for (const auto& part : std::filesystem::path(dir))
+            if (part == "..") return "must not climb out of the workspace with '..'";
+        if (std::filesystem::path(dir).lexically_normal() == ".") return "must name a directory beneath the workspace, not the workspace itself";
         return std::nullopt;
     }
 

@@ -5,6 +5,7 @@
 #include "git_guard.hpp"
 #include "log.hpp"
 #include "executor.hpp"
+#include "packages.hpp"
 #include "run_limits.hpp"
 
 #if defined(_WIN32)
@@ -210,6 +211,14 @@ std::expected<FilteredEnvironment, Error> run_environment(const Provider& provid
     return filter_environment(provider.config().environment, current_environment(), options.environment_overrides);
 }
 
+void prepare_packages(const Provider& provider, const WrapResult& wrapped, std::span<const std::string> environment_overrides,
+                      std::vector<std::string>& environment) {
+    std::vector<std::string> named;
+    for (const auto& o : environment_overrides) named.push_back(o.substr(0, o.find('=')));
+    for (const auto& [name, value] : provider.config().environment.set) named.push_back(name);
+    detail::apply_packages(provider.config().packages, wrapped.policy, named, environment);
+}
+
 std::optional<Error> check_pass_fds(std::span<const int> pass_fds, bool open_here) {
     for (std::size_t i = 0; i < pass_fds.size(); ++i) {
         const int fd = pass_fds[i];
@@ -317,6 +326,7 @@ std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyReq
         return p;
     }
     p.wrapped = std::move(*wrapped);
+    prepare_packages(provider, *p.wrapped, given.environment_overrides, *p.options.environment);
     return p;
 }
 

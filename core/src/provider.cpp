@@ -696,6 +696,7 @@ std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped
 std::expected<WrapResult, Error> watched(std::expected<WrapResult, Error> wrapped, const Policy& resolved, const PolicyRequest& asked,
                                          const Config& config, detail::KeptGitScan& kept) {
     if (!wrapped) return wrapped;
+    wrapped->policy = resolved;
     std::vector<fs::path> entries(config.protect.begin(), config.protect.end());
     entries.insert(entries.end(), asked.protect.begin(), asked.protect.end());
     wrapped->git_watch = detail::watch_git(resolved, entries, &kept);  // null when it has nothing to hold

@@ -104,6 +104,18 @@ struct Minimums {
     bool operator==(const Minimums&) const = default;
 };
 
+// [policy.packages]: where npm, pip and cargo keep their caches in a workspace-write run
+// (README, "Package installs"): in `dir`, a directory relative to the run's workspace,
+// instead of the host's own caches, which a confined command must not write; the user's
+// settings reach them without their secrets. `tools` names the package managers so
+// redirected ("npm", "pip", "cargo"); empty, or `dir` empty: none.
+struct PackageCaches {
+    std::string dir = ".confine";
+    std::vector<std::string> tools{"npm", "pip", "cargo"};
+
+    bool operator==(const PackageCaches&) const = default;
+};
+
 struct Config {
     std::string source;  // where it came from: a path or "<embedded default>"
     std::uint32_t probe_timeout_ms = 2000;
@@ -135,6 +147,8 @@ struct Config {
     // [policy.limits]: what every run may take; run() and spawn() apply it under the
     // call's own (RunOptions::limits), whose entries take precedence name by name.
     Limits limits;
+    // [policy.packages]: the package managers' caches and settings in a run.
+    PackageCaches packages;
     std::vector<std::filesystem::path> plugin_dirs;
     std::vector<SourcePosition> plugin_dirs_where;  // where each entry of plugin_dirs is written
     std::map<std::string, PlatformConfig> platforms;

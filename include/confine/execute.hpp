@@ -176,6 +176,16 @@ struct RunOptions {
 // exactly `variables`, and no other variable.
 std::expected<FilteredEnvironment, Error> run_environment(const Provider& provider, const RunOptions& options = {});
 
+// The package managers' caches and settings of a run of `wrapped` (the provider's
+// [policy.packages]; README, "Package installs"): in workspace-write mode, `environment`
+// (run_environment()'s variables) with npm's, pip's and cargo's cache variables pointed
+// beneath the workspace, and the copies of the user's settings they name written there.
+// A variable the caller names (`environment_overrides`, as RunOptions takes them) or the
+// operator sets ([policy.env] set) stays as it is. run() and spawn() do this themselves;
+// a host that runs a wrap itself calls it before it starts the runner.
+void prepare_packages(const Provider& provider, const WrapResult& wrapped, std::span<const std::string> environment_overrides,
+                      std::vector<std::string>& environment);
+
 // Why `pass_fds` cannot be handed on (RunOptions::pass_fds): an entry that is not an open
 // descriptor of this process, is 0, 1 or 2, or is named twice; nullopt when they can.
 // With `open_here` false (a wrap a host runs itself, whose descriptors are its own) only

@@ -65,6 +65,9 @@ struct WrapResult : sdk::WrapResult {
     // policy protects nothing under `.git`, or there is nothing to hold. A host that runs
     // the argv itself calls run_end_check() (confine/execute.hpp) once the runner ended.
     std::shared_ptr<const detail::GitWatch> git_watch;
+    // The policy the runner was given: completed and resolved (roots, deny_read and
+    // protect canonical). Empty for a wrap made by Provider::wrap_with().
+    Policy policy;
 };
 
 // A runner argument the host fills in just before it runs the argv: its kind, where it

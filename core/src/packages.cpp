@@ -1,0 +1,402 @@
+#include "packages.hpp"
+
+#include "log.hpp"
+#include "roots.hpp"
+
+#include <confine/environment.hpp>
+
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 1
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <utility>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#if !defined(_WIN32)
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#endif
+
+namespace confine::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lowered(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::string_view trimmed(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+// Whether a setting's name says it holds a secret: a token, password or secret, or one
+// of npm's `_auth` keys. For an npm key scoped to a registry (`//host/path/:_authToken`),
+// the part after the last ':'.
+bool secret_name(std::string_view key) {
+    const std::size_t colon = key.rfind(':');
+    const std::string name = lowered(colon == std::string_view::npos ? key : key.substr(colon + 1));
+    if (name.starts_with("_auth")) return true;
+    for (const char* word : {"token", "password", "passwd", "secret"})
+        if (name.find(word) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+std::string sanitised_npmrc(std::string_view text) {
+    std::string out;
+    while (!text.empty()) {
+        const std::size_t end = text.find('\n');
+        const std::string_view line = text.substr(0, end);
+        text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+        const std::string_view t = trimmed(line);
+        const bool setting = !t.empty() && t.front() != '#' && t.front() != ';' && t.front() != '[';
+        const std::size_t eq = t.find('=');
+        const std::string_view key = trimmed(t.substr(0, eq));
+        const std::string_view value = eq == std::string_view::npos ? std::string_view() : trimmed(t.substr(eq + 1));
+        if (setting && (secret_name(key) || url_carries_password(key) || url_carries_password(value)))
+            out += "; (a setting that holds a secret was left out here)\n";
+        else
+            out += std::string(line) + "\n";
+    }
+    return out;
+}
+
+namespace {
+
+// Whether a TOML value carries a URL's password, in a string or anywhere in an array.
+bool carries_password(const toml::node& node) {
+    if (const auto* s = node.as_string()) return url_carries_password(s->get());
+    if (const auto* a = node.as_array())
+        return std::any_of(a->begin(), a->end(), [](const toml::node& n) { return carries_password(n); });
+    return false;
+}
+
+void drop_secrets(toml::table& table) {
+    std::vector<std::string> dropped;
+    for (auto&& [key, value] : table) {
+        if (auto* inner = value.as_table()) drop_secrets(*inner);
+        else if (secret_name(key.str()) || carries_password(value)) dropped.emplace_back(key.str());
+    }
+    for (const auto& key : dropped) table.erase(key);
+}
+
+}  // namespace
+
+std::optional<std::string> sanitised_cargo_config(std::string_view text) {
+    toml::table table;
+    try {
+        table = toml::parse(text);
+    } catch (const toml::parse_error&) {
+        return std::nullopt;
+    }
+    drop_secrets(table);
+    std::ostringstream out;
+    out << toml::toml_formatter(table) << "\n";
+    return out.str();
+}
+
+#if defined(_WIN32)
+
+void apply_packages(const PackageCaches&, const Policy&, std::span<const std::string>, std::vector<std::string>&) {}
+
+#else
+
+namespace {
+
+// A descriptor closed when it goes.
+struct Fd {
+    int fd = -1;
+    explicit Fd(int f) : fd(f) {}
+    Fd(Fd&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
+    Fd& operator=(Fd&& o) noexcept {
+        if (this != &o) {
+            if (fd >= 0) ::close(fd);
+            fd = std::exchange(o.fd, -1);
+        }
+        return *this;
+    }
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Why a directory could not be had: the errno, and one phrase naming it.
+struct Failure {
+    int error = 0;
+    std::string message;
+};
+
+std::unexpected<Failure> failed(std::string what) {
+    const int error = errno;
+    return std::unexpected(Failure{error, what + ": " + std::strerror(error)});
+}
+
+// The directory `rel` beneath `dir`, made where missing, one component at a time and
+// never through a link: the workspace is where confined commands write, so any name in
+// it may have been replaced by a link since a previous run.
+std::expected<Fd, Failure> open_dirs(const Fd& dir, const fs::path& rel) {
+    Fd at(::fcntl(dir.fd, F_DUPFD_CLOEXEC, 0));
+    if (at.fd < 0) return failed("cannot open the workspace");
+    for (const auto& part : rel.lexically_normal()) {
+        if (part.empty() || part == ".") continue;
+        if (::mkdirat(at.fd, part.c_str(), 0755) != 0 && errno != EEXIST) return failed("cannot make " + part.string());
+        Fd next(::openat(at.fd, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (next.fd < 0) return failed("cannot open " + part.string() + " as a directory");
+        at = Fd(std::move(next));
+    }
+    return at;
+}
+
+// Whether `name` in `dir` is a regular file holding exactly `text`. Read only to spare a
+// rewrite (a watcher of the workspace would see one on every run); never trusted beyond.
+bool holds(const Fd& dir, const std::string& name, const std::string& text) {
+    Fd file(::openat(dir.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) != text.size()) return false;
+    std::string there(text.size(), '\0');
+    std::size_t got = 0;
+    while (got < there.size()) {
+        const ssize_t n = ::read(file.fd, there.data() + got, there.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        got += static_cast<std::size_t>(n);
+    }
+    return there == text;
+}
+
+// Writes `text` as `name` in `dir`: a new file renamed over the name, so that whatever
+// stood there (a link, a file someone else holds open) is replaced, never written through.
+// Left as it is when it holds `text` already.
+std::optional<std::string> write_at(const Fd& dir, const std::string& name, const std::string& text, mode_t mode) {
+    if (holds(dir, name, text)) return std::nullopt;
+    const std::string temp = "." + name + ".confine-" + std::to_string(::getpid());
+    ::unlinkat(dir.fd, temp.c_str(), 0);
+    Fd file(::openat(dir.fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+    if (file.fd < 0) return "cannot write " + name + ": " + errno_text();
+    for (std::size_t done = 0; done < text.size();) {
+        const ssize_t n = ::write(file.fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            ::unlinkat(dir.fd, temp.c_str(), 0);
+            return "cannot write " + name + ": " + errno_text();
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (::renameat(dir.fd, temp.c_str(), dir.fd, name.c_str()) != 0) {
+        const std::string why = errno_text();
+        ::unlinkat(dir.fd, temp.c_str(), 0);
+        return "cannot write " + name + ": " + why;
+    }
+    return std::nullopt;
+}
+
+// The user's file at `file`, at most 1 MiB of it; nullopt when it is not a regular file.
+std::optional<std::string> read_settings(const fs::path& file) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) return std::nullopt;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::string text(std::size_t{1} << 20, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+}
+
+// The variables of a run's environment, as the package managers read them.
+class Variables {
+public:
+    Variables(std::vector<std::string>& environment, std::span<const std::string> explicit_names)
+        : env_(environment), explicit_(explicit_names) {}
+
+    // NAME's value (npm reads its variables whatever their case: `ignore_case`).
+    std::string get(std::string_view name, bool ignore_case = false) const {
+        for (const auto& e : env_) {
+            const std::size_t eq = e.find('=');
+            if (eq != std::string::npos && same(e.substr(0, eq), name, ignore_case)) return e.substr(eq + 1);
+        }
+        return {};
+    }
+    // Whether the caller or the operator named NAME: then it is theirs.
+    bool named(std::string_view name, bool ignore_case = false) const {
+        return std::any_of(explicit_.begin(), explicit_.end(), [&](const std::string& n) {
+            return n.find('*') != std::string::npos ? environment_pattern_matches(n, name) : same(n, name, ignore_case);
+        });
+    }
+    void set(const std::string& name, const std::string& value, bool ignore_case = false) {
+        std::erase_if(env_, [&](const std::string& e) { return same(e.substr(0, e.find('=')), name, ignore_case); });
+        env_.push_back(name + "=" + value);
+    }
+
+private:
+    static bool same(std::string_view a, std::string_view b, bool ignore_case) { return ignore_case ? lowered(a) == lowered(b) : a == b; }
+    std::vector<std::string>& env_;
+    std::span<const std::string> explicit_;
+};
+
+// Where `p` leads (as much of it as exists), for comparing with a resolved policy's paths.
+fs::path real(const fs::path& p) {
+    std::error_code ec;
+    fs::path r = fs::weakly_canonical(p, ec);
+    return ec ? p : r;
+}
+
+bool within_any(const fs::path& p, const std::vector<fs::path>& places) {
+    const fs::path r = real(p);
+    return std::any_of(places.begin(), places.end(), [&](const fs::path& place) { return is_within(r, place); });
+}
+
+// One run's preparation: the directory beneath the workspace, and what -v says of it.
+struct Run {
+    const Policy& policy;
+    Variables& vars;
+    fs::path base;  // the workspace's packages.dir
+    Fd dir;         // base, opened
+    std::vector<std::string> said;
+};
+
+// npm: its cache, and the user's npmrc without its secrets where the policy denies it.
+void prepare_npm(Run& run) {
+    const std::string home = run.vars.get("HOME");
+    std::string user_cache = run.vars.get("npm_config_cache", true);
+    if (user_cache.empty() && !home.empty()) user_cache = home + "/.npm";
+    // The cache the caller granted stays (its settings still need the copy below).
+    if (!user_cache.empty() && within_any(user_cache, run.policy.writable)) {
+        run.said.push_back("npm keeps " + user_cache + " (a writable root)");
+    } else if (!run.vars.named("npm_config_cache", true)) {
+        run.vars.set("npm_config_cache", (run.base / "cache" / "npm").string(), true);
+        run.said.push_back("npm cache " + (run.base / "cache" / "npm").string());
+    }
+    if (run.vars.named("npm_config_userconfig", true)) return;
+    std::string user_config = run.vars.get("npm_config_userconfig", true);
+    if (user_config.empty() && !home.empty()) user_config = home + "/.npmrc";
+    // npm reads it itself (not denied, or this run's own copy already), or there is none.
+    if (user_config.empty() || !within_any(user_config, run.policy.deny_read) || is_within(real(user_config), real(run.base))) return;
+    const auto text = read_settings(user_config);
+    if (!text) return;
+    const std::string copy = "; " + user_config + " as confine gives it to confined runs, without its secrets (rewritten before each run)\n" +
+                             sanitised_npmrc(*text);
+    if (auto bad = write_at(run.dir, "npmrc", copy, 0600)) {
+        log_warn("packages: {} in {}: npm runs without the settings of {}", *bad, run.base.string(), user_config);
+        return;
+    }
+    run.vars.set("npm_config_userconfig", (run.base / "npmrc").string(), true);
+    run.said.push_back("npm settings " + (run.base / "npmrc").string() + " (" + user_config + " without its secrets)");
+}
+
+void prepare_pip(Run& run) {
+    const std::string home = run.vars.get("HOME");
+    std::string user_cache = run.vars.get("PIP_CACHE_DIR");
+    if (user_cache.empty() && !run.vars.get("XDG_CACHE_HOME").empty()) user_cache = run.vars.get("XDG_CACHE_HOME") + "/pip";
+    if (user_cache.empty() && !home.empty()) user_cache = home + "/.cache/pip";
+    if (!user_cache.empty() && within_any(user_cache, run.policy.writable)) {
+        run.said.push_back("pip keeps " + user_cache + " (a writable root)");
+        return;
+    }
+    if (run.vars.named("PIP_CACHE_DIR")) return;
+    run.vars.set("PIP_CACHE_DIR", (run.base / "cache" / "pip").string());
+    run.said.push_back("pip cache " + (run.base / "cache" / "pip").string());
+}
+
+// The user's cargo configuration for a CARGO_HOME of the run's own: what cargo would read
+// from the user's CARGO_HOME, without its secrets — unless cargo's own search (the
+// working directory's ancestors' .cargo) finds that file anyway: then nothing, so that
+// no setting is read twice.
+std::string cargo_config(const Run& run, const fs::path& user_home) {
+    const std::string header = "# confine's CARGO_HOME for confined runs (rewritten before each run).\n";
+    fs::path source;
+    for (const char* name : {"config.toml", "config"}) {
+        std::error_code ec;
+        if (source.empty() && fs::is_regular_file(user_home / name, ec)) source = user_home / name;
+    }
+    if (source.empty()) return header;
+    const fs::path real_home = real(user_home);
+    if (real_home.filename() == ".cargo" && is_within(run.policy.working_directory, real_home.parent_path()))
+        return header + "# " + source.string() + " is read by cargo itself, from the working directory's ancestors.\n";
+    const auto text = read_settings(source);
+    const auto copy = text ? sanitised_cargo_config(*text) : std::nullopt;
+    if (!copy) return header + "# " + source.string() + " could not be read as TOML: cargo runs without it.\n";
+    return header + "# " + source.string() + ", without its secrets:\n" + *copy;
+}
+
+void prepare_cargo(Run& run) {
+    const std::string home = run.vars.get("HOME");
+    std::string user_home = run.vars.get("CARGO_HOME");
+    if (user_home.empty() && !home.empty()) user_home = home + "/.cargo";
+    if (!user_home.empty() && within_any(user_home, run.policy.writable)) {
+        run.said.push_back("cargo keeps " + user_home + " (a writable root)");
+        return;
+    }
+    // Named by the caller, or beneath the directory already (a run started inside a run).
+    if (run.vars.named("CARGO_HOME") || (!user_home.empty() && is_within(real(user_home), real(run.base)))) return;
+    auto dir = open_dirs(run.dir, "cargo");
+    const auto bad = dir ? write_at(*dir, "config.toml", cargo_config(run, user_home), 0644) : std::optional(dir.error().message);
+    if (bad) {
+        log_warn("packages: {} in {}: cargo keeps {}", *bad, run.base.string(), user_home.empty() ? std::string("its home") : user_home);
+        return;
+    }
+    run.vars.set("CARGO_HOME", (run.base / "cargo").string());
+    run.said.push_back("cargo home " + (run.base / "cargo").string());
+}
+
+// The workspace's packages.dir, opened (made where missing, with a .gitignore that keeps
+// it out of the repository).
+std::expected<Fd, Failure> open_base(const Policy& resolved, const std::string& dir) {
+    Fd workspace(::open(resolved.workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (workspace.fd < 0) return failed("cannot open the workspace");
+    auto base = open_dirs(workspace, dir);
+    if (!base) return base;
+    Fd ignore(::openat(base->fd, ".gitignore", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (ignore.fd >= 0) {
+        const std::string text = "# What confined runs' package managers keep (confine, [policy.packages]).\n*\n";
+        if (::write(ignore.fd, text.data(), text.size()) < 0) return failed("cannot write .gitignore");
+    }
+    return base;
+}
+
+}  // namespace
+
+void apply_packages(const PackageCaches& packages, const Policy& resolved, std::span<const std::string> explicit_names,
+                    std::vector<std::string>& environment) {
+    if (resolved.mode != Mode::workspace_write || resolved.workspace.empty() || packages.dir.empty() || packages.tools.empty()) return;
+    const fs::path base = resolved.workspace / fs::path(packages.dir).lexically_normal();
+    auto dir = open_base(resolved, packages.dir);
+    if (!dir) {
+        // A workspace this user may not write, the command may not either: nothing to say.
+        const int e = dir.error().error;
+        log(e == EACCES || e == EPERM || e == EROFS ? spdlog::level::debug : spdlog::level::warn,
+            "packages: {} ({}): npm, pip and cargo keep the host's caches, read-only", dir.error().message, base.string());
+        return;
+    }
+    Variables vars(environment, explicit_names);
+    Run run{resolved, vars, base, std::move(*dir), {}};
+    for (const auto& tool : packages.tools) {
+        if (tool == "npm") prepare_npm(run);
+        else if (tool == "pip") prepare_pip(run);
+        else if (tool == "cargo") prepare_cargo(run);
+    }
+    if (log_enabled(spdlog::level::debug)) {
+        std::string line;
+        for (const auto& s : run.said) line += (line.empty() ? "" : "; ") + s;
+        log_debug("packages: {}", line.empty() ? std::string("(none)") : line);
+    }
+}
+
+#endif
+
+}  // namespace confine::detail
