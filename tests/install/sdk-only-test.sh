@@ -2,7 +2,7 @@
 # The SDK stands alone: install only the `sdk` component (the headers of
 # include/confine/sdk/), then build against that prefix alone every SDK header by itself,
 # the usage example at the top of confine/sdk/plugin.hpp, and the out-of-tree example
-# runner (examples/runner-plugin). Each confine header any of them reads must come from
+# runner (examples/runner-plugin), whose unit test then runs. Each confine header any of them reads must come from
 # that prefix: an SDK header that includes a host header (confine/provider.hpp ...) or
 # anything of core/src fails here, even where a full confine is installed system-wide.
 #
@@ -82,4 +82,11 @@ cmake --build "$work/example" >"$work/example.log" 2>&1 || { cat "$work/example.
 ninja -C "$work/example" -t deps >"$work/example.d"
 grep -q "$sdk/include/confine/sdk/plugin.hpp" "$work/example.d" || fail "the example did not read the SDK from $sdk: $(cat "$work/example.d")"
 only_sdk_headers "$work/example.d" "the example runner"
+# Its unit test (confine_add_plugin_test) is built and run by the SDK alone: the test
+# there is, and passes; the tests that need confinectl are not declared.
+tests=$(cd "$work/example" && ctest --show-only=json-v1) || fail "the example's tests cannot be listed"
+grep -qF '"offline-unit"' <<<"$tests" || fail "the example declares no unit test against the SDK alone: $tests"
+! grep -qF '"offline-probe"' <<<"$tests" || fail "the example declares confinectl's tests without a confinectl"
+(cd "$work/example" && ctest --output-on-failure >"$work/example-test.log" 2>&1) \
+  || { cat "$work/example-test.log" >&2; fail "the example's unit test fails against the SDK alone"; }
 echo "sdk-only-test: ok"
