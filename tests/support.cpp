@@ -54,10 +54,14 @@ TempDir::~TempDir() {
 }
 
 namespace {
+// Replaced as an installer replaces a library, by a rename: a file written over in place
+// would change under a mapping of it that a probe's thread may still be running in.
 fs::path copy_plugin(const fs::path& from, const fs::path& dir) {
     fs::path to = dir / from.filename();
-    fs::copy_file(from, to, fs::copy_options::overwrite_existing);
-    fs::permissions(to, fs::perms(0755));
+    const fs::path staged = dir / ("." + from.filename().string() + ".new");
+    fs::copy_file(from, staged, fs::copy_options::overwrite_existing);
+    fs::permissions(staged, fs::perms(0755));
+    fs::rename(staged, to);
     return to;
 }
 }  // namespace

@@ -3,6 +3,9 @@
 // or a verdict can be malformed.
 #include "plugins/results.hpp"
 
+#include <confine/sdk/plugin.hpp>
+#include <confine/sdk/wrap_check.hpp>
+
 #include <catch2/catch.hpp>
 
 #if !defined(_WIN32)
@@ -481,3 +484,92 @@ TEST_CASE("the failure rule's older field names are the evidence exit codes them
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
+
+namespace {
+
+// An SDK runner's result for the command "make test", as the SDK hands it to the host in C
+// and the host reads it: what confine does with a plugin's wrap.
+std::expected<confine::WrapResult, confine::Error> through_the_host(const confine::sdk::WrapResult& r) {
+    const auto in_c = confine::sdk::detail::wrap_result_to_c(r);
+    return confine::detail::read_wrap_result(in_c.get(), std::vector<std::string>{"make", "test"});
+}
+
+}  // namespace
+
+TEST_CASE("the host refuses each wrap result the SDK's check refuses, saying the same line, and accepts what it accepts", "[core][abi][sdk]") {
+    namespace sdk = confine::sdk;
+    const std::vector<std::string> make_test{"make", "test"};
+    sdk::WrapResult good;
+    good.argv = {"/usr/bin/runner", "--status", "{status-fd}", "--bind", "{dir-fd:/srv/ws}", "/srv/ws", "--", "make", "test"};
+    good.attestation = sdk::Attestation::status_fd(2, "\"exit-code\"", "\"child-pid\"");
+    std::vector<std::pair<const char*, sdk::WrapResult>> spoiled;
+    auto spoil = [&](const char* what, auto change) {
+        sdk::WrapResult r = good;
+        change(r);
+        spoiled.emplace_back(what, std::move(r));
+    };
+    spoil("the command rewritten", [](sdk::WrapResult& r) { r.argv.back() = "check"; });
+    spoil("no \"--\"", [](sdk::WrapResult& r) { r.argv[6] = "-"; });
+    spoil("nothing before \"--\"", [](sdk::WrapResult& r) { r.argv = {"--", "make", "test"}; r.attestation = {}; });
+    spoil("an exec index of 0", [](sdk::WrapResult& r) { r.argv[2] = "3"; r.attestation = sdk::Attestation::exec(0); });
+    spoil("an exec index of 17", [](sdk::WrapResult& r) { r.argv[2] = "3"; r.attestation = sdk::Attestation::exec(17); });
+    spoil("the status descriptor at the program", [](sdk::WrapResult& r) { r.attestation.status_argument = 0; });
+    spoil("the status descriptor at the \"--\"", [](sdk::WrapResult& r) { r.attestation.status_argument = 6; });
+    spoil("an empty marker", [](sdk::WrapResult& r) { r.attestation.status_marker.clear(); });
+    spoil("a marker of two lines", [](sdk::WrapResult& r) { r.attestation.status_marker = "a\nb"; });
+    spoil("a marker of 257 bytes", [](sdk::WrapResult& r) { r.attestation.status_marker.assign(257, 'm'); });
+    spoil("a key of two lines", [](sdk::WrapResult& r) { r.attestation.status_pid_key = "child\npid"; });
+    spoil("a key of 257 bytes", [](sdk::WrapResult& r) { r.attestation.status_pid_key.assign(257, 'k'); });
+    spoil("a malformed placeholder", [](sdk::WrapResult& r) { r.argv[4] = "{dir-fd:srv/ws}"; });
+    spoil("a second {status-fd}", [](sdk::WrapResult& r) { r.argv[4] = "{status-fd}"; });
+    spoil("a {status-fd} without its attestation", [](sdk::WrapResult& r) { r.attestation = {}; });
+    spoil("another kind where the status descriptor goes", [](sdk::WrapResult& r) { r.argv[2] = "{network-filter-fd}"; });
+    spoil("a placeholder as the program", [](sdk::WrapResult& r) { r.argv[0] = "{dir-path:/usr/bin}"; });
+    spoil("too many denial signatures", [](sdk::WrapResult& r) { r.denial_signatures.assign(sdk::max_result_list_items + 1, "x"); });
+    for (const auto& [what, r] : spoiled) {
+        INFO(what);
+        const auto said = sdk::wrap_result_refusal(r, make_test);
+        REQUIRE(said);
+        const auto read = through_the_host(r);
+        REQUIRE_FALSE(read);
+        CHECK(read.error().code == ErrorCode::plugin_bad_result);
+        CHECK(read.error().message == *said);
+    }
+    CHECK_FALSE(sdk::wrap_result_refusal(good, make_test));
+    const auto read = through_the_host(good);
+    REQUIRE(read);
+    CHECK(read->command_index == 7);
+    CHECK(read->attestation.status_pid_key == "\"child-pid\"");
+    CHECK(confine::placeholders(*read).size() == 2);
+}
+
+TEST_CASE("a runner's write level reaches the host as it says it, and one that says no dimensions has its enforcement read as its write", "[core][abi][sdk]") {
+    namespace sdk = confine::sdk;
+    sdk::WrapResult r;
+    r.argv = {"/usr/bin/runner", "--", "make", "test"};
+    r.enforcement = sdk::Enforcement::partial;
+    SECTION("said: write full, network partial, enforcement partial") {
+        r.dimensions.network = sdk::Level::partial;
+        r.dimensions.processes = sdk::Level::full;
+        r.dimensions.open = "network: a gap";
+        const auto w = through_the_host(r);
+        REQUIRE(w);
+        CHECK(w->enforcement == confine::Enforcement::partial);
+        CHECK(w->dimensions.write == confine::Level::full);
+        CHECK(w->dimensions.network == confine::Level::partial);
+        CHECK(w->dimensions.processes == confine::Level::full);
+    }
+    SECTION("unsaid: write as the enforcement, nothing else") {
+        for (const auto enforcement : {sdk::Enforcement::partial, sdk::Enforcement::full}) {
+            r.enforcement = enforcement;
+            const auto w = through_the_host(r);
+            REQUIRE(w);
+            CHECK(w->enforcement == enforcement);
+            CHECK(w->dimensions.write == (enforcement == sdk::Enforcement::full ? confine::Level::full : confine::Level::partial));
+            CHECK(w->dimensions.network == confine::Level::none);
+            CHECK(w->dimensions.processes == confine::Level::none);
+            CHECK(w->dimensions.lifetime == confine::Level::none);
+            CHECK(w->dimensions.open.empty());
+        }
+    }
+}

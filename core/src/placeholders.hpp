@@ -3,23 +3,13 @@
 // kind may stand. Internal to libconfine.
 #pragma once
 
+#include <confine/sdk/wrap_check.hpp>
 #include <confine/wrap_result.hpp>
-
-#include <cstddef>
-#include <expected>
-#include <span>
-#include <string>
-#include <vector>
 
 namespace confine::detail {
 
-// The placeholders among the runner's own arguments in `argv` (after its program, before
-// the "--" at command_index - 1), in argument order: the status descriptor at the
-// argument a status_fd `attestation` names, whatever its text (the ABI lets the runner
-// choose it), and every other argument the SDK's parser reads as a placeholder. Why not,
-// in one line: a malformed placeholder, {status-fd} where the attestation names no status
-// descriptor, a placeholder of another kind where it does, a placeholder as the program.
-std::expected<std::vector<Placeholder>, std::string> runner_placeholders(std::span<const std::string> argv, std::size_t command_index,
-                                                                         const Attestation& attestation);
+// The placeholders among the runner's own arguments, or why not: the SDK's rule
+// (confine/sdk/wrap_check.hpp), the one the host checks every wrap result with.
+using sdk::runner_placeholders;
 
 }  // namespace confine::detail

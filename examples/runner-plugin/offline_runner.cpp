@@ -1,7 +1,9 @@
 // The `offline` runner: confine's bubblewrap profile — the whole file system read-only,
 // a private /tmp, the workspace writable, no capabilities, namespaces of its own — and
 // no network at all (`--unshare-net`): for builds and tests that must not reach
-// anything. A third-party plugin: it uses nothing but confine's SDK.
+// anything. bubblewrap attests on the host's status descriptor that it reached the
+// command, and names its process there. A third-party plugin: it uses nothing but
+// confine's SDK.
 #include <confine/sdk/bwrap_profile.hpp>
 #include <confine/sdk/plugin.hpp>
 #include <confine/sdk/program_trust.hpp>
@@ -34,19 +36,26 @@ public:
 
     std::expected<sdk::WrapResult, sdk::Error> wrap(const sdk::Policy& policy, std::span<const std::string> argv) override {
         // On every wrap: a program the command could have replaced confines nothing.
-        std::vector<std::string> writable;
+        std::vector<std::filesystem::path> writable;
         if (policy.mode == sdk::Mode::workspace_write) {
-            writable.push_back(policy.workspace.string());
-            for (const auto& w : policy.writable) writable.push_back(w.string());
+            writable.push_back(policy.workspace);
+            writable.insert(writable.end(), policy.writable.begin(), policy.writable.end());
         }
         if (auto bad = sdk::untrusted_program(prefix_.front(), writable))
             return std::unexpected(sdk::unsupported("bubblewrap cannot be used: " + *bad));
         sdk::WrapResult r;
-        r.argv = sdk::bwrap_profile(prefix_, policy);
+        std::uint32_t status_argument = 0;  // where the profile puts {status-fd}
+        r.argv = sdk::bwrap_profile(prefix_, policy, &status_argument);
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
-        r.enforcement = sdk::Enforcement::full;
+        // Attested: the command ran if and only if bubblewrap says so on the status
+        // descriptor, which the command cannot write; a bubblewrap that stopped is a
+        // sandbox failure whatever it printed. The process ID it reports there is where
+        // the host forwards signals.
+        r.attestation = sdk::bwrap_attestation(status_argument);
+        r.enforcement = sdk::Enforcement::full;  // the dimensions below say the rest
         r.denial_signatures = {"read-only file system", "network is unreachable"};
+        // For a host that cannot read the descriptor: a "bwrap: " line is bubblewrap's.
         r.failure_rule.fatal_signatures = {"bwrap: "};
         // What it enforces, per dimension: bubblewrap's profile, always without a network
         // (even when the policy allows one), which is what this runner is for.

@@ -11,13 +11,6 @@ namespace sdk = confine::sdk;
 namespace {
 
 constexpr const char* default_program = "/usr/bin/bwrap";
-// bubblewrap writes this once the command has run and exited; never when its set-up
-// (mounts, namespaces, the command's execvp) failed.
-constexpr const char* status_marker = "\"exit-code\"";
-// bubblewrap reports as "child-pid" the process ID (as this side sees it) of its child in
-// the sandbox: with --unshare-pid, the reaper that is PID 1 there and whose own child is
-// the command (the host finds the command below it).
-constexpr const char* status_pid_key = "\"child-pid\"";
 
 class BwrapRunner final : public sdk::Runner {
 public:
@@ -86,7 +79,7 @@ public:
         if (policy.network == sdk::Network::none)
             for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
         r.failure_rule.fatal_signatures = {"bwrap: "};
-        r.attestation = sdk::Attestation::status_fd(status_argument, status_marker, status_pid_key);
+        r.attestation = sdk::bwrap_attestation(status_argument);  // bubblewrap's --json-status-fd
         r.dimensions = sdk::bwrap_dimensions(policy);
         r.tmp = sdk::bwrap_tmp(policy);
         return r;

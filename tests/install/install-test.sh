@@ -3,8 +3,8 @@
 # component installed by itself, and the example runner built against it); then install
 # confine into a throwaway prefix and build the example runner from that installation's
 # own copy (share/confine/examples/runner-plugin) against that installation only: it
-# installs under its own prefix unless told otherwise, and exports its two symbols and
-# nothing else. Move the prefix elsewhere, and from the moved tree list plugins, probe,
+# installs into that installation's plugin directory unless told otherwise, and exports
+# its two symbols and nothing else. Move the prefix elsewhere, and from the moved tree list plugins, probe,
 # run confined, build the example again and run its own tests (confine::confinectl),
 # and see broken plugin files refused, each with its reason. The README's host program
 # (share/confine/examples/host-program) is built against the moved tree, with its CMake
@@ -49,18 +49,19 @@ for example in runner-plugin host-program; do
 done
 
 # The example runner, from the installed tree, against the installed package alone;
-# installed under its own prefix by default, and into confine's plugin directory when
-# that prefix is confine's own.
+# installed by default into confine's plugin directory, where confine looks, whatever
+# its own install prefix.
 cmake -S "$work/prefix/share/confine/examples/runner-plugin" -B "$work/example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_INSTALL_PREFIX="$work/author" >"$work/example.log" 2>&1 \
   || { cat "$work/example.log" >&2; fail "the installed example does not configure against the installed package"; }
 cmake --build "$work/example" >"$work/example.log" 2>&1 || { cat "$work/example.log" >&2; fail "the installed example does not build"; }
 grep -qF -- "-DCONFINE_PLUGIN_VERSION=\\\"1.0.0\\\"" "$work/example/build.ninja" || fail "the example's plugin is not given its project's version"
 cmake --install "$work/example" >/dev/null
-[ -f "$work/author/lib/confine/plugins/confine-runner-offline.so" ] || fail "the example was not installed under its own prefix: $(find "$work/author" 2>&1)"
-[ ! -e "$work/prefix/lib/confine/plugins/confine-runner-offline.so" ] || fail "the example was installed into confine's plugin directory unasked"
-cmake --install "$work/example" --prefix "$work/prefix" >/dev/null
-[ -f "$work/prefix/lib/confine/plugins/confine-runner-offline.so" ] || fail "installed under confine's prefix, the example is not in confine's plugin directory"
+[ -f "$work/prefix/lib/confine/plugins/confine-runner-offline.so" ] || fail "the example was not installed into confine's plugin directory"
+[ ! -e "$work/author" ] || fail "the example was installed under its own prefix, where confine does not look: $(find "$work/author" 2>&1)"
+# The installed confinectl finds it there, with nothing configured.
+"$work/prefix/bin/confinectl" plugins | grep -q "^offline  .*  $work/prefix/lib/confine/plugins/confine-runner-offline.so" \
+  || fail "the installed confinectl does not list the example installed by default: $("$work/prefix/bin/confinectl" plugins 2>&1)"
 if [ -n "$exported_symbols" ]; then
   exports=$("$exported_symbols" "$work/example/confine-runner-offline.so" | sort | tr '\n' ' ') || fail "cannot read the example's exports"
   [ "$exports" = "confine_plugin confine_plugin_abi " ] || fail "the example plugin exports more or less than its two symbols: $exports"
@@ -87,6 +88,27 @@ said() {  # FILE TEXT: CMake's message, its lines wrapped, says TEXT
 plugin_project "$work/into" into VERSION 2.0 -- INSTALL_INTO_CONFINE || { cat "$work/into/configure.log" >&2; fail "INSTALL_INTO_CONFINE does not configure"; }
 grep -qF "$work/prefix/lib/confine/plugins" "$work/into/build/cmake_install.cmake" \
   || fail "INSTALL_INTO_CONFINE does not install into confine's plugin directory: $(grep -F confine-runner "$work/into/build/cmake_install.cmake")"
+plugin_project "$work/dest" dest VERSION 2.0 -- INSTALL_DESTINATION lib/elsewhere || { cat "$work/dest/configure.log" >&2; fail "INSTALL_DESTINATION does not configure"; }
+grep -qF '${CMAKE_INSTALL_PREFIX}/lib/elsewhere' "$work/dest/build/cmake_install.cmake" \
+  || fail "INSTALL_DESTINATION does not install under the project's prefix: $(grep -F confine-runner "$work/dest/build/cmake_install.cmake")"
+# confine_add_plugin_test's refusals: a PLUGIN that is no target, no SOURCES.
+plugin_test_project() {  # DIR, then the call's arguments
+  local dir=$1; shift
+  mkdir -p "$dir"
+  cp "$src/examples/runner-plugin/offline_runner.cpp" "$dir/"
+  { echo "cmake_minimum_required(VERSION 3.25)"
+    echo "project(plugin-test VERSION 1.0 LANGUAGES CXX)"
+    echo "find_package(confine REQUIRED)"
+    echo "confine_add_runner_plugin(offline SOURCES offline_runner.cpp NO_INSTALL)"
+    echo "confine_add_plugin_test(unit $*)"; } >"$dir/CMakeLists.txt"
+  cmake -S "$dir" -B "$dir/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" >"$dir/configure.log" 2>&1
+}
+plugin_test_project "$work/test-nonesuch" SOURCES offline_runner.cpp PLUGIN nonesuch && fail "a plugin test naming no plugin target configured"
+said "$work/test-nonesuch/configure.log" "confine_add_plugin_test(unit): PLUGIN nonesuch is not a target (declare it with confine_add_runner_plugin first)" \
+  || fail "no clear error for a plugin test naming no plugin target: $(cat "$work/test-nonesuch/configure.log")"
+plugin_test_project "$work/test-unsourced" PLUGIN confine-runner-offline && fail "a plugin test without sources configured"
+said "$work/test-unsourced/configure.log" "confine_add_plugin_test(unit): SOURCES is required" \
+  || fail "no clear error for a plugin test without sources: $(cat "$work/test-unsourced/configure.log")"
 plugin_project "$work/unversioned" unversioned -- && fail "a project without a version configured"
 said "$work/unversioned/configure.log" \
   "confine_add_runner_plugin(offline): the plugin has no version: give the project one (project(unversioned VERSION 1.0.0)) or pass VERSION" || fail "no clear error for a plugin without a version: $(cat "$work/unversioned/configure.log")"
@@ -201,7 +223,7 @@ cmake -S "$examples/runner-plugin" -B "$work/example-moved" -G Ninja -DCMAKE_BUI
   || { cat "$work/example.log" >&2; fail "the example does not configure against the moved tree"; }
 cmake --build "$work/example-moved" >"$work/example.log" 2>&1 || { cat "$work/example.log" >&2; fail "the example does not build against the moved tree"; }
 tests=$(cd "$work/example-moved" && ctest --show-only=json-v1) || fail "the example's tests cannot be listed"
-for t in offline-probe offline-run; do
+for t in offline-unit offline-probe offline-run; do
   grep -qF "\"$t\"" <<<"$tests" || fail "the example has no test $t: $tests"
 done
 grep -qF "\"$confinectl\"" <<<"$tests" || fail "the example's tests do not run the moved tree's confinectl (confine::confinectl): $tests"
@@ -210,8 +232,9 @@ grep -qF "\"$confinectl\"" <<<"$tests" || fail "the example's tests do not run t
 [ -f "$plugdir/confine-runner-offline.so" ] || fail "the installed example is not in the moved tree's plugin directory"
 (cd "$work/example-moved" && ctest --output-on-failure >"$work/example-test.log" 2>&1) \
   || { cat "$work/example-test.log" >&2; fail "the example's own tests failed"; }
-cmake --install "$work/example-moved" --prefix "$work/moved" >/dev/null
-[ -f "$plugdir/confine-runner-offline.so" ] || fail "installed under the moved tree's prefix, the example is not in its plugin directory"
+rm "$plugdir/confine-runner-offline.so"
+cmake --install "$work/example-moved" >/dev/null
+[ -f "$plugdir/confine-runner-offline.so" ] || fail "built against the moved tree, the example is not installed into its plugin directory"
 
 # Broken plugin files are refused, each saying exactly why.
 chmod 0644 "$plugdir/confine-runner-offline.so"

@@ -2,7 +2,7 @@
 # The SDK stands alone: install only the `sdk` component (the headers of
 # include/confine/sdk/), then build against that prefix alone every SDK header by itself,
 # the usage example at the top of confine/sdk/plugin.hpp, and the out-of-tree example
-# runner (examples/runner-plugin). Each confine header any of them reads must come from
+# runner (examples/runner-plugin), whose unit test then runs. Each confine header any of them reads must come from
 # that prefix: an SDK header that includes a host header (confine/provider.hpp ...) or
 # anything of core/src fails here, even where a full confine is installed system-wide.
 #
@@ -25,10 +25,11 @@ others=$(cd "$sdk" && find . -type f ! -path './include/confine/sdk/*' | sort)
 [ -z "$others" ] || fail "the sdk component installs more than the SDK headers: $others"
 # What a plugin author needs, and nothing else: the ABI, the plugin base and its settings,
 # the vocabulary, placeholders, trust for runner programs, the bubblewrap profile, the
-# testing support, and the marshalling plugin.hpp includes (detail/). confine's own shared
-# code (internal/confine/internal/) is never installed.
+# host's check of a wrap result, the testing support, and the marshalling plugin.hpp
+# includes (detail/). confine's own shared code (internal/confine/internal/) is never
+# installed.
 installed=$(cd "$sdk/include/confine/sdk" && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ')
-expected="abi.h bwrap_profile.hpp detail/entry.hpp placeholders.hpp plugin.hpp program_trust.hpp testing.hpp trust_posix.hpp trust_windows.hpp vocabulary.hpp "
+expected="abi.h bwrap_profile.hpp detail/entry.hpp placeholders.hpp plugin.hpp program_trust.hpp testing.hpp trust_posix.hpp trust_windows.hpp vocabulary.hpp wrap_check.hpp "
 [ "$installed" = "$expected" ] || fail "the installed SDK is not the plugin author's headers: installed $installed; expected $expected"
 
 # Every confine header named in a dependency list ($1) lies in the SDK prefix.
@@ -81,4 +82,11 @@ cmake --build "$work/example" >"$work/example.log" 2>&1 || { cat "$work/example.
 ninja -C "$work/example" -t deps >"$work/example.d"
 grep -q "$sdk/include/confine/sdk/plugin.hpp" "$work/example.d" || fail "the example did not read the SDK from $sdk: $(cat "$work/example.d")"
 only_sdk_headers "$work/example.d" "the example runner"
+# Its unit test (confine_add_plugin_test) is built and run by the SDK alone: the test
+# there is, and passes; the tests that need confinectl are not declared.
+tests=$(cd "$work/example" && ctest --show-only=json-v1) || fail "the example's tests cannot be listed"
+grep -qF '"offline-unit"' <<<"$tests" || fail "the example declares no unit test against the SDK alone: $tests"
+! grep -qF '"offline-probe"' <<<"$tests" || fail "the example declares confinectl's tests without a confinectl"
+(cd "$work/example" && ctest --output-on-failure >"$work/example-test.log" 2>&1) \
+  || { cat "$work/example-test.log" >&2; fail "the example's unit test fails against the SDK alone"; }
 echo "sdk-only-test: ok"

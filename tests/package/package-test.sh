@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The Debian package on this machine: install it with apt-get, then `confinectl probe`
-# and a confined run from the installed /usr tree; remove it again. Needs root (CI).
+# and a confined run from the installed /usr tree; build the installed example runner
+# against the package as its README says, run its tests (its unit test, then confinectl
+# on it), install it where it installs by default and see the packaged confinectl find it
+# there; remove both again. Needs root (CI).
 #
 #   package-test.sh DEB
 set -euo pipefail
@@ -32,4 +35,17 @@ trap 'rm -rf "$work"; DEBIAN_FRONTEND=noninteractive apt-get remove -y -q confin
 [ "$(cat "$work/kept")" = kept ] || fail "the workspace write did not hold"
 if (cd "$work" && confinectl run -- sh -c 'echo x > /var/tmp/confine-package-denied' 2>/dev/null); then fail "a write outside the workspace succeeded"; fi
 [ ! -e /var/tmp/confine-package-denied ] || fail "a denied write left a file"
+# The example runner, built as its README says, installed where the packaged confinectl
+# looks (the package's plugin directory, pkg-config's plugindir) with nothing configured.
+plugindir=$(pkg-config --variable=plugindir confine) || fail "pkg-config names no plugin directory"
+cp -r /usr/share/confine/examples/runner-plugin "$work/offline"
+trap 'rm -f "$plugindir/confine-runner-offline.so"; rm -rf "$work"; DEBIAN_FRONTEND=noninteractive apt-get remove -y -q confine >/dev/null' EXIT
+cmake -S "$work/offline" -B "$work/offline/build" -DCMAKE_PREFIX_PATH=/usr >"$work/offline.log" 2>&1 \
+  || { cat "$work/offline.log" >&2; fail "the installed example does not configure against the package"; }
+cmake --build "$work/offline/build" >"$work/offline.log" 2>&1 || { cat "$work/offline.log" >&2; fail "the installed example does not build"; }
+(cd "$work/offline/build" && ctest --output-on-failure >"$work/offline.log" 2>&1) \
+  || { cat "$work/offline.log" >&2; fail "the installed example's tests fail against the package"; }
+cmake --install "$work/offline/build" >/dev/null
+confinectl plugins | grep -q "^offline  .*  $plugindir/confine-runner-offline.so" \
+  || fail "the packaged confinectl does not find the example installed by default: $(confinectl plugins 2>&1)"
 echo "package-test: ok"

@@ -1,5 +1,6 @@
 #include "plugins/results.hpp"
-#include "placeholders.hpp"
+
+#include <confine/sdk/wrap_check.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -77,44 +78,28 @@ bool read_lists(const confine_wrap_result& r, WrapResult& out) {
     return true;
 }
 
-// The command must reach the runner verbatim after "--": a plugin may not drop,
-// reorder or rewrite what the caller asked to run, and "--" is not the runner itself.
-bool ends_with_command(const std::vector<std::string>& args, std::span<const std::string> argv) {
-    const std::size_t tail = argv.size() + 1;
-    return args.size() > tail && args[args.size() - tail] == "--" &&
-           std::equal(argv.begin(), argv.end(), args.end() - static_cast<std::ptrdiff_t>(argv.size()));
-}
-
-// A non-empty line of at most 256 bytes, read no further than its 257th byte.
-bool one_line(const char* text) {
-    if (!text) return false;
+// A string of the plugin's, read no further than one byte past the longest status text
+// it may be (a longer one is then refused as too long): a string without its NUL must not
+// make the host walk arbitrary memory. Null reads as empty.
+std::string bounded(const char* text) {
     std::size_t length = 0;
-    while (length <= 256 && text[length] && text[length] != '\n') ++length;
-    return length > 0 && length <= 256 && text[length] == '\0';
+    while (text && length <= sdk::max_status_text && text[length]) ++length;
+    return text ? std::string(text, length) : std::string();
 }
 
-// The placeholder is one of the runner's own arguments, never the program or anything
-// from "--" on; the marker and the process-ID key are one non-empty line each.
-std::optional<Error> read_status_attestation(const confine_wrap_result& r, std::size_t command_index, Attestation& out) {
-    const std::size_t index = r.attestation_status_argument;
-    if (index < 1 || index + 1 >= command_index)
-        return bad("malformed wrap result (status descriptor argument " + std::to_string(index) + ")");
-    if (!one_line(r.attestation_status_marker)) return bad("malformed wrap result (status marker)");
-    const char* pid_key = r.attestation_status_pid_key;
-    if (pid_key && !one_line(pid_key)) return bad("malformed wrap result (status process-ID key)");
-    out = Attestation::status_fd(r.attestation_status_argument, r.attestation_status_marker, pid_key ? pid_key : "");
-    return std::nullopt;
-}
-
-std::optional<Error> read_attestation(const confine_wrap_result& r, std::size_t command_index, Attestation& out) {
+// The attestation as the plugin laid it out: its kind, index, marker and key. Whether
+// they are well formed is the SDK's check (wrap_result_refusal); an empty key that is
+// not null (absent) is the one thing only the C layout can say.
+std::optional<Error> read_attestation(const confine_wrap_result& r, Attestation& out) {
     switch (r.attestation) {
     case CONFINE_ATTESTATION_NONE: return std::nullopt;
-    case CONFINE_ATTESTATION_EXEC:
-        if (r.attestation_exec_index < 1 || r.attestation_exec_index > 16)
-            return bad("malformed wrap result (attestation exec index " + std::to_string(r.attestation_exec_index) + ")");
-        out = Attestation::exec(r.attestation_exec_index);
+    case CONFINE_ATTESTATION_EXEC: out = Attestation::exec(r.attestation_exec_index); return std::nullopt;
+    case CONFINE_ATTESTATION_STATUS_FD: {
+        const char* pid_key = r.attestation_status_pid_key;
+        if (pid_key && !*pid_key) return bad("malformed wrap result (status process-ID key)");
+        out = Attestation::status_fd(r.attestation_status_argument, bounded(r.attestation_status_marker), bounded(pid_key));
         return std::nullopt;
-    case CONFINE_ATTESTATION_STATUS_FD: return read_status_attestation(r, command_index, out);
+    }
     default: return bad("malformed wrap result (attestation " + std::to_string(r.attestation) + ")");
     }
 }
@@ -157,14 +142,13 @@ std::expected<WrapResult, Error> read_wrap_result(const confine_wrap_result* res
     if (!read_lists(*r, out)) return std::unexpected(bad("malformed wrap result (lists)"));
     if (r->enforcement != CONFINE_ENFORCEMENT_FULL && r->enforcement != CONFINE_ENFORCEMENT_PARTIAL)
         return std::unexpected(bad("malformed wrap result (enforcement " + std::to_string(r->enforcement) + ")"));
-    if (!ends_with_command(out.argv, argv))
-        return std::unexpected(bad("wrap result does not end with \"--\" and the command verbatim"));
     out.enforcement = r->enforcement == CONFINE_ENFORCEMENT_PARTIAL ? Enforcement::partial : Enforcement::full;
+    if (auto wrong = read_attestation(*r, out.attestation)) return std::unexpected(std::move(*wrong));
+    // What a runner can get wrong in any language: the SDK's own check, the one a runner's
+    // tests call (sdk::testing::check_wrap_result).
+    if (auto refused = sdk::wrap_result_refusal(out, argv)) return std::unexpected(bad(std::move(*refused)));
     out.command_index = out.argv.size() - argv.size();
     if (r->in_process_apply) out.in_process = InProcess{r->in_process_apply, r->in_process_state, nullptr};
-    if (auto wrong = read_attestation(*r, out.command_index, out.attestation)) return std::unexpected(std::move(*wrong));
-    if (auto found = runner_placeholders(out.argv, out.command_index, out.attestation); !found)
-        return std::unexpected(bad("malformed wrap result (" + found.error() + ")"));
     if (auto wrong = read_dimensions(*r, out)) return std::unexpected(std::move(*wrong));
     return out;
 }

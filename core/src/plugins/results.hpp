@@ -8,6 +8,7 @@
 
 #include <confine/error.hpp>
 #include <confine/sdk/abi.h>
+#include <confine/sdk/wrap_check.hpp>
 #include <confine/wrap_result.hpp>
 
 #include <cstddef>
@@ -19,7 +20,7 @@ namespace confine::detail {
 
 // The most items accepted in any list from a plugin (and in a probe command's argv): a
 // malformed result must not make the host walk arbitrary memory.
-inline constexpr std::size_t max_list_items = 1u << 16;
+inline constexpr std::size_t max_list_items = sdk::max_result_list_items;
 
 // The result of a plugin's wrap of `argv`, read once into the host's vocabulary.
 // `result` may be of any ABI 1.x layout: only the bytes its struct_size covers are
@@ -27,8 +28,9 @@ inline constexpr std::size_t max_list_items = 1u << 16;
 // apply, no process-ID key). The in-process apply and state, if any, point into the
 // plugin's result, which the caller keeps alive; `runner` and `keep_alive` are the
 // caller's to fill. Every refusal is ErrorCode::plugin_bad_result, with what is wrong:
-// "wrap returned no result", "malformed wrap result (lists)", "wrap result does not end
-// with "--" and the command verbatim", ...
+// "wrap returned no result", "malformed wrap result (lists)", and every refusal of
+// sdk::wrap_result_refusal (confine/sdk/wrap_check.hpp): "wrap result does not end with
+// "--" and the command verbatim", ...
 std::expected<WrapResult, Error> read_wrap_result(const confine_wrap_result* result, std::span<const std::string> argv);
 
 // A plugin's probe verdict. A missing or malformed one is an unusable verdict saying

@@ -7,7 +7,7 @@
 //   std::vector<std::string> argv = confine::sdk::bwrap_profile(std::vector<std::string>{"/usr/bin/bwrap"}, policy, &status);
 //   argv.push_back("--");
 //   argv.insert(argv.end(), command.begin(), command.end());
-//   // then: result.attestation = Attestation::status_fd(status, "\"exit-code\"", ...)
+//   result.attestation = confine::sdk::bwrap_attestation(status);
 //
 // What makes it hold, argument by argument:
 // - the whole file system read-only (--ro-bind / /), a /dev and a /proc of its own;
@@ -175,6 +175,21 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
             a.insert(a.end(), {"--ro-bind", "/dev/null", d.string()});
     }
     return a;
+}
+
+// What bubblewrap writes on its status descriptor (--json-status-fd): first the key
+// "child-pid" and the process ID, as the host sees it, of its child in the sandbox — with
+// --unshare-pid the reaper that is PID 1 there, whose own child is the command (the host
+// finds the command below it and forwards signals to it) — then "exit-code" once the
+// command has run and exited, never when its set-up (mounts, namespaces, the command's
+// execvp) failed.
+inline constexpr const char* bwrap_status_marker = "\"exit-code\"";
+inline constexpr const char* bwrap_status_pid_key = "\"child-pid\"";
+
+// The attestation of a wrap whose argv bwrap_profile made with `status_argument`: the
+// command ran if and only if bubblewrap said so on the descriptor the host reads.
+inline Attestation bwrap_attestation(std::uint32_t status_argument) {
+    return Attestation::status_fd(status_argument, bwrap_status_marker, bwrap_status_pid_key);
 }
 
 // What the profile enforces of each dimension of `policy`: every write outside the

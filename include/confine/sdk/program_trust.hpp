@@ -5,8 +5,12 @@
 // launcher):
 //
 //   // at every wrap, with the places this policy lets the command write:
-//   if (auto bad = confine::sdk::untrusted_program(program_, {policy.workspace.string()}))
+//   std::vector<std::filesystem::path> writable{policy.workspace};
+//   writable.insert(writable.end(), policy.writable.begin(), policy.writable.end());
+//   if (auto bad = confine::sdk::untrusted_program(program_, writable))
 //       return std::unexpected(sdk::unsupported("my runner cannot be used: " + *bad));
+//
+// Each function takes the program and the roots as strings or as paths (the policy's).
 //
 // On POSIX systems the rule is open_trusted's (trust_posix.hpp): the program and every
 // directory above it, walked from "/", owned by root or the caller, writable by nobody
@@ -50,6 +54,24 @@ inline std::optional<std::string> untrusted_program(const std::string& program, 
 #endif
 }
 
+// The same, with the program and the roots as paths (a policy's workspace and writable
+// roots are), and with the program as a C string.
+inline std::optional<std::string> untrusted_program(const std::filesystem::path& program,
+                                                    const std::vector<std::filesystem::path>& writable_roots = {}) {
+#if defined(_WIN32)
+    (void)writable_roots;
+    return trust::untrusted_path(program);  // as a path: no narrowing to the code page
+#else
+    std::vector<std::string> roots;
+    roots.reserve(writable_roots.size());
+    for (const auto& root : writable_roots) roots.push_back(root.string());
+    return untrusted_program(program.string(), roots);
+#endif
+}
+inline std::optional<std::string> untrusted_program(const char* program, const std::vector<std::string>& writable_roots = {}) {
+    return untrusted_program(std::string(program), writable_roots);
+}
+
 // The same for a program an operator named in a setting, judged when the runner is
 // created so that check-config says so. One that is not there (yet) is left to the
 // probe and the run, which judge it again.
@@ -57,6 +79,14 @@ inline std::optional<std::string> untrusted_named_program(const std::string& pro
     std::error_code ec;
     if (!std::filesystem::exists(program, ec)) return std::nullopt;
     return untrusted_program(program);
+}
+inline std::optional<std::string> untrusted_named_program(const std::filesystem::path& program) {
+    std::error_code ec;
+    if (!std::filesystem::exists(program, ec)) return std::nullopt;
+    return untrusted_program(program);
+}
+inline std::optional<std::string> untrusted_named_program(const char* program) {
+    return untrusted_named_program(std::string(program));
 }
 
 }  // namespace confine::sdk

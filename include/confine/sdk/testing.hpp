@@ -13,14 +13,21 @@
 //   CHECK(verdict.reason == "bwrap: No permissions to create new namespace");
 //   CHECK(host.probes().at(0).argv.front() == "/usr/bin/x");
 //
+//   const std::vector<std::string> command{"make", "test"};
+//   auto wrapped = (*runner)->wrap(policy, command);
+//   REQUIRE(wrapped);
+//   CHECK_FALSE(sdk::testing::check_wrap_result(*wrapped, command));  // confine would run it
+//
 // create<R>() goes through the plugin's own C entry point (what CONFINE_RUNNER_PLUGIN
 // exports), so a test sees what confine would: the settings as the C ABI carries them,
 // and the setting an error names (FakeHost::setting_at_fault). The runner's probe() and
 // wrap() are then called directly, or wrap() through the C entry point with a policy laid
-// out as an older host lays it out (wrap_through_abi). Nothing here spawns a process.
+// out as an older host lays it out (wrap_through_abi). check_wrap_result() refuses a wrap
+// result as confine does, with confine's own check. Nothing here spawns a process.
 #pragma once
 
 #include <confine/sdk/plugin.hpp>
+#include <confine/sdk/wrap_check.hpp>
 
 #include <cerrno>
 #include <functional>
@@ -247,6 +254,16 @@ std::expected<std::unique_ptr<Runner>, Error> create(FakeHost& host, const std::
         return std::unexpected(std::move(e));
     }
     return std::unique_ptr<Runner>(static_cast<Runner*>(instance));
+}
+
+// Why confine would refuse `result` as the wrap of `command` and run nothing
+// (PLUGIN_BAD_RESULT), in the one line it says, or nullopt when it would accept it: the
+// host's own check (sdk::wrap_result_refusal, confine/sdk/wrap_check.hpp) — the argv ends
+// with "--" and the command verbatim, the attestation's exec index or status argument,
+// marker and key are well formed, every placeholder is well formed and in its place, no
+// list is longer than the host reads.
+inline std::optional<std::string> check_wrap_result(const WrapResult& result, std::span<const std::string> command) {
+    return wrap_result_refusal(result, command);
 }
 
 // Calls `runner`'s wrap through the plugin's C entry point, as confine does, with a host's

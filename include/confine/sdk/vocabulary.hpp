@@ -27,7 +27,11 @@ enum class Network { none, allow };
 // is a runner that does not say (ABI older than 1.6).
 enum class Tmp { unsaid, private_, host };
 
-// How much of the policy a runner enforces: full only when every dimension asked is.
+// How much of the policy a wrap enforces. A runner's WrapResult::enforcement is its own
+// word: partial for a shortfall its dimensions do not say (or, when it says nothing of
+// its dimensions, for a partial write). It never changes a level the runner says. The
+// host reports a run's enforcement as full only when the runner says full and every
+// dimension the policy asks is full.
 enum class Enforcement { full, partial };
 
 // How much of one dimension of the policy a runner enforces (design.md §12).
@@ -44,7 +48,9 @@ enum class Level { none, partial, full };
 // dimension below full, what is left open.
 // A runner reports `lifetime` for what its own mechanism ends (a PID namespace of its
 // own); the host raises it with its own supervision of the run, and sets `limits`, which
-// the host alone enforces.
+// the host alone enforces. A runner that leaves them as constructed says nothing of them:
+// the host then takes its enforcement as its write level, and none of the others (as for
+// a plugin older than ABI 1.5).
 struct Dimensions {
     Level write = Level::full;
     Level network = Level::none;
@@ -190,7 +196,7 @@ inline std::vector<std::string> network_denial_signatures() {
 // the run afterwards.
 struct WrapResult {
     std::vector<std::string> argv;  // the runner's argv + "--" + the command's argv
-    Enforcement enforcement = Enforcement::full;
+    Enforcement enforcement = Enforcement::full;  // partial lowers the run's (see Enforcement)
     // The runner's denial dialect: a failed command's first stderr line that carries one
     // of these (case-insensitive) is the run's denial hint. The errors the mechanism gives
     // wherever it refuses (Landlock's EACCES, a read-only bind's EROFS); errors that are a

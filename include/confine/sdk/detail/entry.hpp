@@ -174,6 +174,13 @@ inline std::int32_t tmp_to_c(Tmp t) noexcept {
     return t == Tmp::private_ ? CONFINE_TMP_PRIVATE : t == Tmp::host ? CONFINE_TMP_HOST : CONFINE_TMP_UNSAID;
 }
 
+// Whether a runner left its dimensions as constructed: it says nothing of them.
+inline bool says_no_dimensions(const Dimensions& d) noexcept {
+    const Dimensions unsaid;
+    return d.write == unsaid.write && d.network == unsaid.network && d.processes == unsaid.processes && d.read == unsaid.read &&
+           d.protect == unsaid.protect && d.lifetime == unsaid.lifetime && d.limits == unsaid.limits && d.open.empty();
+}
+
 // The attestation and the dimensions of `r` into `owned` (which keeps their strings).
 inline void attestation_and_dimensions_to_c(const WrapResult& r, OwnedWrapResult& owned) {
     confine_wrap_result& c = owned;
@@ -188,9 +195,11 @@ inline void attestation_and_dimensions_to_c(const WrapResult& r, OwnedWrapResult
     c.attestation_status_marker = owned.status_marker.c_str();
     owned.status_pid_key = r.attestation.status_pid_key;
     c.attestation_status_pid_key = owned.status_pid_key.empty() ? nullptr : owned.status_pid_key.c_str();
-    // A partial enforcement is at best a partial write.
-    const Level write = r.enforcement == Enforcement::partial && r.dimensions.write == Level::full ? Level::partial : r.dimensions.write;
-    c.write_level = level_to_c(write);
+    // A runner that says nothing of its dimensions (leaves them as constructed) says
+    // nothing in C either: the host then reads its enforcement as its write level, as it
+    // reads a plugin older than ABI 1.5. What a runner says is passed on as it is.
+    if (says_no_dimensions(r.dimensions)) return;
+    c.write_level = level_to_c(r.dimensions.write);
     c.network_level = level_to_c(r.dimensions.network);
     c.processes_level = level_to_c(r.dimensions.processes);
     c.read_level = level_to_c(r.dimensions.read);
