@@ -183,8 +183,12 @@ void print_probe(Output& out, const confine::Selection& s, const std::string& co
 // for one that did not hold, what the runner reported of its dimension.
 std::string proof_line(const confinectl::ProofCheck& c) {
     const confinectl::ProofOutcome outcome = c.outcome();
-    std::string line = std::string(outcome == confinectl::ProofOutcome::held ? "held  " : outcome == confinectl::ProofOutcome::open ? "open  " : "FAILED") +
+    std::string line = std::string(outcome == confinectl::ProofOutcome::held   ? "held  "
+                                   : outcome == confinectl::ProofOutcome::open ? "open  "
+                                   : outcome == confinectl::ProofOutcome::cost ? "cost  "
+                                                                               : "FAILED") +
                        "  " + c.dimension + ": " + c.check + " — expected " + c.expected + ", observed " + c.observed;
+    if (outcome == confinectl::ProofOutcome::cost) return line + " (the runner names it as a cost)";
     if (outcome == confinectl::ProofOutcome::held || c.reported.empty()) return line;
     line += " (the runner reports " + c.dimension + ": " + c.reported;
     if (c.reported == "partial") line += outcome == confinectl::ProofOutcome::open ? ", naming it" : ", without naming it";
@@ -202,7 +206,7 @@ int prove(Output& out, const confine::Provider& provider, bool as_json, bool str
 #else
     const confinectl::Proof proof = confinectl::prove(provider, confinectl::own_program());
     if (!proof.error.empty()) return fail("probe --prove: " + proof.error);
-    std::size_t counted[3] = {0, 0, 0};
+    std::size_t counted[4] = {0, 0, 0, 0};
     for (const auto& c : proof.checks) ++counted[static_cast<int>(c.outcome())];
     const std::size_t open = counted[static_cast<int>(confinectl::ProofOutcome::open)];
     const std::size_t over = counted[static_cast<int>(confinectl::ProofOutcome::over_claim)];
@@ -212,7 +216,7 @@ int prove(Output& out, const confine::Provider& provider, bool as_json, bool str
         out << "proof under " << proof.runner << ", network " << proof.network << ":\n";
         for (const auto& c : proof.checks) out << "  " << proof_line(c) << '\n';
         out << std::to_string(counted[0]) << " held, " << std::to_string(open) << " open as the runner reports, " << std::to_string(over)
-            << " over-claimed\n";
+            << " over-claimed" << (counted[3] ? ", " + std::to_string(counted[3]) + " costs named by the runner" : std::string()) << '\n';
     }
     return over || (strict && open) ? 1 : 0;
 #endif

@@ -271,10 +271,13 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
 
 std::string proof_json(const Proof& proof) {
     json checks = json::array();
-    json summary{{"held", 0}, {"open", 0}, {"over_claim", 0}};
+    json summary{{"held", 0}, {"open", 0}, {"over_claim", 0}, {"cost", 0}};
     for (const auto& c : proof.checks) {
         const ProofOutcome outcome = c.outcome();
-        const char* name = outcome == ProofOutcome::held ? "held" : outcome == ProofOutcome::open ? "open" : "over_claim";
+        const char* name = outcome == ProofOutcome::held   ? "held"
+                           : outcome == ProofOutcome::open ? "open"
+                           : outcome == ProofOutcome::cost ? "cost"
+                                                           : "over_claim";
         summary[name] = summary[name].get<int>() + 1;
         checks.push_back({{"check", c.check},
                           {"dimension", c.dimension},

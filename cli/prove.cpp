@@ -407,6 +407,22 @@ public:
         return {};
     }
 
+    // The paths the last canary's runner listed as what it costs ("cost: ...: A, B").
+    std::vector<std::string> costs() const {
+        std::vector<std::string> out;
+        if (!last_.dimensions) return out;
+        const std::string part = confine::open_about(last_.dimensions->open, "cost");
+        const std::size_t list = part.rfind(": ");
+        if (list == std::string::npos || list < 4) return out;
+        for (std::size_t from = list + 2; from <= part.size();) {
+            const std::size_t comma = part.find(", ", from);
+            out.push_back(part.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+            if (comma == std::string::npos) break;
+            from = comma + 2;
+        }
+        return out;
+    }
+
     // What the last canary's runner said it leaves open of `dimension`, without the
     // dimension's name, or "".
     std::string explained(const std::string& dimension) const {
@@ -571,6 +587,13 @@ void prove_denied_read(const Prover& q, const confine::Policy& policy, const fs:
     add(proof, q, "a read of a secret under a denied directory", "read", false, read.find(secret) != std::string::npos, {secrets.string()});
     const std::string listed = q.canary(denying, "list", secrets.string());
     add(proof, q, "a listing of a denied directory", "read", false, listed.find("canary-key") != std::string::npos, {secrets.string()});
+    // What the deny list costs: the directory that holds a denied one may be listed (the
+    // policy denies only what is in the list); a runner that cannot allow it says so.
+    const std::string around = q.canary(denying, "list", dir.string());
+    add(proof, q, "a listing of the directory a denied one lies in (what the deny list costs)", "read", true,
+        around.find("secrets") != std::string::npos);
+    proof.checks.back().costly = dir.string();
+    proof.checks.back().costs = q.costs();
 }
 
 // git redirected: the workspace's repository made whole (HEAD, objects, refs, config) and

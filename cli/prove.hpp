@@ -5,6 +5,7 @@
 
 #include <confine/provider.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,10 @@ namespace confinectl {
 // for the canary's own run. `open` is the runner's honesty, never its say-so: a level of
 // `none` admits every hole of the dimension, `partial` only those its explanation names
 // (dimensions.open's part about the dimension holds a word of the check's `hole`), and
-// `full`, no level, or something the policy allows refused is an over-claim.
-enum class ProofOutcome { held, open, over_claim };
+// `full`, no level, or something the policy allows refused is an over-claim — unless the
+// runner named exactly that refusal as what it costs (`cost`: dimensions.open's part
+// "cost: ..." lists the path the check tried; Landlock's deny-list carve).
+enum class ProofOutcome { held, open, over_claim, cost };
 
 struct ProofCheck {
     std::string check;
@@ -28,6 +31,10 @@ struct ProofCheck {
     std::string reported;
     std::string explained;          // what it said it leaves open of the dimension, or ""
     std::vector<std::string> hole;  // words, any one of which in `explained` names what the check tries
+    // For a check of what the policy allows that a runner may refuse as a cost: the path it
+    // tries, and the paths the run's "cost: ..." part lists.
+    std::string costly;
+    std::vector<std::string> costs;
     bool held() const { return expected == observed; }
     bool names_hole() const {
         auto lower = [](std::string text) {
@@ -41,6 +48,7 @@ struct ProofCheck {
     }
     ProofOutcome outcome() const {
         if (held()) return ProofOutcome::held;
+        if (expected == "allowed" && !costly.empty() && std::find(costs.begin(), costs.end(), costly) != costs.end()) return ProofOutcome::cost;
         // Only a refusal that did not hold can be an admitted hole; refusing what the policy
         // allows is never one.
         const bool admitted = expected == "refused" && (reported == "none" || (reported == "partial" && names_hole()));

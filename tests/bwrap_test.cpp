@@ -183,13 +183,15 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     Bwrapped c("[policy]\ndeny_read = []\n");  // the argv alone, whatever the account's home holds
     test::TempDir ws("/var/tmp"), extra("/var/tmp");
     auto ro = c.wrap({"--mode", "read-only"});
-    const std::vector<std::string> base{bwrap,         "--ro-bind",         "/",          "/",   "--dev",         "/dev",
+    std::vector<std::string> base{bwrap,         "--ro-bind",         "/",          "/",   "--dev",         "/dev",
                                         "--proc",      "/proc",             "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL",
                                         "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--json-status-fd", "{status-fd}"};
+    const auto devices = test::device_binds();  // root's: after --new-session
+    base.insert(base.begin() + 15, devices.begin(), devices.end());
     std::vector<std::string> expected = base;
     expected.insert(expected.end(), {"--", "echo", "hi"});
     CHECK(ro["argv"] == expected);
-    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 19}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
+    CHECK(ro["attestation"] == json{{"kind", "status_fd"}, {"status_argument", 19 + devices.size()}, {"status_marker", "\"exit-code\""}, {"status_pid_key", "\"child-pid\""}});
     // bubblewrap's refusals, and with the network confined the tools' words for its absence.
     json dialect = json::array({"read-only file system", "permission denied", "no such process", "erofs", "eacces", "eperm", "esrch"});
     for (const auto& s : confine::sdk::network_denial_signatures()) dialect.push_back(s);

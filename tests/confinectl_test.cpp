@@ -455,9 +455,18 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                 CHECK(j["schema_version"] == 1);
                 CHECK(j["runner"] == runner);
                 CHECK(j["network"] == network);
-                REQUIRE(j["checks"].size() == 24);
+                REQUIRE(j["checks"].size() == 25);
+                CHECK(j["summary"]["cost"] == (runner == "landlock" ? 1 : 0));
                 for (const auto& c : j["checks"]) {
                     INFO(c.dump());
+                    // The directory a denied one lies in cannot be listed under Landlock (its
+                    // deny-list carve), which names it as a cost; bubblewrap lists it.
+                    if (c["check"].get<std::string>().ends_with("(what the deny list costs)")) {
+                        CHECK(c["expected"] == "allowed");
+                        CHECK(c["outcome"] == (runner == "landlock" ? "cost" : "held"));
+                        CHECK(c["observed"] == (runner == "landlock" ? "refused" : "allowed"));
+                        continue;
+                    }
                     // Landlock cannot protect a path inside a writable root, nor govern
                     // metadata, and reports both: those checks are open, every other holds —
                     // the planted commondir too, which the host's run-end check moves aside
@@ -1331,4 +1340,26 @@ TEST_CASE("a writable root that does not exist stops the run with one line namin
     auto r = s.run({"/usr/bin/touch", marker.string()}, {}, {"--writable", (s.workspace.path() / "nowhere").string()});
     check_one_error_line(r, "--writable " + (s.workspace.path() / "nowhere").string() + " does not exist");
     CHECK_FALSE(fs::exists(marker));
+}
+
+#include "../cli/prove.hpp"
+
+TEST_CASE("a proof check of what the policy allows is a cost only where the runner names exactly that path as one", "[cli][prove]") {
+    using confinectl::ProofOutcome;
+    confinectl::ProofCheck c{"a listing of the directory a denied one lies in", "read", "allowed", "refused", "full", "", {}};
+    c.costly = "/var/tmp/p";
+    c.costs = {"/", "/var", "/var/tmp", "/var/tmp/p"};
+    CHECK(c.outcome() == ProofOutcome::cost);
+    c.costs = {"/", "/var", "/var/tmp", "/var/tmp/p/ws"};  // another path, or one beneath it
+    CHECK(c.outcome() == ProofOutcome::over_claim);
+    c.costs = {};
+    CHECK(c.outcome() == ProofOutcome::over_claim);  // refused without a word
+    c.costs = {"/var/tmp/p"};
+    c.observed = "allowed";
+    CHECK(c.outcome() == ProofOutcome::held);
+    // A cost never excuses a refusal that did not hold.
+    confinectl::ProofCheck hole{"a listing of a denied directory", "read", "refused", "allowed", "full", "", {}};
+    hole.costly = "/var/tmp/p";
+    hole.costs = {"/var/tmp/p"};
+    CHECK(hole.outcome() == ProofOutcome::over_claim);
 }

@@ -230,8 +230,14 @@ deny_read = []
     std::vector<std::string> argv{"make", "-j2"};
     auto ro = provider->wrap({confine::Mode::read_only, {}, {}}, argv);
     REQUIRE(ro);
-    CHECK(ro->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                               "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--", "make", "-j2"});
+    // After --new-session, root's device nodes (confine's own).
+    const auto devices = test::device_binds();
+    auto with_devices = [&devices](std::vector<std::string> v) {
+        v.insert(v.begin() + 16, devices.begin(), devices.end());
+        return v;
+    };
+    CHECK(ro->argv == with_devices({"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                    "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--", "make", "-j2"}));
     CHECK(ro->enforcement == confine::Enforcement::full);  // bubblewrap's network namespace and the network filter: nothing open
     CHECK(ro->dimensions.write == confine::Level::full);
     CHECK(ro->dimensions.network == confine::Level::full);
@@ -249,9 +255,9 @@ deny_read = []
     const std::string ws = (dir / "ws").string(), cache = (dir / "cache").string();
     auto rw = provider->wrap({confine::Mode::workspace_write, ws, {cache}}, argv);
     REQUIRE(rw);
-    CHECK(rw->argv == std::vector<std::string>{"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                               "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--tmpfs", "/tmp", "--bind-fd", "{dir-fd:" + ws + "}", ws, "--bind-fd", "{dir-fd:" + cache + "}", cache, "--", "make",
-                                               "-j2"});
+    CHECK(rw->argv == with_devices({"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                    "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--tmpfs", "/tmp", "--bind-fd", "{dir-fd:" + ws + "}", ws, "--bind-fd", "{dir-fd:" + cache + "}", cache, "--", "make",
+                                    "-j2"}));
     CHECK(rw->attestation.kind == confine::Attestation::Kind::none);
 }
 

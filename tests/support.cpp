@@ -1,5 +1,9 @@
 #include "support.hpp"
 
+#if defined(__linux__)
+#include <confine/sdk/bwrap_devices.hpp>
+#endif
+
 #include "process.hpp"
 #include "ruleset.hpp"
 #include "skips.hpp"
@@ -254,6 +258,16 @@ void skip_test(const std::string& reason) {
 }
 
 void skip_on_other_platforms(const std::string& reason) { end_as_skipped("another platform's test: " + reason); }
+
+std::vector<std::string> device_binds() {
+    std::vector<std::string> out;
+#if defined(__linux__)
+    if (::geteuid() == 0 && confine::sdk::private_devices_ready())
+        for (const auto& n : confine::sdk::bwrap_device_nodes)
+            out.insert(out.end(), {"--dev-bind", std::string(confine::sdk::private_devices_dir) + "/" + n.name, std::string("/dev/") + n.name});
+#endif
+    return out;
+}
 
 std::size_t line_count(const std::string& text) {
     std::size_t n = 0;

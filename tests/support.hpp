@@ -152,6 +152,10 @@ void require_bwrap();
 // The line that makes bwrap's program absent, for configurations built in tests.
 std::string absent_bwrap_setting(const fs::path& dir);
 
+// The arguments bubblewrap's profile adds after --new-session for root: confine's own
+// device nodes over those of --dev (confine/sdk/bwrap_devices.hpp); none for anyone else.
+std::vector<std::string> device_binds();
+
 // Number of lines in `text` (a final line without newline counts).
 std::size_t line_count(const std::string& text);
 

@@ -29,7 +29,7 @@ others=$(cd "$sdk" && find . -type f ! -path './include/confine/sdk/*' | sort)
 # includes (detail/). confine's own shared code (internal/confine/internal/) is never
 # installed.
 installed=$(cd "$sdk/include/confine/sdk" && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ')
-expected="abi.h bwrap_profile.hpp detail/entry.hpp placeholders.hpp plugin.hpp program_trust.hpp testing.hpp trust_posix.hpp trust_windows.hpp vocabulary.hpp wrap_check.hpp "
+expected="abi.h bwrap_devices.hpp bwrap_profile.hpp detail/entry.hpp placeholders.hpp plugin.hpp program_trust.hpp testing.hpp trust_posix.hpp trust_windows.hpp vocabulary.hpp wrap_check.hpp "
 [ "$installed" = "$expected" ] || fail "the installed SDK is not the plugin author's headers: installed $installed; expected $expected"
 
 # Every confine header named in a dependency list ($1) lies in the SDK prefix.
