@@ -1274,7 +1274,7 @@ const std::string best_effort_secrets = "[policy.enforcement]\nread = \"best-eff
 
 }  // namespace
 
-TEST_CASE("a path to deny or protect that does not exist is said in one line naming its flag, and the run goes on", "[cli][run][absent-paths]") {
+TEST_CASE("a path to deny or protect that does not exist is said in one line naming its flag, and the run goes on", "[cli][run][absent-paths][linux-only]") {
     FakeRunnerSetup s;
     // The fake runner keeps nothing unreadable or read-only: an explicit ask is accepted
     // at any level, so that the run goes on.
@@ -1302,7 +1302,7 @@ TEST_CASE("a path to deny or protect that does not exist is said in one line nam
 }
 
 TEST_CASE("a configuration's deny_read or protect entry that does not exist is said with its file, line and key, the built-in ones never",
-          "[cli][run][absent-paths]") {
+          "[cli][run][absent-paths][linux-only]") {
     FakeRunnerSetup s;
     const std::string absent = (s.workspace.path() / "gone").string();
     // The built-in entries written again (as the shipped confine.toml does), and one of

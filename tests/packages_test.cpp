@@ -307,7 +307,7 @@ std::string npm_registry(const test::TempDir& scratch) {
 }  // namespace
 
 TEST_CASE("npm install works confined, with the user's settings and without the token, and the host's npm cache stays as it was",
-          "[packages][e2e][npm]") {
+          "[packages][e2e][npm][linux-only]") {
     require_program("/usr/bin/npm", "npm");
     test::TempDir scratch{"/var/tmp"};
     const std::string registry = npm_registry(scratch);
@@ -343,7 +343,7 @@ TEST_CASE("npm install works confined, with the user's settings and without the 
         }
 }
 
-TEST_CASE("pip install works confined, with the user's pip.conf, and the host's pip cache stays as it was", "[packages][e2e][pip]") {
+TEST_CASE("pip install works confined, with the user's pip.conf, and the host's pip cache stays as it was", "[packages][e2e][pip][linux-only]") {
     require_program("/usr/bin/python3", "python3");
     if (test::run({"/usr/bin/python3", "-c", "import setuptools, wheel, pip"}).exit_code != 0)
         test::skip_test("Debian's python3-pip, python3-setuptools and python3-wheel are not installed (scripts/install-deps --tests)");
@@ -383,7 +383,7 @@ TEST_CASE("pip install works confined, with the user's pip.conf, and the host's 
 }
 
 TEST_CASE("cargo fetch works confined, with the user's config.toml and without its token, and the host's cargo home stays as it was",
-          "[packages][e2e][cargo]") {
+          "[packages][e2e][cargo][linux-only]") {
     require_program("/usr/bin/cargo", "cargo");
     const std::string token = test::unique_text("cargo-token-");
     const std::string credential = test::unique_text("cargo-credential-");
