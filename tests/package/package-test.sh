@@ -38,6 +38,7 @@ if (cd "$work" && confinectl run -- sh -c 'echo x > /var/tmp/confine-package-den
 # The example runner, built as its README says, installed where the packaged confinectl
 # looks (the package's plugin directory, pkg-config's plugindir) with nothing configured.
 plugindir=$(pkg-config --variable=plugindir confine) || fail "pkg-config names no plugin directory"
+plugindir=$(realpath -m "$plugindir")  # ${pcfiledir}/../.. as the listing shows it: resolved
 cp -r /usr/share/confine/examples/runner-plugin "$work/offline"
 trap 'rm -f "$plugindir/confine-runner-offline.so"; rm -rf "$work"; DEBIAN_FRONTEND=noninteractive apt-get remove -y -q confine >/dev/null' EXIT
 cmake -S "$work/offline" -B "$work/offline/build" -DCMAKE_PREFIX_PATH=/usr >"$work/offline.log" 2>&1 \
