@@ -669,6 +669,10 @@ TEST_CASE("probe judges the workspace run would get, and where run would refuse 
             CHECK_THAT(probed.out, Catch::EndsWith("run: would start\n"));
         }
     }
+    // A judgement leaves nothing behind: no package caches made in the workspace.
+    test::TempDir fresh("/var/tmp");
+    CHECK(from(s, fresh.path(), "probe", {"--workspace", fresh.path().string()}).exit_code == 0);
+    CHECK(fs::is_empty(fresh.path()));
     // The default: the current directory, named; the plugin's place said in run's words.
     auto here = from(s, plugins, "probe", {});
     CHECK_THAT(here.out, Catch::Contains("workspace: " + plugins.string() + "\n"));

@@ -292,7 +292,7 @@ struct Prepared {
 // The caller's errors (an environment, a descriptor, a command, a policy or a
 // configuration that is wrong) are returned as they are: nothing runs.
 std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyRequest& request, std::span<const std::string> argv,
-                                       const RunOptions& given, bool background) {
+                                       const RunOptions& given, bool background, bool judging_only = false) {
     Prepared p;
     // The command is looked up, and its runner started, with the environment it gets.
     auto filtered = with_run_environment(provider, given, p.removed);
@@ -326,7 +326,9 @@ std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyReq
         return p;
     }
     p.wrapped = std::move(*wrapped);
-    prepare_packages(provider, *p.wrapped, given.environment_overrides, *p.options.environment);
+    // The package caches are made in the workspace: for a run, not for a judgement of one
+    // (check_run, probe), which leaves nothing behind.
+    if (!judging_only) prepare_packages(provider, *p.wrapped, given.environment_overrides, *p.options.environment);
     return p;
 }
 
@@ -366,7 +368,7 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
 
 std::optional<Error> check_run(const Provider& provider, const PolicyRequest& policy, std::span<const std::string> argv,
                                const RunOptions& given) {
-    auto prepared = prepare(provider, policy, argv, given, false);
+    auto prepared = prepare(provider, policy, argv, given, false, true);
     if (!prepared) return prepared.error();
     if (!prepared->wrapped) return Error{ErrorCode::sandbox_unavailable, prepared->unavailable.evidence};
     return std::nullopt;
