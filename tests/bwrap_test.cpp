@@ -705,6 +705,7 @@ TEST_CASE("a command in its own PID namespace handles the TERM sent to confinect
 
 #if defined(__linux__)
 #include <confine/sdk/bwrap_devices.hpp>
+#include <confine/sdk/bwrap_profile.hpp>
 
 #include <sys/mount.h>
 #include <sys/sysmacros.h>
@@ -753,6 +754,16 @@ TEST_CASE("confine's own device nodes for root's bubblewrap are made, made again
     fs::create_directory_symlink(dir, tmp / "linked");
     CHECK_FALSE(sdk::private_devices_ready((fs::canonical(tmp.path()) / "linked").string()));
     CHECK_FALSE(sdk::private_devices_ready("relative/devices"));
+
+    // For root, write is judged by the profile's own arguments: full only with the bind of
+    // confine's /dev/null in it, not for a policy path that merely names the node.
+    const sdk::Policy policy{sdk::Mode::read_only, {}, {}};
+    const std::string own = std::string(sdk::private_devices_dir) + "/null";
+    CHECK(sdk::bwrap_dimensions(policy, std::vector<std::string>{"--dev-bind", own, "/dev/null"}).write == sdk::Level::full);
+    const auto named = sdk::bwrap_dimensions(policy, std::vector<std::string>{"--ro-bind", "/dev/null", own});
+    CHECK(named.write == sdk::Level::partial);
+    CHECK(named.open == sdk::host_devices_left_open);
+    CHECK(sdk::bwrap_dimensions(policy, sdk::bwrap_profile(std::vector<std::string>{"/usr/bin/bwrap"}, policy)).write == sdk::Level::full);
 
     // A file system where a device node cannot be opened (nodev) or made (read-only).
     const fs::path mount_point = fs::canonical(tmp.path()) / "nodev";

@@ -821,7 +821,7 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     if (policy.network == Network::none)
         for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
     r.failure_rule.fatal_signatures = pc.runner_failure_signatures;
-    r.dimensions = sdk::bwrap_dimensions(policy);  // what its bubblewrap-shaped arguments ask for
+    r.dimensions = sdk::bwrap_dimensions(policy, r.argv);  // what its bubblewrap-shaped arguments ask for
     r.tmp = sdk::bwrap_tmp(policy);
     return r;
 }

@@ -61,7 +61,7 @@ public:
         // (even when the policy allows one), which is what this runner is for.
         sdk::Policy offline = policy;
         offline.network = sdk::Network::none;
-        r.dimensions = sdk::bwrap_dimensions(offline);
+        r.dimensions = sdk::bwrap_dimensions(offline, r.argv);
         r.tmp = sdk::bwrap_tmp(policy);  // which /tmp the profile gives
         return r;
     }

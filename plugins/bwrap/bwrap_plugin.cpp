@@ -80,7 +80,7 @@ public:
             for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
         r.failure_rule.fatal_signatures = {"bwrap: "};
         r.attestation = sdk::bwrap_attestation(status_argument);  // bubblewrap's --json-status-fd
-        r.dimensions = sdk::bwrap_dimensions(policy);
+        r.dimensions = sdk::bwrap_dimensions(policy, r.argv);  // judged by the arguments given
         r.tmp = sdk::bwrap_tmp(policy);
         return r;
     }

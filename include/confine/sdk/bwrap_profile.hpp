@@ -198,9 +198,10 @@ inline Attestation bwrap_attestation(std::uint32_t status_argument) {
 // its own, in which no abstract socket of the host exists, and the network filter, which
 // leaves no unix datagram socket to send to a host one by path); the processes in full
 // (a PID namespace of its own: no other process visible, none to signal or trace); the
-// paths to deny and to protect in full. For root where confine's own device nodes cannot
-// be had (bwrap_devices.hpp), write is partial: the host's nodes are root's to change.
-inline Dimensions bwrap_dimensions(const Policy& policy) {
+// paths to deny and to protect in full. For root, write is full only where `profile` (the
+// arguments bwrap_profile gave for this run) binds confine's own device nodes
+// (bwrap_devices.hpp); without them the host's nodes are root's to change: partial.
+inline Dimensions bwrap_dimensions(const Policy& policy, std::span<const std::string> profile) {
     Dimensions d;
     d.write = Level::full;
     d.processes = Level::full;
@@ -211,12 +212,28 @@ inline Dimensions bwrap_dimensions(const Policy& policy) {
     d.lifetime = Level::full;
     if (policy.network == Network::none) d.network = Level::full;
 #if defined(__linux__)
-    if (::geteuid() == 0 && !private_devices_ready()) {
+    // The bind itself (a path of the policy could be named like the node).
+    const std::string bind[] = {"--dev-bind", std::string(private_devices_dir) + "/null", "/dev/null"};
+    if (::geteuid() == 0 && std::search(profile.begin(), profile.end(), std::begin(bind), std::end(bind)) == profile.end()) {
         d.write = Level::partial;
         d.open = host_devices_left_open;
     }
+#else
+    (void)profile;
 #endif
     return d;
+}
+
+// The same for a runner that does not keep the profile's arguments at hand: judged by
+// the nodes as they are now (bwrap_profile judges them again when it is called).
+inline Dimensions bwrap_dimensions(const Policy& policy) {
+#if defined(__linux__)
+    if (::geteuid() == 0 && private_devices_ready()) {
+        const std::string bind[] = {"--dev-bind", std::string(private_devices_dir) + "/null", "/dev/null"};
+        return bwrap_dimensions(policy, bind);
+    }
+#endif
+    return bwrap_dimensions(policy, std::span<const std::string>());
 }
 
 }  // namespace confine::sdk
