@@ -1,0 +1,148 @@
+// confine-proxy: the per-run HTTP/HTTPS allowlist proxy confinectl starts outside the
+// sandbox (http_proxy.hpp). Everything it needs comes as descriptors; it ends with the run.
+//
+//   confine-proxy (--listen-fd N | --receive-fd N) --lifetime-fd N --report-fd N [--verbose]
+//                 --allow PATTERN [--allow PATTERN]...
+//
+// A bad command line: one line on stderr, exit 2. The end of the run (EOF on the lifetime
+// pipe, SIGTERM, SIGINT): every connection closed, the report written, exit 0.
+#include "http_proxy.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace {
+
+using confine::proxy::HttpProxy;
+
+constexpr int usage_error = 2;
+constexpr const char* usage =
+    "usage: confine-proxy (--listen-fd N | --receive-fd N) --lifetime-fd N --report-fd N [--verbose] "
+    "--allow PATTERN [--allow PATTERN]...";
+
+struct Arguments {
+    std::optional<int> listen_fd, receive_fd, lifetime_fd, report_fd;
+    bool verbose = false;
+    std::vector<confine::HostPattern> allow;
+};
+
+std::expected<int, std::string> descriptor(std::string_view option, std::string_view text) {
+    int fd = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), fd);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || fd < 0)
+        return std::unexpected(std::string(option) + " '" + std::string(text) + "' is not a descriptor number");
+    if (fcntl(fd, F_GETFD) == -1)
+        return std::unexpected(std::string(option) + " " + std::to_string(fd) + ": the descriptor is not open");
+    return fd;
+}
+
+std::expected<void, std::string> take(Arguments& a, std::string_view option, std::string_view value) {
+    if (option == "--allow") {
+        auto pattern = confine::parse_host_pattern(value);
+        if (!pattern) return std::unexpected("--allow: " + pattern.error());
+        a.allow.push_back(*pattern);
+        return {};
+    }
+    auto* slot = option == "--listen-fd"     ? &a.listen_fd
+                 : option == "--receive-fd"  ? &a.receive_fd
+                 : option == "--lifetime-fd" ? &a.lifetime_fd
+                                             : &a.report_fd;
+    if (*slot) return std::unexpected(std::string(option) + " is given twice");
+    auto fd = descriptor(option, value);
+    if (!fd) return std::unexpected(fd.error());
+    *slot = *fd;
+    return {};
+}
+
+std::expected<void, std::string> complete(const Arguments& a) {
+    if (a.listen_fd.has_value() == a.receive_fd.has_value())
+        return std::unexpected(std::string("give one of --listen-fd and --receive-fd; ") + usage);
+    if (!a.lifetime_fd || !a.report_fd) return std::unexpected(std::string("--lifetime-fd and --report-fd are required; ") + usage);
+    if (a.allow.empty()) return std::unexpected(std::string("at least one --allow PATTERN is required; ") + usage);
+    int listener = a.listen_fd ? *a.listen_fd : *a.receive_fd;
+    if (listener == *a.lifetime_fd || listener == *a.report_fd || *a.lifetime_fd == *a.report_fd)
+        return std::unexpected("the listener, lifetime and report descriptors must be three different descriptors");
+    return {};
+}
+
+std::expected<Arguments, std::string> parse(int argc, char** argv) {
+    Arguments a;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view option = argv[i];
+        if (option == "--verbose") {
+            a.verbose = true;
+            continue;
+        }
+        if (option != "--allow" && option != "--listen-fd" && option != "--receive-fd" && option != "--lifetime-fd" &&
+            option != "--report-fd")
+            return std::unexpected("unknown argument '" + std::string(option) + "'; " + usage);
+        if (i + 1 >= argc) return std::unexpected(std::string(option) + " needs a value");
+        if (auto taken = take(a, option, argv[++i]); !taken) return std::unexpected(taken.error());
+    }
+    if (auto done = complete(a); !done) return std::unexpected(done.error());
+    return a;
+}
+
+bool write_all(int fd, const std::string& text) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        auto n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        done += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+void say(const char* prefix, const std::string& line) { std::fprintf(stderr, "%s%s\n", prefix, line.c_str()); }
+
+int run(const Arguments& a) {
+    boost::asio::io_context io;
+    confine::proxy::ProxyOptions options{.allow = a.allow};
+    if (a.verbose) options.on_refusal = [](const std::string& line) { say("confine: network: refused ", line); };
+    options.on_notice = [](const std::string& line) { say("confine-proxy: ", line); };
+    HttpProxy proxy(io, std::move(options));
+    auto listening = a.listen_fd ? proxy.add_listener(*a.listen_fd) : proxy.receive_listeners(*a.receive_fd);
+    if (!listening) {
+        say("confine-proxy: ", (a.listen_fd ? "--listen-fd: " : "--receive-fd: ") + listening.error());
+        return usage_error;
+    }
+    proxy.watch_lifetime(*a.lifetime_fd);
+    proxy.watch_signals();
+    io.run();
+    bool written = write_all(*a.report_fd, proxy.report());
+    ::close(*a.report_fd);
+    if (!written) {
+        say("confine-proxy: cannot write the report: ", std::strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // A reader of the report that went away is an error to say, not a signal to die of.
+    std::signal(SIGPIPE, SIG_IGN);
+    auto arguments = parse(argc, argv);
+    if (!arguments) {
+        say("confine-proxy: ", arguments.error());
+        return usage_error;
+    }
+    try {
+        return run(*arguments);
+    } catch (const std::exception& e) {
+        say("confine-proxy: ", e.what());
+        return 1;
+    }
+}
