@@ -712,7 +712,7 @@ void prove_proxy(const Prover& p, confine::Policy policy, Proof& proof) {
     }
     add(proof, p, "a listed host through the run's proxy", "network", true, Listeners::accepted(service));
     p.canary(policy, "proxied", "localhost:" + std::to_string(port));
-    add(proof, p, "a host the run does not list, through its proxy (a name of the host's loopback)", "network", false,
+    add(proof, p, "a host the run does not list, through the run's proxy (a name of the host's loopback)", "network", false,
         Listeners::accepted(service));
     p.canary(policy, "tcp", std::to_string(port));
     add(proof, p, "a listed host around the run's proxy (a direct connection)", "network", false, Listeners::accepted(service),

@@ -444,10 +444,11 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
         else test::require_landlock();
         for (const bool unprivileged : {false, true}) {
             if (unprivileged) test::require_user_switch();
-            for (const std::string network : {"none", "allow"}) {
+            for (const std::string network : {"none", "allow", "proxy"}) {
                 Installed confine;
                 const fs::path config = confine.scratch("prove.toml");
-                test::write_file(config, "[platform.linux]\nchain = [\"" + runner + "\"]\n[policy]\nnetwork = \"" + network + "\"\n");
+                test::write_file(config, "[platform.linux]\nchain = [\"" + runner + "\"]\n[policy]\n" +
+                                             (network == "proxy" ? std::string("allow_hosts = [\"example.org\"]\n") : "network = \"" + network + "\"\n"));
                 auto r = confine.run({"probe", "--prove", "--json", "--config", config.string()}, {}, test::as_user(unprivileged));
                 INFO(runner << (unprivileged ? " as nobody" : " as root") << ", network " << network << "\n" << r.out << r.err);
                 CHECK(r.exit_code == 0);
@@ -455,7 +456,7 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                 CHECK(j["schema_version"] == 1);
                 CHECK(j["runner"] == runner);
                 CHECK(j["network"] == network);
-                REQUIRE(j["checks"].size() == 25);
+                REQUIRE(j["checks"].size() == 28);
                 CHECK(j["summary"]["cost"] == (runner == "landlock" ? 1 : 0));
                 for (const auto& c : j["checks"]) {
                     INFO(c.dump());
@@ -479,10 +480,19 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                     CHECK(c["outcome"] == (open ? "open" : "held"));
                     // The level reported, on every check but env's (confine's own filter).
                     CHECK(c["reported"].is_string() == (c["dimension"] != "env"));
+                    // The network through the run's proxy, checked whatever the configuration's
+                    // network: a listed host reached, an unlisted one and a direct
+                    // connection refused; bubblewrap full, Landlock partial (a port rule).
+                    if (c["check"].get<std::string>().find("run's proxy") != std::string::npos) {
+                        const bool listed = c["check"].get<std::string>().starts_with("a listed host through");
+                        CHECK(c["expected"] == (listed ? "allowed" : "refused"));
+                        CHECK(c["reported"] == (runner == "landlock" ? "partial" : "full"));
+                        continue;
+                    }
                     if (c["dimension"] == "network" && network == "allow") CHECK(c["reported"] == "not asked");
                     if (c["dimension"] == "read") CHECK(c["reported"] == "full");
                     if (c["dimension"] == "protect") CHECK(c["reported"] == (runner == "landlock" ? "none" : "full"));
-                    if (c["dimension"] == "network") CHECK(c["expected"] == (network == "none" ? "refused" : "allowed"));
+                    if (c["dimension"] == "network") CHECK(c["expected"] == (network == "allow" ? "allowed" : "refused"));
                     if (c["dimension"] == "env") CHECK(c["expected"] == "refused");
                 }
             }

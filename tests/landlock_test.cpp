@@ -429,7 +429,8 @@ TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and pro
             INFO(proof.out << proof.err);
             CHECK(proof.exit_code == 0);
             const auto checks = json::parse(proof.out)["checks"];
-            REQUIRE(checks.size() == 25);
+            // The network through the proxy needs TCP rules (ABI 4): below, its checks are not made.
+            REQUIRE(checks.size() == (cap >= 4 ? 28u : 25u));
             for (const auto& c : checks) {
                 INFO(c.dump());
                 // The directory a denied one lies in: unlisted, a cost the runner names.

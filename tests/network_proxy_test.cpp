@@ -180,7 +180,7 @@ void attempt_hosts(const Sandbox& box, bool unprivileged) {
         "curl -sS -o /dev/null https://example.com/; echo unlisted=$?; "
         "curl -sS -o /dev/null --noproxy '*' --connect-timeout 5 --resolve " + registry + ":443:" + ip + " https://" + registry + "/; echo direct=$?; "
         "/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' 2>/dev/null; echo datagram=$?";
-    auto r = run_proxied(box, tree, script, unprivileged, {"--allow-host", registry, "--allow-host", archive});
+    auto r = run_proxied(box, tree, script, unprivileged, {"-v", "--allow-host", registry, "--allow-host", archive});
     INFO(name_of(box.way) << (unprivileged ? ", as nobody" : ", as root") << "\nstdout: " << r.out << "\nstderr: " << r.err << "\nreport: " << r.report.dump());
     CHECK(r.exit_code == 0);
     CHECK(r.report["outcome"] == "completed");
@@ -193,6 +193,8 @@ void attempt_hosts(const Sandbox& box, bool unprivileged) {
     CHECK_THAT(r.out, Catch::Contains("unix=1"));
     CHECK_THAT(r.out, Catch::Contains("abstract=1"));
     CHECK_FALSE(host_service.reached());
+    // -v: each refusal said as it happens.
+    CHECK_THAT(r.err, Catch::Contains("confine: network: refused example.com:443"));
     const json listed = entry_for(r.report, registry, 443), plain = entry_for(r.report, archive, 80), refused = entry_for(r.report, "example.com", 443);
     REQUIRE(listed.is_object());
     CHECK(listed["allowed"] == true);
@@ -292,6 +294,66 @@ void attempt_killed(const Sandbox& box, bool unprivileged) {
     CHECK(wait_for([&] { return proxies_of(box.confine.plugin_dir()).empty(); }));
 }
 
+// A git repository served over HTTP ("dumb" protocol: files) on the host's loopback by
+// python's http.server; ended when this goes.
+struct GitServer {
+    test::TempDir dir{"/var/tmp"};
+    pid_t pid = -1;
+    int port = 0;
+    GitServer() {
+        const fs::path src = dir / "src", bare = dir / "served" / "repo.git";
+        fs::create_directories(src);
+        test::write_file(src / "file.txt", "served through the proxy\n", fs::perms(0644));
+        const std::string git = "/usr/bin/git";
+        for (const auto& argv : std::vector<std::vector<std::string>>{
+                 {git, "init", "-q", src.string()},
+                 {git, "-C", src.string(), "add", "file.txt"},
+                 {git, "-C", src.string(), "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "one"},
+                 {git, "clone", "-q", "--bare", src.string(), bare.string()},
+                 {git, "-C", bare.string(), "update-server-info"},
+                 {"/bin/chmod", "-R", "a+rX", dir.path().string()}})
+            REQUIRE(test::run(argv).exit_code == 0);
+        port = LoopbackService().port;  // a free port, given back at once
+        std::vector<std::string> argv{"/usr/bin/python3", "-m", "http.server", std::to_string(port), "--bind", "127.0.0.1", "--directory",
+                                      (dir / "served").string()};
+        std::vector<char*> raw;
+        for (auto& a : argv) raw.push_back(a.data());
+        raw.push_back(nullptr);
+        posix_spawn_file_actions_t quiet;
+        posix_spawn_file_actions_init(&quiet);
+        posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+        REQUIRE(::posix_spawn(&pid, raw.front(), &quiet, nullptr, raw.data(), environ) == 0);
+        posix_spawn_file_actions_destroy(&quiet);
+        for (int i = 0; i < 100; ++i) {
+            if (test::run({"/usr/bin/curl", "-s", "-o", "/dev/null", "--noproxy", "*", "http://127.0.0.1:" + std::to_string(port) + "/"}).exit_code == 0) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        FAIL("the test's git server did not start");
+    }
+    ~GitServer() {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
+};
+
+// git clones over HTTP from a host listed by its address (a loopback address, which the
+// proxy lets through only because it is listed), with no flag of its own.
+void attempt_git(const Sandbox& box, bool unprivileged) {
+    GitServer server;
+    Tree tree(unprivileged);
+    const std::string listed = "127.0.0.1:" + std::to_string(server.port);
+    auto r = run_proxied(box, tree, "cd " + tree.ws.string() + " && git clone -q http://" + listed + "/repo.git clone && cat clone/file.txt",
+                         unprivileged, {"--allow-host", listed});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err << "\nreport: " << r.report.dump());
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("served through the proxy"));
+    const json entry = entry_for(r.report, "127.0.0.1", server.port);
+    REQUIRE(entry.is_object());
+    CHECK(entry["allowed"] == true);
+    CHECK(entry["bytes_down"].get<std::uint64_t>() > 0);
+}
+
 void attempt_all(Way way, void (*attempt)(const Sandbox&, bool)) {
     Sandbox box(way);
     attempt(box, false);
@@ -312,6 +374,9 @@ void attempt_all(Way way, void (*attempt)(const Sandbox&, bool)) {
     }                                                                                                                                          \
     TEST_CASE("through " TAG " a listed name that resolves to loopback is refused, as root and as nobody", "[proxy][e2e][linux-only]") {      \
         attempt_all(WAY, attempt_loopback);                                                                                                    \
+    }                                                                                                                                          \
+    TEST_CASE("through " TAG " git clones over HTTP from a host listed by address, as root and as nobody", "[proxy][e2e][linux-only]") {     \
+        attempt_all(WAY, attempt_git);                                                                                                         \
     }                                                                                                                                          \
     TEST_CASE("through " TAG " the proxy ends when confinectl is killed, as root and as nobody", "[proxy][e2e][linux-only]") {                \
         attempt_all(WAY, attempt_killed);                                                                                                      \
@@ -364,4 +429,19 @@ TEST_CASE("[policy] allow_hosts is read with a position for each bad entry, and 
     REQUIRE(good);
     CHECK(good->network == confine::Network::proxy);
     CHECK(good->allow_hosts == std::vector<std::string>{"example.org", "*.npmjs.org"});
+}
+
+TEST_CASE("a run through the proxy that writes no report starts its command under bubblewrap, the proxy's descriptors in order",
+          "[proxy][e2e][linux-only]") {
+    // Without --report the descriptors confinectl holds are fewer: the proxy's pipes then
+    // take the numbers the proxy is given them at, which must not mix them up.
+    Sandbox box(Way::bwrap);
+    Tree tree(false);
+    auto a = box.args(tree, {"/bin/sh", "-c", "echo ran"});
+    a.insert(a.begin() + 1, {"--allow-host", "example.org"});
+    auto proxied = box.confine.run(a);
+    INFO(proxied.err);
+    CHECK(proxied.exit_code == 0);
+    CHECK(proxied.out == "ran\n");
+    CHECK(proxies_of(box.confine.plugin_dir()).empty());
 }

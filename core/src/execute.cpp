@@ -339,7 +339,7 @@ std::optional<Error> start_proxy(WrapResult& wrapped, const std::shared_ptr<deta
     if (!judging_only)
         if (auto bad = proxy->start(hands_listener(wrapped))) return bad;
     wrapped.proxy = proxy;
-    set_variables(environment, detail::proxy_environment(proxy->port()));
+    set_variables(environment, detail::proxy_environment(proxy->port(), wrapped.policy.allow_hosts));
     return std::nullopt;
 }
 

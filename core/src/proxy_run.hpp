@@ -55,7 +55,9 @@ private:
 };
 
 // The variables the usual tools read for a proxy (curl, git, pip, npm, cargo, ...), each
-// NAME=VALUE, for a proxy at 127.0.0.1:`port`; NO_PROXY keeps the loopback direct.
-std::vector<std::string> proxy_environment(std::uint16_t port);
+// NAME=VALUE, for a proxy at 127.0.0.1:`port`; NO_PROXY keeps the loopback direct (the
+// sandbox's own), but for a loopback name or address `allow_hosts` lists: the host's
+// service there is reached through the proxy.
+std::vector<std::string> proxy_environment(std::uint16_t port, const std::vector<std::string>& allow_hosts = {});
 
 }  // namespace confine::detail

@@ -6,6 +6,7 @@
 #include "log.hpp"
 #include "plugins/loader.hpp"
 
+#include <confine/allow_hosts.hpp>
 #include <confine/sdk/program_trust.hpp>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -156,6 +158,11 @@ std::optional<Error> ProxyRun::start(bool receive) {
     Fd lifetime_read, report_write;
     if (!make_pipe(lifetime_read, p.lifetime) || !make_pipe(p.report, report_write))
         return proxy_error(std::string("cannot make its pipes: ") + std::strerror(errno));
+    // Each moved above 5 first: dup2 onto 3, 4 and 5 in turn must not overwrite one of them
+    // before it is copied (a pipe made after the listener closed may well be 3).
+    for (Fd* fd : {&served, &lifetime_read, &report_write})
+        if (fd->get() <= 5 && (*fd = Fd(::fcntl(fd->get(), F_DUPFD_CLOEXEC, 6))).get() < 0)
+            return proxy_error(std::string("cannot arrange its descriptors: ") + std::strerror(errno));
     const std::vector<std::string> args = proxy_argv(p);
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -213,13 +220,21 @@ const ProxyReport& ProxyRun::finish() {
     return p.result;
 }
 
-std::vector<std::string> proxy_environment(std::uint16_t port) {
+std::vector<std::string> proxy_environment(std::uint16_t port, const std::vector<std::string>& allow_hosts) {
     const std::string url = "http://127.0.0.1:" + std::to_string(port);
     std::vector<std::string> env;
     for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "npm_config_proxy",
                              "npm_config_https_proxy"})
         env.push_back(std::string(name) + "=" + url);
-    for (const char* name : {"NO_PROXY", "no_proxy"}) env.push_back(std::string(name) + "=localhost,127.0.0.1,::1");
+    std::string direct;
+    for (const char* loopback : {"localhost", "127.0.0.1", "::1"}) {
+        const bool listed = std::any_of(allow_hosts.begin(), allow_hosts.end(), [&](const std::string& host) {
+            auto pattern = parse_host_pattern(host);
+            return pattern && pattern->kind != HostPattern::Kind::wildcard && pattern->host == loopback;
+        });
+        if (!listed) direct += (direct.empty() ? "" : ",") + std::string(loopback);
+    }
+    for (const char* name : {"NO_PROXY", "no_proxy"}) env.push_back(std::string(name) + "=" + direct);
     return env;
 }
 

@@ -20,6 +20,6 @@ std::optional<Error> ProxyRun::start(bool) { return Error{ErrorCode::sandbox_una
 int ProxyRun::sandbox_end() const noexcept { return -1; }
 bool ProxyRun::receiving() const noexcept { return false; }
 const ProxyReport& ProxyRun::finish() { return impl_->result; }
-std::vector<std::string> proxy_environment(std::uint16_t) { return {}; }
+std::vector<std::string> proxy_environment(std::uint16_t, const std::vector<std::string>&) { return {}; }
 
 }  // namespace confine::detail
