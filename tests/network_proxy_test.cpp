@@ -216,12 +216,12 @@ void attempt_wildcard_and_npm(const Sandbox& box, bool unprivileged) {
     if (dot == std::string::npos || registry.find('.', dot + 1) == std::string::npos) test::skip_test("the registry's name has no parent domain");
     Tree tree(unprivileged);
     const std::string script = "curl -sS -o /dev/null -w '%{http_code}\\n' https://" + registry + "/is-number; echo wildcard=$?; "
-                               "npm view is-number name; echo npm=$?";
+                               "cd " + tree.ws.string() + " && npm install -s --no-audit --no-fund is-number && cat node_modules/is-number/package.json | grep -c '\"name\": \"is-number\"'; echo npm=$?";
     auto r = run_proxied(box, tree, script, unprivileged, {"--allow-host", "*" + registry.substr(dot)});
     INFO("stdout: " << r.out << "\nstderr: " << r.err << "\nreport: " << r.report.dump());
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("200\nwildcard=0"));
-    CHECK_THAT(r.out, Catch::Contains("is-number\nnpm=0"));
+    CHECK_THAT(r.out, Catch::Contains("1\nnpm=0"));
     const json listed = entry_for(r.report, registry, 443);
     REQUIRE(listed.is_object());
     CHECK(listed["allowed"] == true);
@@ -294,8 +294,18 @@ void attempt_killed(const Sandbox& box, bool unprivileged) {
     CHECK(wait_for([&] { return proxies_of(box.confine.plugin_dir()).empty(); }));
 }
 
-// A git repository served over HTTP ("dumb" protocol: files) on the host's loopback by
-// python's http.server; ended when this goes.
+// Makes a wheel of a package with nothing in it at argv[1] (pip reads its METADATA).
+constexpr const char* wheel_maker = R"(import os, sys, zipfile
+os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("confineprobe/__init__.py", "")
+    z.writestr("confineprobe-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: confineprobe\nVersion: 1.0\n")
+    z.writestr("confineprobe-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr("confineprobe-1.0.dist-info/RECORD", "")
+)";
+
+// A git repository ("dumb" HTTP: files) and a directory of wheels, served over HTTP on
+// the host's loopback by python's http.server; ended when this goes.
 struct GitServer {
     test::TempDir dir{"/var/tmp"};
     pid_t pid = -1;
@@ -311,6 +321,7 @@ struct GitServer {
                  {git, "-C", src.string(), "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "one"},
                  {git, "clone", "-q", "--bare", src.string(), bare.string()},
                  {git, "-C", bare.string(), "update-server-info"},
+                 {"/usr/bin/python3", "-c", wheel_maker, (dir / "served" / "wheels" / "confineprobe-1.0-py3-none-any.whl").string()},
                  {"/bin/chmod", "-R", "a+rX", dir.path().string()}})
             REQUIRE(test::run(argv).exit_code == 0);
         port = LoopbackService().port;  // a free port, given back at once
@@ -337,17 +348,19 @@ struct GitServer {
     }
 };
 
-// git clones over HTTP from a host listed by its address (a loopback address, which the
-// proxy lets through only because it is listed), with no flag of its own.
+// git clones and pip downloads over HTTP from a host listed by its address (a loopback
+// address, which the proxy lets through only because it is listed), with no flag of their own.
 void attempt_git(const Sandbox& box, bool unprivileged) {
     GitServer server;
     Tree tree(unprivileged);
     const std::string listed = "127.0.0.1:" + std::to_string(server.port);
-    auto r = run_proxied(box, tree, "cd " + tree.ws.string() + " && git clone -q http://" + listed + "/repo.git clone && cat clone/file.txt",
-                         unprivileged, {"--allow-host", listed});
+    const std::string script = "cd " + tree.ws.string() + " && git clone -q http://" + listed + "/repo.git clone && cat clone/file.txt && " +
+                               "/usr/bin/python3 -m pip download -q --no-index --find-links http://" + listed + "/wheels/ -d dl confineprobe && ls dl";
+    auto r = run_proxied(box, tree, script, unprivileged, {"--allow-host", listed});
     INFO("stdout: " << r.out << "\nstderr: " << r.err << "\nreport: " << r.report.dump());
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("served through the proxy"));
+    CHECK_THAT(r.out, Catch::Contains("confineprobe-1.0-py3-none-any.whl"));
     const json entry = entry_for(r.report, "127.0.0.1", server.port);
     REQUIRE(entry.is_object());
     CHECK(entry["allowed"] == true);
@@ -375,7 +388,7 @@ void attempt_all(Way way, void (*attempt)(const Sandbox&, bool)) {
     TEST_CASE("through " TAG " a listed name that resolves to loopback is refused, as root and as nobody", "[proxy][e2e][linux-only]") {      \
         attempt_all(WAY, attempt_loopback);                                                                                                    \
     }                                                                                                                                          \
-    TEST_CASE("through " TAG " git clones over HTTP from a host listed by address, as root and as nobody", "[proxy][e2e][linux-only]") {     \
+    TEST_CASE("through " TAG " git clones and pip downloads over HTTP from a host listed by address, as root and as nobody", "[proxy][e2e][linux-only]") {     \
         attempt_all(WAY, attempt_git);                                                                                                         \
     }                                                                                                                                          \
     TEST_CASE("through " TAG " the proxy ends when confinectl is killed, as root and as nobody", "[proxy][e2e][linux-only]") {                \

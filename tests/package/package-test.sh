@@ -35,6 +35,10 @@ trap 'rm -rf "$work"; DEBIAN_FRONTEND=noninteractive apt-get remove -y -q confin
 [ "$(cat "$work/kept")" = kept ] || fail "the workspace write did not hold"
 if (cd "$work" && confinectl run -- sh -c 'echo x > /var/tmp/confine-package-denied' 2>/dev/null); then fail "a write outside the workspace succeeded"; fi
 [ ! -e /var/tmp/confine-package-denied ] || fail "a denied write left a file"
+# The network through the run's proxy, from the installed tree (confine-proxy and
+# confine-loopback beside the plugins): the proxy answers, and refuses an unlisted host.
+refused=$(cd "$work" && confinectl run --allow-host example.org -- curl -s -o /dev/null -w '%{http_connect}' https://example.net/ || true)
+[ "$refused" = 403 ] || fail "the run's proxy did not refuse an unlisted host (CONNECT answered '$refused')"
 # The example runner, built as its README says, installed where the packaged confinectl
 # looks (the package's plugin directory, pkg-config's plugindir) with nothing configured.
 plugindir=$(pkg-config --variable=plugindir confine) || fail "pkg-config names no plugin directory"
