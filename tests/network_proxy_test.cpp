@@ -458,3 +458,22 @@ TEST_CASE("a run through the proxy that writes no report starts its command unde
     CHECK(proxied.out == "ran\n");
     CHECK(proxies_of(box.confine.plugin_dir()).empty());
 }
+
+TEST_CASE("a proxy program the command could replace is refused: nothing runs", "[proxy][e2e][linux-only]") {
+    Sandbox box(Way::bwrap);
+    Tree tree(false);
+    // A plugin directory in the workspace holding a proxy program: the first one found.
+    const fs::path tools = tree.ws / "tools";
+    fs::create_directories(tools);
+    fs::copy_file(box.confine.plugin_dir() / "confine-proxy", tools / "confine-proxy");
+    fs::permissions(tools / "confine-proxy", fs::perms(0755));
+    test::write_file(box.config, "plugin_dirs = [\"" + tools.string() + "\"]\n" + test::way_config(Way::bwrap));
+    const fs::path marker = tree.ws / "ran";
+    auto a = box.args(tree, {"/bin/sh", "-c", "touch " + marker.string()});
+    a.insert(a.begin() + 1, {"--allow-host", "example.org"});
+    auto r = box.confine.run(a);
+    INFO(r.err);
+    CHECK(r.exit_code == 125);
+    CHECK_THAT(r.err, Catch::Contains("refusing " + (tools / "confine-proxy").string()));
+    CHECK_FALSE(fs::exists(marker));
+}

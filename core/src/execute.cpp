@@ -336,8 +336,11 @@ std::expected<std::shared_ptr<detail::ProxyRun>, Error> open_proxy(const Provide
 // The proxy started as the runner reaches it, and the command's environment naming it.
 std::optional<Error> start_proxy(WrapResult& wrapped, const std::shared_ptr<detail::ProxyRun>& proxy, bool judging_only,
                                  std::vector<std::string>& environment) {
+    std::vector<std::filesystem::path> roots;
+    if (wrapped.policy.mode == Mode::workspace_write) roots.push_back(wrapped.policy.workspace);
+    roots.insert(roots.end(), wrapped.policy.writable.begin(), wrapped.policy.writable.end());
     if (!judging_only)
-        if (auto bad = proxy->start(hands_listener(wrapped))) return bad;
+        if (auto bad = proxy->start(hands_listener(wrapped), roots)) return bad;
     wrapped.proxy = proxy;
     set_variables(environment, detail::proxy_environment(proxy->port(), wrapped.policy.allow_hosts));
     return std::nullopt;

@@ -40,8 +40,10 @@ public:
     std::uint16_t port() const noexcept;
     // Starts the program. `receive`: the sandbox binds its own listener and hands it over
     // the socket whose other end is sandbox_end() (the {proxy-fd} placeholder); otherwise
-    // the proxy accepts on the host's listener, and the command connects to it there.
-    std::optional<Error> start(bool receive);
+    // the proxy accepts on the host's listener, and the command connects to it there. The
+    // program is judged again with the run's writable roots: one the command could replace
+    // would be the next run's proxy.
+    std::optional<Error> start(bool receive, const std::vector<std::filesystem::path>& writable_roots);
     int sandbox_end() const noexcept;  // -1 unless started to receive
     bool receiving() const noexcept;
     // Ends the program and reads its report: once; later calls give the same.

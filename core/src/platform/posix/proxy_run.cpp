@@ -141,8 +141,9 @@ std::uint16_t ProxyRun::port() const noexcept { return impl_->port; }
 int ProxyRun::sandbox_end() const noexcept { return impl_->sandbox_end.get(); }
 bool ProxyRun::receiving() const noexcept { return impl_->receive; }
 
-std::optional<Error> ProxyRun::start(bool receive) {
+std::optional<Error> ProxyRun::start(bool receive, const std::vector<std::filesystem::path>& writable_roots) {
     Impl& p = *impl_;
+    if (auto bad = sdk::untrusted_program(p.program, writable_roots)) return proxy_error("refusing " + p.program.string() + ": " + *bad);
     p.receive = receive;
     Fd served;
     if (receive) {
