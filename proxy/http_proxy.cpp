@@ -516,6 +516,8 @@ void HttpProxy::watch_signals() {
 
 void HttpProxy::stop() { state_->stop(); }
 
+bool HttpProxy::stopped() const { return state_->stopped; }
+
 std::string HttpProxy::report() const {
     nlohmann::ordered_json doc{{"listeners", state_->listeners}, {"requests", state_->ledger.json()}};
     return doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
