@@ -9,6 +9,7 @@
 #include "http_proxy.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -88,6 +89,9 @@ std::expected<void, std::string> complete(const Arguments& a) {
         return std::unexpected(std::string("give one of --listen-fd and --receive-fd; ") + usage);
     if (!a.lifetime_fd || !a.report_fd) return std::unexpected(std::string("--lifetime-fd and --report-fd are required; ") + usage);
     if (a.allow.empty()) return std::unexpected(std::string("at least one --allow PATTERN is required; ") + usage);
+    struct stat st {};
+    if (::fstat(*a.lifetime_fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+        return std::unexpected("--lifetime-fd " + std::to_string(*a.lifetime_fd) + " is not a pipe or a socket");
     int listener = a.listen_fd ? *a.listen_fd : *a.receive_fd;
     if (listener == *a.lifetime_fd || listener == *a.report_fd || *a.lifetime_fd == *a.report_fd)
         return std::unexpected("the listener, lifetime and report descriptors must be three different descriptors");

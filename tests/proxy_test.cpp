@@ -16,7 +16,9 @@
 #include <cerrno>
 #include <functional>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -579,6 +581,8 @@ TEST_CASE("confine-proxy refuses a bad command line in one line with exit status
     REQUIRE(pipe_cloexec(report) == 0);
     Fd l0(life[0]), l1(life[1]), r0(report[0]), r1(report[1]);
     auto not_listening = Fd(cloexec(::socket(AF_INET, SOCK_STREAM, 0)));
+    std::unique_ptr<FILE, int (*)(FILE*)> file(::tmpfile(), ::fclose);  // a regular file, as descriptor 7
+    REQUIRE(file);
     using Args = std::vector<std::string>;
     const std::vector<std::pair<Args, std::string>> cases{
         {{}, "give one of --listen-fd and --receive-fd"},
@@ -593,6 +597,7 @@ TEST_CASE("confine-proxy refuses a bad command line in one line with exit status
         {{"--listen-fd", "3", "--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org"},
          "given twice"},
         {{"--listen-fd", "3", "--lifetime-fd", "3", "--report-fd", "5", "--allow", "a.org"}, "three different"},
+        {{"--listen-fd", "3", "--lifetime-fd", "7", "--report-fd", "5", "--allow", "a.org"}, "not a pipe or a socket"},
         {{"--listen-fd=3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org"}, "unknown argument"},
         {{"--\nx", "--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org"}, "'--\\x0ax'"},
         {{"--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a\n.org"}, "'a\\x0a.org'"},
@@ -604,7 +609,7 @@ TEST_CASE("confine-proxy refuses a bad command line in one line with exit status
         REQUIRE(pipe_cloexec(err) == 0);
         Args argv{CONFINE_PROXY};
         argv.insert(argv.end(), args.begin(), args.end());
-        auto pid = Proxy::spawn(argv, {listener.fd, l0.fd, r1.fd, not_listening.fd}, err[1]);
+        auto pid = Proxy::spawn(argv, {listener.fd, l0.fd, r1.fd, not_listening.fd, ::fileno(file.get())}, err[1]);
         ::close(err[1]);
         Fd e(err[0]);
         auto text = read_all(e.fd);
