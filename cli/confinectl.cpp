@@ -3,6 +3,7 @@
 //
 // Exit status: 0 on success, 125 for confinectl's own failures (usage, configuration,
 // a sandbox that is unavailable), like env, timeout and chroot.
+#include <confine/allow_hosts.hpp>
 #include <confine/absent_paths.hpp>
 #include <confine/config.hpp>
 #include <confine/execute.hpp>
@@ -328,6 +329,7 @@ struct PolicyFlags {
     std::string workspace;
     std::vector<std::string> writable;
     std::optional<std::string> network;
+    std::vector<std::string> allow_hosts;
     std::optional<std::string> tmp;
     std::vector<std::string> deny_read;
     std::vector<std::string> protect;
@@ -341,6 +343,7 @@ struct PolicyFlags {
         workspace = p.value("--workspace").value_or("");
         writable = p.all("--writable");
         network = p.value("--network");
+        allow_hosts = p.all("--allow-host");
         tmp = p.value("--tmp");
     }
 
@@ -365,6 +368,14 @@ struct PolicyFlags {
         if (network && *network != "none" && *network != "allow")
             return std::unexpected("--network: " + *network + " is not one of none, allow");
         if (network) p.network = *network == "none" ? confine::Network::none : confine::Network::allow;
+        if (network && !allow_hosts.empty())
+            return std::unexpected("--network " + *network + " and --allow-host exclude each other: --allow-host alone lets the command reach the "
+                                   "hosts it names, through the run's proxy, and nothing else");
+        for (const auto& host : allow_hosts) {
+            auto pattern = confine::parse_host_pattern(host);
+            if (!pattern) return std::unexpected("--allow-host: " + pattern.error());
+            if (std::find(p.allow_hosts.begin(), p.allow_hosts.end(), pattern->text()) == p.allow_hosts.end()) p.allow_hosts.push_back(pattern->text());
+        }
         if (tmp && *tmp != "private" && *tmp != "host") return std::unexpected("--tmp: " + *tmp + " is not one of private, host");
         if (tmp) p.tmp = *tmp == "private" ? confine::Tmp::private_ : confine::Tmp::host;
         p.mode = mode == "read-only" ? confine::Mode::read_only : confine::Mode::workspace_write;
@@ -692,6 +703,8 @@ const std::vector<confine::cli::OptionSpec> policy_options{
     {"--workspace", "DIR", false, "Writable workspace directory (default: the current directory)"},
     {"--writable", "PATH", true, "An extra writable directory"},
     {"--network", "NET", false, "none (no socket reaches outside the sandbox) or allow (default: [policy] network, else none)"},
+    {"--allow-host", "HOST", true,
+     "Let the command reach HOST (example.org, *.example.org, host:port) through the run's proxy, and nothing else (default: [policy] allow_hosts)"},
     {"--tmp", "TMP", false, "private (the run's own /tmp) or host (the host's); a runner that cannot give it fails closed (default: [policy] tmp, else either)"},
     {"--deny-read", "PATH", true, "A path the command may neither read nor list, besides [policy] deny_read"},
     {"--protect", "PATH", true, "A path inside a writable root that stays read-only, besides [policy] protect"},

@@ -266,6 +266,16 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
     for (const auto& m : o.set_aside)
         set_aside.push_back({{"path", m.path.string()}, {"moved_to", m.error.empty() ? json(m.moved_to.string()) : json(nullptr)}, {"error", or_null(m.error)}});
     j["set_aside"] = set_aside;
+    // With the network through the run's proxy, what it saw: one entry per host, port and
+    // verdict; null for any other network.
+    json requests = o.network_proxied ? json::array() : json(nullptr);
+    for (const auto& r : o.network_requests) {
+        json entry{{"host", r.host}, {"port", r.port}, {"allowed", r.allowed}, {"bytes_up", r.bytes_up}, {"bytes_down", r.bytes_down},
+                   {"connections", r.connections}};
+        if (!r.allowed) entry["reason"] = r.reason;
+        requests.push_back(std::move(entry));
+    }
+    j["network_requests"] = std::move(requests);
     return text_of(j, -1);
 }
 

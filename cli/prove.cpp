@@ -176,6 +176,24 @@ bool loopback_step(bool tcp, const std::string& arg) {
     return ::sendto(fd, "x", 1, 0, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 1;
 }
 
+// A tunnel to `arg` (host:port) through the run's proxy, which HTTP_PROXY names
+// (http://127.0.0.1:PORT): true when the proxy answered 200 to the CONNECT.
+bool proxied_step(const std::string& arg) {
+    const char* proxy = std::getenv("HTTP_PROXY");
+    const std::string_view prefix = "http://127.0.0.1:";
+    if (!proxy || !std::string_view(proxy).starts_with(prefix)) return false;
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const sockaddr_in a = loopback(std::atoi(proxy + prefix.size()));
+    if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) return false;
+    const std::string request = "CONNECT " + arg + " HTTP/1.1\r\nHost: " + arg + "\r\n\r\n";
+    if (::send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) return false;
+    char answer[64] = {};
+    std::size_t got = 0;
+    for (ssize_t n = 0; got < 12 && (n = ::recv(fd, answer + got, sizeof answer - 1 - got, 0)) > 0;) got += static_cast<std::size_t>(n);
+    ::close(fd);
+    return std::string_view(answer, got).starts_with("HTTP/1.1 200") || std::string_view(answer, got).starts_with("HTTP/1.0 200");
+}
+
 // A connection to the unix stream socket `arg`, abstract or by path.
 bool unix_connect_step(const std::string& arg, bool abstract) {
     const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
@@ -235,6 +253,7 @@ bool canary_step(const std::string& what, const std::string& arg, const std::str
         return fd >= 0 && ::close(fd) == 0;
     }
     if (what == "tcp" || what == "udp") return loopback_step(what == "tcp", arg);
+    if (what == "proxied") return proxied_step(arg);
     if (what == "abstract" || what == "unix") return unix_connect_step(arg, what == "abstract");
     if (what == "dgram-abstract" || what == "dgram-path") return datagram_step(arg, what == "dgram-abstract");
     if (what == "fill") return fill_step(arg, arg2);
@@ -669,6 +688,38 @@ bool prove_network(const Prover& p, const confine::Policy& policy, bool net_allo
     return true;
 }
 
+// The network through the run's proxy, where the runner takes it: a host it lists
+// reached through the proxy, one it does not list refused there, and the listed one
+// refused around it (a direct connection). The host is a service of this machine's
+// loopback, listed by its address, as the proxy lets through only a listed address of
+// that kind; each check judged by whether the service saw a connection.
+void prove_proxy(const Prover& p, confine::Policy policy, Proof& proof) {
+    const int service = Listeners::nonblocking(::socket(AF_INET, SOCK_STREAM, 0));
+    const int port = Listeners::bound(service);
+    if (port == 0 || ::listen(service, 4) != 0) {
+        if (service >= 0) ::close(service);
+        proof.error = "cannot open the host's service for the proxy checks";
+        return;
+    }
+    const std::string listed = "127.0.0.1:" + std::to_string(port);
+    policy.network = confine::Network::proxy;
+    policy.allow_hosts = {listed};
+    const std::string said = p.canary(policy, "proxied", listed);
+    // A runner that cannot take the network through a proxy runs nothing: no check to make.
+    if (said.starts_with("sandbox unavailable")) {
+        ::close(service);
+        return;
+    }
+    add(proof, p, "a listed host through the run's proxy", "network", true, Listeners::accepted(service));
+    p.canary(policy, "proxied", "localhost:" + std::to_string(port));
+    add(proof, p, "a host the run does not list, through its proxy (a name of the host's loopback)", "network", false,
+        Listeners::accepted(service));
+    p.canary(policy, "tcp", std::to_string(port));
+    add(proof, p, "a listed host around the run's proxy (a direct connection)", "network", false, Listeners::accepted(service),
+        {"every address", "other host"});
+    ::close(service);
+}
+
 // A process of the host's signalled, and (where there is ptrace) traced: judged by the
 // host process's end.
 void prove_processes(const Prover& p, const confine::Policy& policy, Proof& proof) {
@@ -702,9 +753,10 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     fs::create_directories(outside);
     fs::create_directory_symlink(outside, ws / "out");
     const confine::Network network = provider.config().network;
-    proof.network = network == confine::Network::none ? "none" : "allow";
+    proof.network = std::string(confine::to_string(network));
     const Prover p(provider, self, dir);
-    const auto policy = p.workspace_policy(network);
+    auto policy = p.workspace_policy(network);
+    if (network == confine::Network::proxy) policy.allow_hosts = provider.config().allow_hosts;
 
     prove_writes(p, policy, ws, outside, proof);
     prove_environment(provider, p, policy, proof);
@@ -717,6 +769,7 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     prove_protect(q, policy, ws, proof);
 
     if (!prove_network(p, policy, network == confine::Network::allow, dir, proof)) return;
+    prove_proxy(p, policy, proof);
     prove_lifetime(p, policy, proof);
     prove_processes(p, policy, proof);
 }

@@ -59,7 +59,7 @@ struct ProofCheck {
 
 struct Proof {
     std::string runner;
-    std::string network;  // the policy's: "none" or "allow"
+    std::string network;  // the policy's: "none", "allow" or "proxy"
     std::vector<ProofCheck> checks;
     std::string error;  // set when the proof could not be made at all
 };

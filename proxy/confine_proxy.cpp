@@ -161,7 +161,8 @@ int run(const Arguments& a) {
     bool written = write_all(*a.report_fd, proxy.report());
     ::close(*a.report_fd);
     if (!written) {
-        say("confine-proxy: cannot write the report: ", std::strerror(errno));
+        // A host that is gone (killed) reads no report: nothing to say to anyone.
+        if (errno != EPIPE) say("confine-proxy: cannot write the report: ", std::strerror(errno));
         return 1;
     }
     // A name still being resolved holds Asio's resolver thread, which the io_context's

@@ -196,7 +196,7 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     json dialect = json::array({"read-only file system", "permission denied", "no such process", "erofs", "eacces", "eperm", "esrch"});
     for (const auto& s : confine::sdk::network_denial_signatures()) dialect.push_back(s);
     CHECK(ro["denial_signatures"] == dialect);
-    CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: "}));
+    CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: ", "confine-loopback: "}));
     CHECK(ro["enforcement"] == "full");
     CHECK(ro["dimensions"] == json{{"write", "full"}, {"network", "full"}, {"processes", "full"}, {"read", "not asked"}, {"protect", "not asked"},
                                    {"lifetime", "full"}, {"limits", "not asked"}, {"open", nullptr}});

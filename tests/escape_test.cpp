@@ -350,6 +350,68 @@ TEST_CASE("the network filter refuses each way a socket leaves the sandbox, and 
     CHECK(WEXITSTATUS(status) == 0);
 }
 
+// What the proxy program leaves a command (a child: each check one bit of its status).
+static int proxy_program_failures(int listener_port) {
+    int failed = 0;
+    auto refused = [](long rc, int error) { return rc < 0 && errno == error; };
+    // TCP only: no datagram, no SCTP or MPTCP (which Landlock's TCP rules would not see),
+    // no unix socket to connect anywhere with, no netlink or packet socket.
+    for (int family : {AF_INET, AF_INET6})
+        if (!refused(::socket(family, SOCK_DGRAM, 0), EACCES) || !refused(::socket(family, SOCK_STREAM, 132), EACCES) ||
+            !refused(::socket(family, SOCK_STREAM, 262), EACCES) || !refused(::socket(family, SOCK_RAW, IPPROTO_TCP), EACCES))
+            failed |= 1;
+    for (int type : {SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM})
+        if (!refused(::socket(AF_UNIX, type, 0), EACCES)) failed |= 2;
+    if (!refused(::socket(AF_NETLINK, SOCK_RAW, 0), EACCES) || !refused(::socket(AF_PACKET, SOCK_RAW, 0), EACCES)) failed |= 2;
+    // A TCP connection is the runner's to hold (here: nothing holds it).
+    const int tcp = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP), tcp4 = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<std::uint16_t>(listener_port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (tcp < 0 || tcp4 < 0 || ::connect(tcp4, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) failed |= 4;
+    // TCP Fast Open connects inside a send, where no connect hook sees it.
+    const int fresh = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (!refused(::sendto(fresh, "x", 1, MSG_FASTOPEN, reinterpret_cast<sockaddr*>(&to), sizeof to), EACCES)) failed |= 8;
+    iovec iov{const_cast<char*>("x"), 1};
+    msghdr msg{};
+    msg.msg_name = &to;
+    msg.msg_namelen = sizeof to;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (!refused(::sendmsg(fresh, &msg, MSG_FASTOPEN), EACCES)) failed |= 8;
+    mmsghdr many{msg, 0};
+    if (!refused(::sendmmsg(fresh, &many, 1, MSG_FASTOPEN | MSG_DONTWAIT), EACCES)) failed |= 8;
+    if (!refused(::syscall(SYS_io_uring_setup, 1, nullptr), EPERM)) failed |= 16;
+    int pair[2];
+    char c = 0;
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0 || ::send(pair[0], "y", 1, 0) != 1 || ::recv(pair[1], &c, 1, 0) != 1) failed |= 32;
+    if (!refused(::socketpair(AF_UNIX, SOCK_DGRAM, 0, pair), EACCES)) failed |= 64;
+    return failed;
+}
+
+TEST_CASE("the network filter's proxy program leaves TCP alone and refuses every other way out", "[escape][network][linux-only]") {
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof a;
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(listener, 4) == 0);
+    REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &size) == 0);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || confine::network::install_filter(true) != 0) ::_exit(255);
+        ::_exit(proxy_program_failures(ntohs(a.sin_port)));
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    ::close(listener);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+}
+
 TEST_CASE("file metadata outside the writable roots stays as it was under bubblewrap", "[escape][e2e]") {
     for (Way way : {Way::bwrap, Way::runner_command})
         for (bool unprivileged : {false, true}) attempt_metadata(way, unprivileged);

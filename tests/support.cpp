@@ -76,6 +76,9 @@ fs::path install_fake(const fs::path& dir, const std::string& name) {
 
 fs::path install_builtin(const fs::path& dir, const std::string& runner, bool with_launcher) {
     if (runner == "landlock" && with_launcher) copy_plugin(fs::path(BUILTIN_PLUGIN_DIR) / "landlock-run", dir);
+    // The network through the run's proxy: the proxy, and bubblewrap's loopback program.
+    for (const char* program : {"confine-proxy", "confine-loopback"})
+        if (fs::exists(fs::path(BUILTIN_PLUGIN_DIR) / program) && !fs::exists(dir / program)) copy_plugin(fs::path(BUILTIN_PLUGIN_DIR) / program, dir);
     return copy_plugin(fs::path(BUILTIN_PLUGIN_DIR) / ("confine-runner-" + runner + ".so"), dir);
 }
 

@@ -1,4 +1,5 @@
 #include <confine/config.hpp>
+#include <confine/allow_hosts.hpp>
 
 #include "default_config.hpp"
 
@@ -94,6 +95,7 @@ public:
 
 private:
     std::string source_;
+    toml::source_region network_at_;  // where [policy] network is written, if it is
 
     static std::string type_name(const toml::node& n) {
         switch (n.type()) {
@@ -156,14 +158,47 @@ private:
                 (k == "timeout" ? cfg.timeout : cfg.kill_after) = *duration;
                 continue;
             }
+            if (k == "allow_hosts") {
+                if (auto err = read_allow_hosts(*value_ptr, cfg)) return err;
+                continue;
+            }
             if (k != "network")
-                return fail(key_ptr->source(),
-                            "unknown key '" + k + "' in [policy] (known: network, tmp, deny_read, protect, env, timeout, kill_after, enforcement, limits, packages)");
+                return fail(key_ptr->source(), "unknown key '" + k +
+                                                   "' in [policy] (known: network, allow_hosts, tmp, deny_read, protect, env, timeout, kill_after, "
+                                                   "enforcement, limits, packages)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "none" && *text != "allow"))
                 return fail(value_ptr->source(), "policy.network must be \"none\" or \"allow\"");
             cfg.network = *text == "none" ? Network::none : Network::allow;
+            network_at_ = value_ptr->source();
         }
+        return network_with_hosts(cfg);
+    }
+
+    // [policy] allow_hosts: host patterns (allow_hosts.hpp), kept in their canonical form,
+    // each once.
+    std::optional<Error> read_allow_hosts(const toml::node& node, Config& cfg) {
+        auto hosts = string_array(node, "policy.allow_hosts");
+        if (!hosts) return hosts.error();
+        const auto& arr = *node.as_array();
+        for (std::size_t i = 0; i < hosts->size(); ++i) {
+            auto pattern = parse_host_pattern((*hosts)[i]);
+            if (!pattern) return fail(arr[i].source(), "policy.allow_hosts: " + pattern.error());
+            const std::string text = pattern->text();
+            if (std::find(cfg.allow_hosts.begin(), cfg.allow_hosts.end(), text) != cfg.allow_hosts.end()) continue;
+            cfg.allow_hosts.push_back(text);
+            cfg.allow_hosts_where.push_back(at(arr[i].source()));
+        }
+        return std::nullopt;
+    }
+
+    // Listed hosts make the network the proxy's, unless it is allowed whole: that is two
+    // answers to one question.
+    std::optional<Error> network_with_hosts(Config& cfg) const {
+        if (cfg.allow_hosts.empty()) return std::nullopt;
+        if (cfg.network == Network::allow)
+            return fail(network_at_, "policy.network = \"allow\" opens every host, and policy.allow_hosts lists some: give one or the other");
+        cfg.network = Network::proxy;
         return std::nullopt;
     }
 

@@ -6,6 +6,7 @@
 #include "log.hpp"
 #include "executor.hpp"
 #include "packages.hpp"
+#include "proxy_run.hpp"
 #include "run_limits.hpp"
 
 #if defined(_WIN32)
@@ -107,7 +108,25 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
                 spec.denial_signatures.emplace_back(s);
     spec.denial_paths = wrapped.denial_paths;
     spec.capture = options.capture;
+    spec.network_proxy = wrapped.policy.network == Network::proxy;
+    if (wrapped.proxy) spec.proxy_fd = wrapped.proxy->sandbox_end();
     return spec;
+}
+
+// What the run's proxy saw, in the outcome. A sandbox that was to hand the proxy its
+// listener and never did stopped before its command (confine-loopback failed): whatever
+// the runner attested, that run was the sandbox's failure, not the command's.
+void settle_proxy(const WrapResult& wrapped, Outcome& outcome) {
+    if (!wrapped.proxy) return;
+    const detail::ProxyReport& report = wrapped.proxy->finish();
+    outcome.network_proxied = true;
+    outcome.network_requests = report.requests;
+    if (!report.read) detail::log_warn("the run's proxy left no report: {}", report.problem);
+    if (report.read && wrapped.proxy->receiving() && report.listeners == 0 && outcome.kind != OutcomeKind::sandbox_unavailable) {
+        outcome.kind = OutcomeKind::sandbox_unavailable;
+        outcome.evidence = "the sandbox never handed the run's proxy its loopback listener (confine-loopback did not reach the command)";
+        outcome.denial_hint.reset();
+    }
 }
 
 // The command as the runner will look it up, checked before anything runs.
@@ -289,6 +308,41 @@ struct Prepared {
     }
 };
 
+// `variables` (NAME=VALUE each) set in `environment`, each in place of one of its name.
+void set_variables(std::vector<std::string>& environment, const std::vector<std::string>& variables) {
+    for (const auto& v : variables) {
+        const std::string name = v.substr(0, v.find('=') + 1);
+        std::erase_if(environment, [&](const std::string& e) { return e.starts_with(name); });
+        environment.push_back(v);
+    }
+}
+
+// Whether the runner's own arguments hand the sandbox's listener to the proxy.
+bool hands_listener(const WrapResult& wrapped) {
+    const auto found = placeholders(wrapped);
+    return std::any_of(found.begin(), found.end(), [](const Placeholder& p) { return p.kind == Placeholder::Kind::proxy_fd; });
+}
+
+// With the network through the run's proxy, the proxy opened (its port is the policy's)
+// before the wrap; null for any other network.
+std::expected<std::shared_ptr<detail::ProxyRun>, Error> open_proxy(const Provider& provider, const PolicyRequest& request, RunContext& context) {
+    const Policy asked = provider.complete(request, context);
+    if (asked.network != Network::proxy || asked.allow_hosts.empty()) return nullptr;
+    auto proxy = detail::ProxyRun::open(asked.allow_hosts, provider.plugin_dirs(), detail::log_enabled(spdlog::level::debug));
+    if (proxy) context.proxy_port = (*proxy)->port();
+    return proxy;
+}
+
+// The proxy started as the runner reaches it, and the command's environment naming it.
+std::optional<Error> start_proxy(WrapResult& wrapped, const std::shared_ptr<detail::ProxyRun>& proxy, bool judging_only,
+                                 std::vector<std::string>& environment) {
+    if (!judging_only)
+        if (auto bad = proxy->start(hands_listener(wrapped))) return bad;
+    wrapped.proxy = proxy;
+    set_variables(environment, detail::proxy_environment(proxy->port()));
+    return std::nullopt;
+}
+
 // The caller's errors (an environment, a descriptor, a command, a policy or a
 // configuration that is wrong) are returned as they are: nothing runs.
 std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyRequest& request, std::span<const std::string> argv,
@@ -306,7 +360,12 @@ std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyReq
     // command runs is what a runner grants in read-only mode (ABI 1.8).
     if (background && request.terminal.value_or(false))
         return std::unexpected(Error{ErrorCode::invalid_policy, "a background run has no terminal to give the command (PolicyRequest::terminal)"});
-    const RunContext context{!background && has_terminal(), p.options.working_directory};
+    RunContext context{!background && has_terminal(), p.options.working_directory};
+    auto proxy = open_proxy(provider, request, context);
+    if (!proxy) {
+        p.unavailable = unavailable(provider, proxy.error());
+        return p;
+    }
     // Nothing started before the sandbox may load a library the command could rewrite.
     // (Without a loader variable there is nothing to judge, and no policy to complete.)
     if (sets_loader_variable(*p.options.environment)) {
@@ -319,6 +378,8 @@ std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyReq
         if (limits) p.limits = std::move(*limits);
         else wrapped = std::unexpected(limits.error());
     }
+    if (wrapped && *proxy)
+        if (auto bad = start_proxy(*wrapped, *proxy, judging_only, *p.options.environment)) wrapped = std::unexpected(*bad);
     if (!wrapped) {
         // A bad policy, or a configuration that is wrong: the caller's to fix, said as it is.
         if (wrapped.error().code == ErrorCode::invalid_policy || is_configuration_error(wrapped.error().code)) return std::unexpected(wrapped.error());
@@ -345,7 +406,8 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     // In place nothing is left to end what the command starts: only where the operator
     // accepts that, and no time limit is set. Nor limits (a run's own, with their cgroup).
     const bool lifetime_waived = !wrapped.host_supervised || provider.config().minimums.lifetime == Minimum::best_effort;
-    if (options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits) {
+    // Nor the run's proxy, which lives as long as the run and reports at its end.
+    if (options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy) {
         wrapped.dimensions.lifetime = Level::none;
         detail::log_debug("lifetime none: the command is executed in place of this process, and nothing is left to end what it starts");
         detail::ExecSpec spec = spec_for(wrapped, options, false, p.command_file);
@@ -357,6 +419,7 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     detail::Executed executed = detail::execute(spec, control);
     spec.limits.reset();  // the run's cgroup, if any: what is left in it killed, and removed
     Outcome outcome = classify(wrapped, executed.observed);
+    settle_proxy(wrapped, outcome);
     // Nothing of the run is left to plant anything once the runner is gone.
     if (wrapped.git_watch) outcome.set_aside = detail::settle_git(*wrapped.git_watch);
     // What the runner wrote before its command existed was held back: when it stopped
@@ -433,6 +496,7 @@ std::expected<Process, Error> spawn(const Provider& provider, const PolicyReques
         spec.limits.reset();  // the run's cgroup, if any: what is left in it killed, and removed
         impl_ptr->control.settle();
         Outcome outcome = classify(wrap, executed.observed);
+        settle_proxy(wrap, outcome);
         if (wrap.git_watch) outcome.set_aside = detail::settle_git(*wrap.git_watch);
         impl_ptr->result.outcome = p.finished(std::move(outcome));
         impl_ptr->result.stdout_text = std::move(executed.stdout_text);

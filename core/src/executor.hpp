@@ -49,6 +49,11 @@ struct ExecSpec {
     // without following a link ({dir-fd:…}, {dir-path:…}), the network filter's program
     // ({network-filter-fd}, for bubblewrap's --seccomp).
     std::vector<Placeholder> placeholders;
+    // With the network through the run's proxy: the network filter is the proxy program,
+    // and `proxy_fd` (this process's, not inherited) is the descriptor whose copy fills
+    // {proxy-fd}: the sandbox's side of the proxy's receiving socket.
+    bool network_proxy = false;
+    int proxy_fd = -1;
     // The caller's descriptors the command is handed, under the same numbers
     // (RunOptions::pass_fds); every other one above 2 is closed at the exec, but for those
     // the host hands the runner itself (status, directories, network filter).

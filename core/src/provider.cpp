@@ -1,6 +1,8 @@
 #include <confine/provider.hpp>
+#include <confine/allow_hosts.hpp>
 
 #include "executor.hpp"
+#include "plugins/loader.hpp"
 #include "git_guard.hpp"
 #include "log.hpp"
 #include "roots.hpp"
@@ -50,6 +52,9 @@ std::string_view to_string(Mode mode) noexcept {
 }
 std::string_view to_string(Enforcement e) noexcept { return e == Enforcement::full ? "full" : "partial"; }
 std::string_view to_string(Level l) noexcept { return l == Level::full ? "full" : l == Level::partial ? "partial" : "none"; }
+std::string_view to_string(Network network) noexcept {
+    return network == Network::none ? "none" : network == Network::proxy ? "proxy" : "allow";
+}
 std::string_view to_string(Tmp tmp) noexcept { return tmp == Tmp::private_ ? "private" : tmp == Tmp::host ? "host" : "unsaid"; }
 std::string_view to_string(Verdict::Kind kind) noexcept {
     switch (kind) {
@@ -158,7 +163,7 @@ std::vector<std::string> denial_paths(const Policy& policy) {
 // weakest of the dimensions asked; the paths its denial hints may name.
 WrapResult reported(WrapResult wrapped, const Policy& policy) {
     wrapped.denial_paths = denial_paths(policy);
-    wrapped.network_asked = policy.network == Network::none;
+    wrapped.network_asked = policy.network != Network::allow;
     wrapped.read_asked = !policy.deny_read.empty();
     wrapped.protect_asked = !policy.protect.empty();
     // The host's own supervision of the run (docs/design.md §7): the higher of it and
@@ -452,6 +457,11 @@ struct Provider::Impl {
     Sample sample(bool resolve) const {
         Sample s{Policy{Mode::read_only, {}, {}, config.network, config.tmp}, {}};
         Policy& sample = s.policy;
+        // The proxy's port is a run's; a sample only needs one a runner would take.
+        if (sample.network == Network::proxy) {
+            sample.allow_hosts = config.allow_hosts;
+            sample.proxy_port = 3128;
+        }
         fs::path temp;
         // Paths to deny and to protect when the configuration has some: a workspace that
         // exists everywhere (a runner may open it to build its rules), and paths made up
@@ -467,7 +477,7 @@ struct Provider::Impl {
             if (!config.deny_read.empty()) sample.deny_read = {sample.workspace.empty() ? fs::path("/confine-sample-secrets") : sample.workspace.root_path() / "confine-sample-secrets"};
             if (!config.protect.empty()) sample.protect = {sample.workspace / "confine-sample" / ".git" / "hooks"};
         }
-        s.shape = "network " + std::string(config.network == Network::none ? "none" : "allow") + ", tmp " + std::string(to_string(config.tmp)) +
+        s.shape = "network " + std::string(to_string(config.network)) + ", tmp " + std::string(to_string(config.tmp)) +
                   ", workspace " + (sample.mode == Mode::workspace_write ? temp.string() : std::string("none")) + ", deny_read " +
                   (sample.deny_read.empty() ? "no" : "yes") + ", protect " + (sample.protect.empty() ? "no" : "yes");
         return s;
@@ -710,7 +720,7 @@ void log_policy(const Policy& p) {
     for (const auto& w : p.writable) roots += (roots.empty() ? "" : " ") + w.string();
     detail::log_debug("policy: mode {}, workspace {}, writable roots {}, network {}", to_string(p.mode),
                       p.workspace.empty() ? "(none)" : p.workspace.string(), roots.empty() ? "(none)" : roots,
-                      p.network == Network::none ? "none" : "allow");
+                      to_string(p.network));
     auto listed = [](const std::vector<fs::path>& paths) {
         std::string s;
         for (const auto& x : paths) s += (s.empty() ? "" : " ") + x.string();
@@ -754,6 +764,24 @@ Selection Provider::diagnose() const {
 
 namespace {
 
+// What is wrong with the completed policy's network through the proxy, or nullopt: hosts
+// with a network that is not the proxy's, the proxy's without hosts or without a run to
+// hold it (a wrap alone has no proxy), a host that is no host pattern.
+std::optional<std::string> proxy_problem(const Policy& completed) {
+    if (completed.network != Network::proxy) {
+        if (completed.allow_hosts.empty()) return std::nullopt;
+        return std::string("allow_hosts lets a command reach hosts through the run's proxy, and the network is ") +
+               (completed.network == Network::allow ? "allowed whole" : "none") + ": give one or the other";
+    }
+    if (completed.allow_hosts.empty()) return "the network through the run's proxy needs at least one host in allow_hosts";
+    for (const auto& host : completed.allow_hosts)
+        if (auto parsed = parse_host_pattern(host); !parsed) return "allow_hosts: " + parsed.error();
+    if (completed.proxy_port == 0)
+        return "the network through the run's proxy (allow_hosts) needs a run that holds the proxy (confinectl run, confine::run, "
+               "confine::spawn); a wrap alone has none";
+    return std::nullopt;
+}
+
 // The completed policy as a runner may be given it (see resolve_policy), for a command
 // it can run; `kept`, where its repositories' scan is kept for the wrap's run-end check.
 std::expected<Policy, Error> checked_policy(const Policy& completed, std::span<const std::string> argv, detail::KeptGitScan* kept = nullptr) {
@@ -761,6 +789,7 @@ std::expected<Policy, Error> checked_policy(const Policy& completed, std::span<c
     if (argv.empty()) return bad("no command to run");
     for (const auto& a : argv)
         if (a.find('\0') != std::string::npos) return bad("a command argument contains a NUL byte");
+    if (auto wrong = proxy_problem(completed)) return bad(std::move(*wrong));
     return detail::resolve_policy(completed, kept);
 }
 
@@ -807,10 +836,11 @@ std::optional<std::string> untrusted_runner_program(const std::string& program, 
 // The bwrap-shaped wrap of an asserted runner command (docs/design.md §3, §4): the
 // bwrap runner's profile, after the operator's command.
 WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Policy& policy,
-                         std::span<const std::string> argv) {
+                         std::span<const std::string> argv, const std::string& loopback) {
     WrapResult r;
     r.runner = std::string(asserted_runner_name);
     r.argv = sdk::bwrap_profile(s.runner_command, policy);
+    for (auto& a : sdk::bwrap_proxy_arguments(loopback, policy)) r.argv.push_back(std::move(a));
     r.argv.emplace_back("--");
     r.command_index = r.argv.size();
     r.argv.insert(r.argv.end(), argv.begin(), argv.end());
@@ -818,7 +848,7 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     // The mechanism behind the command is unknown: both Linux dialects (bubblewrap's, the
     // bwrap runner's, and Landlock's).
     r.denial_signatures = {"read-only file system", "permission denied", "operation not permitted", "no such process", "erofs", "eacces", "eperm"};
-    if (policy.network == Network::none)
+    if (policy.network != Network::allow)
         for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
     r.failure_rule.fatal_signatures = pc.runner_failure_signatures;
     r.dimensions = sdk::bwrap_dimensions(policy, r.argv);  // what its bubblewrap-shaped arguments ask for
@@ -830,7 +860,7 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
 
 PolicyRequest::PolicyRequest(const Policy& policy)
     : mode(policy.mode), workspace(policy.workspace), writable(policy.writable), network(policy.network),
-      deny_read(policy.deny_read), protect(policy.protect), working_directory(policy.working_directory) {
+      allow_hosts(policy.allow_hosts), deny_read(policy.deny_read), protect(policy.protect), working_directory(policy.working_directory) {
     if (policy.tmp != Tmp::unsaid) tmp = policy.tmp;
     if (policy.terminal) terminal = true;
 }
@@ -841,6 +871,15 @@ Policy complete_policy(const PolicyRequest& request, const Config& config, const
     p.workspace = request.workspace;
     p.writable = request.writable;
     p.network = request.network.value_or(config.network);
+    // The request's hosts make the network the proxy's; the configuration's go with its
+    // network (checked_policy refuses hosts with any other network, and none with it).
+    if (!request.allow_hosts.empty()) {
+        p.allow_hosts = request.allow_hosts;
+        if (!request.network) p.network = Network::proxy;
+    } else if (p.network == Network::proxy && !request.network) {
+        p.allow_hosts = config.allow_hosts;
+    }
+    if (p.network == Network::proxy) p.proxy_port = context.proxy_port;
     p.tmp = request.tmp.value_or(config.tmp);
     p.terminal = request.terminal.value_or(context.terminal);
     p.working_directory = request.working_directory.empty() ? context.working_directory : request.working_directory;
@@ -877,7 +916,17 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
         if (auto bad = untrusted_runner_program(s.runner_command.front(), *resolved))
             return std::unexpected(Error{ErrorCode::sandbox_unavailable,
                                          "cannot start runner '" + std::string(asserted_runner_name) + "' (" + s.runner_command.front() + "): " + *bad});
-        return watched(logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv), *resolved, impl_->config)),
+        // Through the proxy, the command starts behind confine's loopback program, judged
+        // as the runner's own program is.
+        std::string loopback;
+        if (resolved->network == Network::proxy) {
+            loopback = detail::confine_program(impl_->plugin_dirs, "confine-loopback").string();
+            if (auto bad = loopback.empty() ? std::optional<std::string>("confine-loopback is in none of the plugin directories")
+                                            : untrusted_runner_program(loopback, *resolved))
+                return std::unexpected(Error{ErrorCode::sandbox_unavailable, "cannot take the network through the run's proxy: " + *bad});
+        }
+        return watched(logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv, loopback), *resolved,
+                                             impl_->config)),
                        *resolved, policy, impl_->config, kept);
     }
     auto wrapped = impl_->selected->wrap(*resolved, argv);

@@ -164,6 +164,8 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* k
     Policy out;
     out.mode = policy.mode;
     out.network = policy.network;
+    out.proxy_port = policy.proxy_port;
+    out.allow_hosts = policy.allow_hosts;
     out.tmp = policy.tmp;
     out.terminal = policy.terminal;
     // Resolved here, once: a root that is a symbolic link is judged, and granted, where

@@ -119,8 +119,13 @@ struct PackageCaches {
 struct Config {
     std::string source;  // where it came from: a path or "<embedded default>"
     std::uint32_t probe_timeout_ms = 2000;
-    // [policy] network: what a call asks of the network when it does not say.
+    // [policy] network: what a call asks of the network when it does not say; proxy when
+    // [policy] allow_hosts lists any host (and network is none or unsaid).
     Network network = Network::none;
+    // [policy] allow_hosts: the hosts a command may reach through the run's proxy, each a
+    // host pattern (confine/allow_hosts.hpp) in its canonical form, and where each is written.
+    std::vector<std::string> allow_hosts;
+    std::vector<SourcePosition> allow_hosts_where;
     // [policy] tmp: which /tmp a call asks for when it does not say (unsaid: either).
     Tmp tmp = Tmp::unsaid;
     // [policy] deny_read: what no command may read or list, as written: absolute, or

@@ -58,6 +58,18 @@ struct SetAside {
     std::string error;               // why it could not be moved (moved_to then empty)
 };
 
+// What the run's proxy saw of one host and port (the network through the proxy,
+// Network::proxy): the connections made to it or refused, and the bytes each way.
+struct NetworkRequest {
+    std::string host;  // as the command named it, lower-case
+    std::uint16_t port = 0;
+    bool allowed = false;  // false: refused (not listed, or a name that leads where none may go)
+    std::uint64_t bytes_up = 0;    // from the command to the host
+    std::uint64_t bytes_down = 0;  // from the host to the command
+    std::uint64_t connections = 0;
+    std::string reason;  // why it was refused
+};
+
 struct Outcome {
     OutcomeKind kind = OutcomeKind::sandbox_unavailable;
     std::optional<int> exit_code;  // when it exited
@@ -98,6 +110,10 @@ struct Outcome {
     // (WrapResult::denial_paths) — the sandbox probably said no. A hint, never a runner
     // failure.
     std::optional<std::string> denial_hint;
+    // With the network through the run's proxy: what it saw, one entry per host, port and
+    // verdict, in the order first seen (empty when the command reached for nothing).
+    bool network_proxied = false;
+    std::vector<NetworkRequest> network_requests;
 };
 
 std::string_view to_string(OutcomeKind kind) noexcept;  // "completed", "task_failed", "sandbox_unavailable"

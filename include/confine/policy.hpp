@@ -17,6 +17,7 @@
 
 #include <confine/wrap_result.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -30,8 +31,13 @@ struct PolicyRequest {
     Mode mode = Mode::workspace_write;
     std::filesystem::path workspace;              // required for workspace-write; empty in read-only
     std::vector<std::filesystem::path> writable;  // extra writable roots (workspace-write only)
-    // Unsaid: [policy] network, else none.
+    // Unsaid: [policy] network, else none (proxy when [policy] allow_hosts lists hosts).
     std::optional<Network> network;
+    // The hosts the command may reach through the run's proxy (confine/allow_hosts.hpp
+    // patterns). Any here: the network is Network::proxy with these hosts, and `network`
+    // must be unsaid or proxy. None: [policy] allow_hosts where the network is the
+    // configuration's. Only run() and spawn() can give it: the proxy lives with the run.
+    std::vector<std::string> allow_hosts;
     // Unsaid: [policy] tmp, else either (a runner's own choice). Said, or set by the
     // operator, a runner that cannot give it fails closed (SANDBOX_UNAVAILABLE).
     std::optional<Tmp> tmp;
@@ -62,6 +68,9 @@ struct PolicyRequest {
 struct RunContext {
     bool terminal = false;
     std::filesystem::path working_directory;
+    // The port of the run's proxy (Policy::proxy_port), which run() and spawn() open
+    // before the wrap; 0: none (a wrap with the network through the proxy is refused).
+    std::uint16_t proxy_port = 0;
 };
 
 // The policy a call gets, before its paths are resolved: the request's fields, each one it

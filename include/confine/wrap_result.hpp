@@ -16,6 +16,7 @@ namespace confine {
 
 namespace detail {
 struct GitWatch;  // the run-end check of one run (libconfine's own)
+class ProxyRun;   // the run's proxy (libconfine's own)
 }
 
 using sdk::Attestation;
@@ -65,6 +66,9 @@ struct WrapResult : sdk::WrapResult {
     // policy protects nothing under `.git`, or there is nothing to hold. A host that runs
     // the argv itself calls run_end_check() (confine/execute.hpp) once the runner ended.
     std::shared_ptr<const detail::GitWatch> git_watch;
+    // The run's proxy, with the network through it (run() and spawn() open and start it;
+    // null for a wrap alone, which cannot have that network).
+    std::shared_ptr<detail::ProxyRun> proxy;
     // The policy the runner was given: completed and resolved (roots, deny_read and
     // protect canonical). Empty for a wrap made by Provider::wrap_with().
     Policy policy;
@@ -98,5 +102,6 @@ std::string_view to_string(Enforcement e) noexcept;       // "full", "partial"
 std::string_view to_string(Level l) noexcept;             // "full", "partial", "none"
 std::string_view to_string(Verdict::Kind kind) noexcept;  // "full", "partial", "unusable"
 std::string_view to_string(Tmp tmp) noexcept;             // "private", "host", "unsaid"
+std::string_view to_string(Network network) noexcept;     // "none", "allow", "proxy"
 
 }  // namespace confine

@@ -14,7 +14,12 @@ constexpr const char* default_program = "/usr/bin/bwrap";
 
 class BwrapRunner final : public sdk::Runner {
 public:
-    BwrapRunner(sdk::Host host, std::string program) : host_(host), program_(std::move(program)) {}
+    BwrapRunner(sdk::Host host, std::string program, std::string loopback)
+        : host_(host), program_(std::move(program)), loopback_(std::move(loopback)) {}
+
+    // The network through the run's proxy: a network namespace of its own, the proxy's
+    // listener on its loopback (confine-loopback).
+    bool handles_proxy() const override { return true; }
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
         if (config.settings.find("new_session"))
@@ -38,7 +43,7 @@ public:
         if (config.settings.find("program"))
             if (auto bad = sdk::untrusted_named_program(*program))
                 return std::unexpected(sdk::invalid_argument("setting 'program': refusing " + *program + ": " + *bad));
-        return std::make_unique<BwrapRunner>(host, *program);
+        return std::make_unique<BwrapRunner>(host, *program, config.plugin_dir + "/confine-loopback");
     }
 
     // Functional: confine `true` with the read-only profile, as a run would, in a network
@@ -63,9 +68,13 @@ public:
         }
         if (auto bad = sdk::untrusted_program(program_, writable))
             return std::unexpected(sdk::unsupported("bubblewrap cannot be used: " + *bad));
+        if (policy.network == sdk::Network::proxy)
+            if (auto bad = sdk::untrusted_program(loopback_, writable))
+                return std::unexpected(sdk::unsupported("the network through the run's proxy cannot be set up: " + *bad));
         sdk::WrapResult r;
         std::uint32_t status_argument = 0;
         r.argv = sdk::bwrap_profile(program(), policy, &status_argument);
+        for (auto& a : sdk::bwrap_proxy_arguments(loopback_, policy)) r.argv.push_back(std::move(a));
         r.argv.push_back("--");
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         r.enforcement = sdk::Enforcement::full;
@@ -76,9 +85,9 @@ public:
         // masked directory and EBUSY for a protected mount point the host reads itself, on
         // a line that names the path (confine-plugin(7), DENIAL DIALECT).
         r.denial_signatures = {"read-only file system", "permission denied", "no such process", "erofs", "eacces", "eperm", "esrch"};
-        if (policy.network == sdk::Network::none)
+        if (policy.network != sdk::Network::allow)
             for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
-        r.failure_rule.fatal_signatures = {"bwrap: "};
+        r.failure_rule.fatal_signatures = {"bwrap: ", "confine-loopback: "};
         r.attestation = sdk::bwrap_attestation(status_argument);  // bubblewrap's --json-status-fd
         r.dimensions = sdk::bwrap_dimensions(policy, r.argv);  // judged by the arguments given
         r.tmp = sdk::bwrap_tmp(policy);
@@ -90,6 +99,7 @@ private:
 
     sdk::Host host_;
     std::string program_;
+    std::string loopback_;
 };
 
 }  // namespace

@@ -35,7 +35,8 @@ constexpr std::string_view carve_cost =
 struct Prepared {
     int ruleset_fd = -1;
     bool partial = false;
-    bool network_none = false;
+    bool network_none = false;  // the network confined: none, or through the proxy
+    bool proxy = false;
 };
 
 void copy_line(char* out, std::size_t size, const char* a, const char* b) {
@@ -49,7 +50,7 @@ void copy_line(char* out, std::size_t size, const char* a, const char* b) {
 // Runs between fork and exec, or just before an exec in place: system calls only.
 std::int32_t apply_prepared(void* state, char* error, std::size_t error_size) {
     auto* prepared = static_cast<Prepared*>(state);
-    if (auto failed = ll::confine_self(prepared->ruleset_fd, prepared->network_none); failed.what) {
+    if (auto failed = ll::confine_self(prepared->ruleset_fd, prepared->network_none, prepared->proxy); failed.what) {
         copy_line(error, error_size, failed.what, ::strerrordesc_np(failed.error));
         return 1;
     }
@@ -66,6 +67,10 @@ void release_prepared(void* state) {
 class LandlockRunner final : public sdk::Runner {
 public:
     explicit LandlockRunner(std::string launcher) : launcher_(std::move(launcher)) {}
+
+    // The network through the run's proxy: the proxy program's filter, and one TCP connect
+    // rule, for the proxy's port (ABI 4 and up; below, wrap() refuses it).
+    bool handles_proxy() const override { return true; }
 
     static std::expected<std::unique_ptr<sdk::Runner>, sdk::Error> create(sdk::Host host, const sdk::RunnerConfig& config) {
         if (auto bad = config.settings.reject_unknown({"launcher", "in_process"})) return std::unexpected(*bad);
@@ -116,6 +121,8 @@ public:
         // before anything is started.
         const int abi = ll::negotiated_abi();
         if (abi < 1) return std::unexpected(sdk::unsupported("landlock is not enforced by this kernel (ABI unsupported or disabled)"));
+        const bool proxy = policy.network == sdk::Network::proxy;
+        if (proxy && abi < ll::Abi::v4) return std::unexpected(no_port_rules(abi));
         // Grants per mode (docs/design.md §4): /dev/null is the file alone; so are, when the
         // command gets the caller's terminal (policy.terminal: a foreground run at one),
         // /dev/tty and the terminal on this process's standard descriptors, so that a pager
@@ -154,8 +161,8 @@ public:
             r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", policy_root ? sdk::dir_path_placeholder(path) : path});
         }
         for (const auto& d : policy.deny_read) r.argv.insert(r.argv.end(), {"--deny-read", d.string()});
-        const bool network_none = policy.network == sdk::Network::none;
-        if (network_none) r.argv.push_back("--no-network");
+        const bool network_none = policy.network != sdk::Network::allow;  // none, or through the proxy
+        for (auto& a : network_arguments(policy)) r.argv.push_back(std::move(a));
         // Attested by the launcher's status descriptor: it says there that it is confined
         // and about to execute the command, on a descriptor the command never inherits.
         r.argv.push_back("--status-fd");
@@ -171,17 +178,17 @@ public:
         // words for a network that is not there.
         r.denial_signatures = {"permission denied", "eacces", "eperm"};
         if (ll::scopes(abi, network_none) & ll::scope::signal) r.denial_signatures.push_back("operation not permitted");
-        if (network_none)
+        if (network_none)  // or through the proxy
             for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
         r.failure_rule.evidence_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"landlock-run: "};
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
         r.attestation = sdk::Attestation::status_fd(status_argument, std::string(ll::status_marker));
-        r.dimensions = dimensions(abi, partial_ || !ll::fully_enforced(abi), network_none);
+        r.dimensions = dimensions(abi, partial_ || !ll::fully_enforced(abi), network_none, proxy);
         secrets_dimensions(r.dimensions, policy, grants, network_none);
         r.tmp = sdk::Tmp::host;  // Landlock cannot give a /tmp of the run's own
         if (in_process_) {
-            auto prepared = prepare(abi, grants, policy.deny_read, network_none);
+            auto prepared = prepare(abi, grants, policy.deny_read, network_none, proxy ? policy.proxy_port : 0);
             if (!prepared) return std::unexpected(prepared.error());
             r.in_process = {&apply_prepared, prepared->release(), &release_prepared};
         }
@@ -190,6 +197,15 @@ public:
 
 private:
     static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+    // The launcher's network: none, or only the run's proxy reachable (its port alone).
+    static std::vector<std::string> network_arguments(const sdk::Policy& policy) {
+        if (policy.network == sdk::Network::proxy) return {"--proxy-port", std::to_string(policy.proxy_port)};
+        if (policy.network == sdk::Network::none) return {"--no-network"};
+        return {};
+    }
+    static sdk::Error no_port_rules(int abi) {
+        return sdk::unsupported("this kernel's Landlock ABI " + std::to_string(abi) + " has no TCP rules (ABI 4 has): it cannot keep the network to the run's proxy");
+    }
     static bool exists(const char* path) {
         struct stat st {};
         return ::stat(path, &st) == 0;
@@ -213,14 +229,18 @@ private:
     // for chmod, utime, extended attributes or file flags); the network in full where
     // abstract unix sockets are scoped (ABI 6), with the network filter; processes partly
     // — no trace out of the domain, no signal out of it from ABI 6, but the host's
-    // processes stay visible in /proc (Landlock cannot hide them).
-    static sdk::Dimensions dimensions(int abi, bool older_abi, bool network_none) {
+    // processes stay visible in /proc (Landlock cannot hide them). Through the proxy, the
+    // network partly: a connect rule names a port, not a host.
+    static sdk::Dimensions dimensions(int abi, bool older_abi, bool network_none, bool proxy) {
         sdk::Dimensions d;
         d.write = sdk::Level::partial;
         std::string open = "write: ";
         if (older_abi) open += "this kernel's Landlock ABI governs some file accesses only (below ABI 5); ";
         open += std::string(metadata_left_open);
-        if (network_none) {
+        if (proxy) {
+            d.network = sdk::Level::partial;
+            open += "; network: " + std::string(ll::proxy_port_left_open);
+        } else if (network_none) {
             d.network = ll::network_fully_confined(abi) ? sdk::Level::full : sdk::Level::partial;
             if (d.network == sdk::Level::partial) open += "; network: " + std::string(ll::network_left_open);
         }
@@ -303,7 +323,8 @@ private:
 
     // Builds the ruleset the launcher would build, here, ready to be applied.
     static std::expected<std::unique_ptr<Prepared>, sdk::Error> prepare(int abi, const std::vector<std::pair<ll::Grant, std::string>>& grants,
-                                                                        const std::vector<std::filesystem::path>& deny_read, bool network_none) {
+                                                                        const std::vector<std::filesystem::path>& deny_read, bool network_none,
+                                                                        std::uint16_t proxy_port) {
         std::vector<std::string> denied_paths;
         for (const auto& d : deny_read) denied_paths.push_back(d.string());
         std::vector<const char*> denied;
@@ -311,6 +332,7 @@ private:
         auto prepared = std::make_unique<Prepared>();
         prepared->partial = !ll::fully_enforced(abi);
         prepared->network_none = network_none;
+        prepared->proxy = proxy_port != 0;
         const std::uint64_t handled = ll::handled_access(abi);
         prepared->ruleset_fd = ll::create_ruleset(handled, ll::scopes(abi, network_none), ll::handled_network(abi, network_none));
         if (prepared->ruleset_fd < 0) {
@@ -318,6 +340,11 @@ private:
             prepared->ruleset_fd = -1;
             return std::unexpected(sdk::Error{std::string("landlock ruleset error: ") + std::strerror(err)});
         }
+        if (proxy_port != 0)
+            if (int rc = ll::add_connect_port_rule(prepared->ruleset_fd, proxy_port); rc < 0) {
+                release_prepared(prepared.release());
+                return std::unexpected(sdk::Error{std::string("cannot allow the proxy's port: ") + std::strerror(-rc)});
+            }
         for (const auto& [grant, path] : grants) {
             if (grant == ll::Grant::read_only && ll::holds_denied(path.c_str(), denied.data(), denied.size())) {
                 if (int rc = ll::add_rule_around(prepared->ruleset_fd, path.c_str(), grant, handled, denied.data(), denied.size()); rc < 0) {

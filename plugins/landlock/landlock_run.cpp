@@ -1,8 +1,8 @@
 // landlock-run: runs a command confined by Landlock. The command-line contract is
 // docs/landlock-run.md (version 1); other programs depend on it exactly.
 //
-//   landlock-run [--ro <path>]... [--rw <path>]... [--deny-read <path>]... [--no-network]
-//                [--status-fd <n>] -- <argv>...
+//   landlock-run [--ro <path>]... [--rw <path>]... [--deny-read <path>]...
+//                [--no-network | --proxy-port <port>] [--status-fd <n>] -- <argv>...
 //   landlock-run --probe
 //
 // It sits in front of every confined command, so it reads no configuration, uses no
@@ -97,7 +97,8 @@ int probe() {
 // What the command line asks for, its grammar checked whole before the kernel is touched.
 struct Request {
     int command = -1;  // where the command's argv starts
-    bool network_none = false;
+    bool network_none = false;    // the network confined (--no-network, or --proxy-port)
+    std::uint16_t proxy_port = 0;  // --proxy-port: TCP connects to this port only
     // The denied paths (--deny-read), each absolute: a read-only grant goes around them.
     const char* denied[256] = {};
     std::size_t denied_count = 0;
@@ -112,6 +113,17 @@ void take_status_fd(int argc, char** argv, int i) {
     if (status_fd >= 0 && status_fd != fd) fatal("usage error: --status-fd given twice");
     if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) fatal("usage error: --status-fd: not an open descriptor of 3 or more: ", argv[i + 1]);
     status_fd = fd;
+}
+
+// The number of --proxy-port: decimal, 1 to 65535; 0 otherwise.
+std::uint16_t port_number(const char* text) {
+    if (!text || !*text || std::strlen(text) > 5) return 0;
+    unsigned n = 0;
+    for (const char* p = text; *p; ++p) {
+        if (*p < '0' || *p > '9') return 0;
+        n = n * 10 + static_cast<unsigned>(*p - '0');
+    }
+    return n <= 65535 ? static_cast<std::uint16_t>(n) : 0;
 }
 
 // The whole grammar, checked (a usage error is fatal); the status descriptor taken.
@@ -131,6 +143,14 @@ Request parse(int argc, char** argv) {
             take_status_fd(argc, argv, i++);
             continue;
         }
+        if (std::strcmp(argv[i], "--proxy-port") == 0) {
+            const std::uint16_t port = port_number(i + 1 < argc ? argv[i + 1] : nullptr);
+            if (port == 0) fatal("usage error: --proxy-port requires a port from 1 to 65535");
+            if (r.proxy_port != 0 && r.proxy_port != port) fatal("usage error: --proxy-port given twice");
+            r.proxy_port = port;
+            ++i;
+            continue;
+        }
         if (std::strcmp(argv[i], "--ro") == 0 || std::strcmp(argv[i], "--rw") == 0 || std::strcmp(argv[i], "--deny-read") == 0) {
             if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0) {
                 char what[64];
@@ -143,6 +163,8 @@ Request parse(int argc, char** argv) {
         fatal("usage error: unknown argument: ", argv[i]);
     }
     if (r.command < 0 || r.command >= argc) fatal("usage error: missing `-- <argv>...` command");
+    if (r.proxy_port != 0 && r.network_none) fatal("usage error: --no-network and --proxy-port exclude each other");
+    if (r.proxy_port != 0) r.network_none = true;
     for (int i = 1; i + 1 < r.command; ++i)
         if (std::strcmp(argv[i], "--deny-read") == 0) {
             if (r.denied_count == sizeof r.denied / sizeof r.denied[0]) fatal("usage error: too many --deny-read paths");
@@ -160,7 +182,8 @@ void add_grants(int ruleset, char** argv, const Request& r, std::uint64_t handle
             --i;  // a flag without a path
             continue;
         }
-        if (std::strcmp(argv[i], "--status-fd") == 0 || std::strcmp(argv[i], "--deny-read") == 0) continue;  // checked above
+        if (std::strcmp(argv[i], "--status-fd") == 0 || std::strcmp(argv[i], "--deny-read") == 0 || std::strcmp(argv[i], "--proxy-port") == 0)
+            continue;  // checked above
         const auto grant = std::strcmp(argv[i], "--rw") == 0 ? ll::Grant::read_write : ll::Grant::read_only;
         if (grant == ll::Grant::read_only && ll::holds_denied(argv[i + 1], r.denied, r.denied_count)) {
             if (int rc = ll::add_rule_around(ruleset, argv[i + 1], grant, handled, r.denied, r.denied_count); rc < 0)
@@ -186,7 +209,11 @@ int main(int argc, char** argv) {
     const int ruleset = ll::create_ruleset(handled, ll::scopes(abi, r.network_none), ll::handled_network(abi, r.network_none));
     if (ruleset < 0) fatal("landlock ruleset error: ", std::strerror(-ruleset));
     add_grants(ruleset, argv, r, handled);
-    if (auto failed = ll::confine_self(ruleset, r.network_none); failed.what) fatal(failed.what, std::strerror(failed.error));
+    if (r.proxy_port != 0) {
+        if (abi < ll::Abi::v4) fatal("this kernel's Landlock has no TCP rules (ABI 4 has): --proxy-port cannot be held");
+        if (int rc = ll::add_connect_port_rule(ruleset, r.proxy_port); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));
+    }
+    if (auto failed = ll::confine_self(ruleset, r.network_none, r.proxy_port != 0); failed.what) fatal(failed.what, std::strerror(failed.error));
     ::close(ruleset);
     // A root handed over as a descriptor (/proc/self/fd/N) is granted now: the command
     // gets no descriptor it was not given (docs/landlock-run.md).

@@ -44,6 +44,13 @@ namespace confine::landlock {
 
 inline constexpr std::uint32_t create_ruleset_version = 1u << 0;
 inline constexpr int rule_path_beneath = 1;
+inline constexpr int rule_net_port = 2;  // ABI 4
+
+// struct landlock_net_port_attr.
+struct NetPortAttr {
+    std::uint64_t allowed_access;
+    std::uint64_t port;
+};
 
 // The Landlock ABI versions, named as rust-landlock's `ABI` names them, each with what it
 // added. A kernel reports the highest it speaks (abi_version()); the sets below follow.
@@ -222,6 +229,20 @@ inline int create_ruleset(std::uint64_t handled, std::uint64_t scoped = 0, std::
     long fd = ::syscall(__NR_landlock_create_ruleset, &attr, size, 0u);
     return fd < 0 ? -errno : static_cast<int>(fd);
 }
+
+// Allows a TCP connect to `port` on any address (ABI 4): what the network through the
+// run's proxy grants, the proxy's port on the host's loopback (Landlock's rules name ports,
+// not addresses). 0 or -errno.
+inline int add_connect_port_rule(int ruleset_fd, std::uint16_t port) noexcept {
+    NetPortAttr rule{net_access::connect_tcp, port};
+    return ::syscall(__NR_landlock_add_rule, ruleset_fd, rule_net_port, &rule, 0u) == 0 ? 0 : -errno;
+}
+
+// What a TCP connect rule for the proxy's port leaves open, said wherever the runner
+// reports the network through the proxy.
+inline constexpr std::string_view proxy_port_left_open =
+    "TCP connections to the proxy's port are allowed to every address, not only to the proxy on the host's loopback (Landlock's rules "
+    "name ports, not hosts): a service on that port of another host, or of this one's other addresses, is reachable";
 
 // Adds `grant` beneath the already opened `path_fd` (an O_PATH descriptor), a directory
 // or not as `is_directory` says (read from that descriptor). 0 or -errno.
@@ -412,20 +433,22 @@ struct Failure {
 // set-user-ID program from giving anything back; the terminal filter, with the network
 // confined together with the network filter in one program; then the ruleset. From here on this process and
 // everything it executes is confined.
-inline Failure confine_self(int ruleset_fd, bool network_none) noexcept {
+// With `proxy` (the network through the run's proxy), the network filter is the proxy
+// program (network_filter_linux.hpp).
+inline Failure confine_self(int ruleset_fd, bool network_none, bool proxy = false) noexcept {
     if (int rc = detail::drop_capabilities(); rc < 0) return {"cannot drop capabilities: ", -rc};
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return {"landlock ruleset error: ", errno};
 #if defined(CONFINE_NETWORK_FILTER_PROGRAM) && !defined(CONFINE_PORTABLE_POSIX) && !defined(CONFINE_NO_TERMINAL_FILTER)
     // Both filters as one program: the kernel runs one filter on each system call.
     if (network_none) {
-        if (int rc = network::install_filter_with_terminal(); rc < 0) return {"cannot install the terminal and network filter: ", -rc};
+        if (int rc = network::install_filter_with_terminal(proxy); rc < 0) return {"cannot install the terminal and network filter: ", -rc};
     } else if (int rc = terminal::install_injection_filter(); rc < 0) {
         return {"cannot install the terminal filter: ", -rc};
     }
 #else
     if (int rc = terminal::install_injection_filter(); rc < 0) return {"cannot install the terminal filter: ", -rc};
     if (network_none)
-        if (int rc = network::install_filter(); rc < 0) return {"cannot install the network filter: ", -rc};
+        if (int rc = network::install_filter(proxy); rc < 0) return {"cannot install the network filter: ", -rc};
 #endif
     if (::syscall(__NR_landlock_restrict_self, ruleset_fd, 0u) != 0) return {"landlock ruleset error: ", errno};
     return {};

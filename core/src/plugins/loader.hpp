@@ -52,5 +52,10 @@ std::optional<std::string> map_library(boost::dll::shared_library& library, cons
 // The running program's own file, resolved; empty when it cannot be told.
 std::filesystem::path running_program();
 
+// A program of confine's own installed beside the built-in plugins (confine-proxy,
+// confine-loopback): `name` in the first of `dirs` that holds it, not through a link;
+// empty when none does. The caller judges it (program_trust.hpp) before it runs it.
+std::filesystem::path confine_program(const std::vector<std::filesystem::path>& dirs, std::string_view name);
+
 }  // namespace detail
 }  // namespace confine

@@ -26,6 +26,7 @@ constexpr std::size_t wrap_result_layouts[] = {
     CONFINE_WRAP_RESULT_SIZE_1_9,  // 1.8: unchanged (the policy grew: its working directory)
     CONFINE_WRAP_RESULT_SIZE_1_9,  // 1.9: unchanged (the host grew: setting_at_fault)
     sizeof(confine_wrap_result),   // 1.10: + the runner's own lifetime level (0: not said, none)
+    sizeof(confine_wrap_result),   // 1.11: unchanged (the policy grew: the proxy's port)
 };
 static_assert(std::size(wrap_result_layouts) == CONFINE_ABI_MINOR + 1);
 

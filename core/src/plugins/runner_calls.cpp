@@ -221,6 +221,10 @@ std::expected<WrapResult, Error> PluginRunner::wrap(const Policy& policy, std::s
         return fail({ErrorCode::sandbox_unavailable, "plugin ABI " + std::to_string(plugin().abi_major) + "." + std::to_string(plugin().abi_minor) +
                                                          " cannot be asked to confine the network (ABI 1.5 can); with --network allow "
                                                          "(or [policy] network = \"allow\") it confines what it did"});
+    // Nor one older than 1.11 that the network goes through the run's proxy.
+    if (policy.network == Network::proxy && plugin().abi_minor < 11)
+        return fail({ErrorCode::sandbox_unavailable, "plugin ABI " + std::to_string(plugin().abi_major) + "." + std::to_string(plugin().abi_minor) +
+                                                         " cannot be asked to confine the network to the run's proxy (allow_hosts; ABI 1.11 can)"});
     const std::string workspace = policy.workspace.string();
     std::vector<std::string> writable;
     for (const auto& w : policy.writable) writable.push_back(w.string());
@@ -238,7 +242,10 @@ std::expected<WrapResult, Error> PluginRunner::wrap(const Policy& policy, std::s
     p.mode = policy.mode == Mode::workspace_write ? CONFINE_MODE_WORKSPACE_WRITE : CONFINE_MODE_READ_ONLY;
     p.workspace = policy.mode == Mode::workspace_write ? workspace.c_str() : nullptr;
     p.writable = {writable_ptrs.data(), writable_ptrs.size()};
-    p.network = policy.network == Network::none ? CONFINE_NETWORK_NONE : CONFINE_NETWORK_ALLOW;
+    p.network = policy.network == Network::none    ? CONFINE_NETWORK_NONE
+                : policy.network == Network::proxy ? CONFINE_NETWORK_PROXY
+                                                   : CONFINE_NETWORK_ALLOW;
+    p.proxy_port = policy.network == Network::proxy ? policy.proxy_port : 0;
     p.tmp = policy.tmp == Tmp::private_ ? CONFINE_TMP_PRIVATE : policy.tmp == Tmp::host ? CONFINE_TMP_HOST : CONFINE_TMP_UNSAID;
     p.terminal = policy.terminal ? 1 : 0;
     p.deny_read = {deny_read_ptrs.data(), deny_read_ptrs.size()};

@@ -123,6 +123,15 @@ std::vector<fs::path> detail::installation_plugin_dirs(const char* dir) {
     return {given.lexically_normal()};
 }
 
+fs::path detail::confine_program(const std::vector<fs::path>& dirs, std::string_view name) {
+    for (const auto& d : dirs) {
+        std::error_code ec;
+        const fs::path candidate = d / name;
+        if (fs::symlink_status(candidate, ec).type() == fs::file_type::regular) return candidate;
+    }
+    return {};
+}
+
 fs::path builtin_plugin_dir() {
     const fs::path self = detail::running_program();
     if (self.empty()) return {};

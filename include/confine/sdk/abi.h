@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 10
+#define CONFINE_ABI_MINOR 11
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -79,6 +79,10 @@ typedef int32_t confine_status;
 /* Network policies (confine_policy.network, ABI 1.5). */
 #define CONFINE_NETWORK_NONE 0  /* no socket reaches anything outside the sandbox */
 #define CONFINE_NETWORK_ALLOW 1 /* the network is not confined */
+/* ABI 1.11: as NONE, but for TCP to the run's proxy at confine_policy.proxy_port on the
+ * loopback the command sees (docs/design.md §12). A host asks it only of a plugin of 1.11
+ * or later; a runner that cannot give it returns CONFINE_E_UNSUPPORTED. */
+#define CONFINE_NETWORK_PROXY 2
 
 /* Which /tmp the command gets (confine_policy.tmp, confine_wrap_result.tmp; ABI 1.6).
  * In a policy, UNSAID accepts either; in a result, UNSAID is a plugin that does not say
@@ -240,14 +244,18 @@ typedef struct confine_policy {
      * which the command can read nothing it is not granted (AppContainer) grants read on
      * it. Read it only when struct_size covers it. */
     const char* working_directory;
+    /* ABI 1.11: with CONFINE_NETWORK_PROXY, the TCP port of the run's proxy on 127.0.0.1
+     * as the command sees it; 0 otherwise. Read it only when struct_size covers it. */
+    uint32_t proxy_port;
 } confine_policy;
 
-/* Size of a confine_policy from an ABI 1.0-1.4 / 1.5 / 1.6 / 1.7 host (1.8 and later:
- * sizeof(confine_policy)). A runner reads a field only when struct_size covers it. */
+/* Size of a confine_policy from an ABI 1.0-1.4 / 1.5 / 1.6 / 1.7 / 1.8-1.10 host (1.11 and
+ * later: sizeof(confine_policy)). A runner reads a field only when struct_size covers it. */
 #define CONFINE_POLICY_SIZE_1_0 (offsetof(confine_policy, network))
 #define CONFINE_POLICY_SIZE_1_5 (offsetof(confine_policy, tmp))
 #define CONFINE_POLICY_SIZE_1_6 (offsetof(confine_policy, deny_read))
 #define CONFINE_POLICY_SIZE_1_7 (offsetof(confine_policy, working_directory))
+#define CONFINE_POLICY_SIZE_1_8 (offsetof(confine_policy, proxy_port))
 
 typedef struct confine_verdict {
     uint32_t struct_size;

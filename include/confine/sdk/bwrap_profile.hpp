@@ -32,6 +32,11 @@
 //   stop a connect), so bubblewrap also loads the network filter (--seccomp
 //   {network-filter-fd}, which the host fills in; after its own set-up), which refuses
 //   connect() and every socket but AF_UNIX (design.md §12);
+// - with the network through the run's proxy (Network::proxy), the same namespace and the
+//   filter's proxy program (TCP sockets only, no unix socket but a pair): the command
+//   starts behind the loopback program (bwrap_proxy_arguments), which binds the proxy's
+//   port on the namespace's loopback and hands that listener to the host's proxy; TCP to
+//   127.0.0.1 there reaches the proxy, and nothing else leaves the namespace;
 // - --die-with-parent: the command does not outlive the run;
 // - a new session (--new-session): no terminal injection through TIOCSTI;
 // - in workspace-write mode a private /tmp (a tmpfs of the run's own) unless the policy
@@ -144,7 +149,7 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
         for (const DeviceNode& n : bwrap_device_nodes)
             a.insert(a.end(), {"--dev-bind", std::string(private_devices_dir) + "/" + n.name, std::string("/dev/") + n.name});
 #endif
-    if (policy.network == Network::none) a.insert(a.end(), {"--unshare-net", "--seccomp", network_filter_fd_placeholder()});
+    if (policy.network != Network::allow) a.insert(a.end(), {"--unshare-net", "--seccomp", network_filter_fd_placeholder()});
     if (status_argument) {
         a.push_back("--json-status-fd");
         *status_argument = static_cast<std::uint32_t>(a.size());
@@ -175,6 +180,16 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
             a.insert(a.end(), {"--ro-bind", "/dev/null", d.string()});
     }
     return a;
+}
+
+// With Network::proxy, what starts the command inside the sandbox, after the profile and
+// before the "--" in front of the command: `loopback_program` (confine-loopback, installed
+// beside the bwrap runner; trusted as a runner program is), which binds the proxy's port
+// on the sandbox's loopback, hands the listener to the host over {proxy-fd} and executes
+// the command. Nothing for any other network.
+inline std::vector<std::string> bwrap_proxy_arguments(const std::string& loopback_program, const Policy& policy) {
+    if (policy.network != Network::proxy) return {};
+    return {loopback_program, "--port", std::to_string(policy.proxy_port), "--fd", proxy_fd_placeholder()};
 }
 
 // What bubblewrap writes on its status descriptor (--json-status-fd): first the key
@@ -210,7 +225,15 @@ inline Dimensions bwrap_dimensions(const Policy& policy, std::span<const std::st
     // Its PID namespace ends with its init, which ends with the command, and the whole of
     // it with the host (--die-with-parent): no process of the run outlives it.
     d.lifetime = Level::full;
+    // Through the proxy: the namespace's loopback, where only the proxy listens, is all the
+    // command reaches, and the proxy reaches only the hosts listed.
     if (policy.network == Network::none) d.network = Level::full;
+    if (policy.network == Network::proxy) {
+        const std::string handed[] = {"--fd", proxy_fd_placeholder()};
+        const bool unshared = std::find(profile.begin(), profile.end(), "--unshare-net") != profile.end();
+        const bool behind = std::search(profile.begin(), profile.end(), std::begin(handed), std::end(handed)) != profile.end();
+        d.network = unshared && behind ? Level::full : Level::none;
+    }
 #if defined(__linux__)
     // The bind itself (a path of the policy could be named like the node).
     const std::string bind[] = {"--dev-bind", std::string(private_devices_dir) + "/null", "/dev/null"};

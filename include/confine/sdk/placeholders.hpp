@@ -12,6 +12,9 @@
 //                         only at the index the status_fd attestation names
 //   {network-filter-fd}   the number of a descriptor of a file holding the network filter's
 //                         program, at offset 0
+//   {proxy-fd}            (ABI 1.11, with Network::proxy) the number of a unix stream socket
+//                         on which the sandbox hands the host's proxy, by SCM_RIGHTS, a
+//                         TCP socket listening on its loopback at Policy::proxy_port
 //   {dir-fd:PATH}         the number of a descriptor of the directory PATH (absolute), opened
 //                         by the host without following a symbolic link in any part of it
 //   {dir-path:PATH}       the same descriptor as the path /proc/self/fd/N
@@ -33,7 +36,7 @@
 
 namespace confine::sdk {
 
-enum class PlaceholderKind { status_fd, dir_fd, dir_path, network_filter_fd };
+enum class PlaceholderKind { status_fd, dir_fd, dir_path, network_filter_fd, proxy_fd };
 
 // One placeholder as the parser reads it: its kind, and for dir_fd and dir_path the
 // directory (empty for the others).
@@ -44,13 +47,14 @@ struct Placeholder {
 };
 
 // The kind's name as it is written between the braces: "status-fd", "dir-fd", "dir-path",
-// "network-filter-fd".
+// "network-filter-fd", "proxy-fd".
 constexpr std::string_view placeholder_name(PlaceholderKind kind) noexcept {
     switch (kind) {
     case PlaceholderKind::status_fd: return "status-fd";
     case PlaceholderKind::dir_fd: return "dir-fd";
     case PlaceholderKind::dir_path: return "dir-path";
     case PlaceholderKind::network_filter_fd: return "network-filter-fd";
+    case PlaceholderKind::proxy_fd: return "proxy-fd";
     }
     return "?";
 }
@@ -64,6 +68,7 @@ constexpr bool placeholder_has_path(PlaceholderKind kind) noexcept {
 // paths (resolved); the host refuses a wrap result with any other.
 inline std::string status_fd_placeholder() { return "{status-fd}"; }
 inline std::string network_filter_fd_placeholder() { return "{network-filter-fd}"; }
+inline std::string proxy_fd_placeholder() { return "{proxy-fd}"; }
 inline std::string dir_fd_placeholder(std::string_view path) { return "{dir-fd:" + std::string(path) + "}"; }
 inline std::string dir_path_placeholder(std::string_view path) { return "{dir-path:" + std::string(path) + "}"; }
 
@@ -91,7 +96,7 @@ inline std::string one_line_text(std::string_view text) {
 // as one but malformed, why, in one line.
 inline std::expected<std::optional<Placeholder>, std::string> parse_placeholder(std::string_view text) {
     constexpr std::array kinds{PlaceholderKind::status_fd, PlaceholderKind::dir_fd, PlaceholderKind::dir_path,
-                               PlaceholderKind::network_filter_fd};
+                               PlaceholderKind::network_filter_fd, PlaceholderKind::proxy_fd};
     if (!text.starts_with('{')) return std::nullopt;
     for (const PlaceholderKind kind : kinds) {
         const std::string_view name = placeholder_name(kind);

@@ -275,6 +275,10 @@ public:
     virtual Verdict probe(std::uint32_t timeout_ms) = 0;
     virtual std::expected<WrapResult, Error> wrap(const Policy& policy,
                                                   std::span<const std::string> argv) = 0;
+    // Whether wrap() takes a policy with Network::proxy (ABI 1.11): one that lets the
+    // command reach the run's proxy at Policy::proxy_port and nothing else. A runner that
+    // leaves this false is never given such a policy (the SDK answers UNSUPPORTED for it).
+    virtual bool handles_proxy() const { return false; }
 };
 
 }  // namespace confine::sdk

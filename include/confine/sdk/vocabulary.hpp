@@ -19,8 +19,11 @@ enum class Mode { read_only, workspace_write };
 // Whether the command may reach anything outside the sandbox through a socket
 // (design.md §12). none: no TCP or UDP to any address, the host's loopback included,
 // and no unix socket of a host service; sockets between the sandbox's own processes
-// (socketpair) keep working.
-enum class Network { none, allow };
+// (socketpair) keep working. proxy (ABI 1.11): as none, but for TCP to the host's proxy
+// for the run, at Policy::proxy_port on the loopback the command sees, which reaches the
+// hosts the run's allow_hosts list and nothing else (design.md §12, "network through the
+// proxy"). A runner that cannot give that refuses the policy (Runner::handles_proxy).
+enum class Network { none, allow, proxy };
 
 // Which /tmp the command gets: its own (private: empty at the start of the run, gone
 // after it) or the host's. In a policy, unsaid accepts either; in a wrap result, unsaid
@@ -105,6 +108,16 @@ struct Policy {
     // elsewhere (RunOptions::working_directory) names the same directory here. In
     // read-only mode a runner that must grant reads (AppContainer) grants it.
     std::filesystem::path working_directory;
+    // With Network::proxy (ABI 1.11): the TCP port of the run's proxy on the loopback the
+    // command sees (127.0.0.1). A runner that keeps the host's network (Landlock) lets the
+    // command connect to that port and no other; one that gives the command a network
+    // namespace of its own binds that port on the namespace's loopback and hands the
+    // listening socket to the host over the {proxy-fd} placeholder's descriptor.
+    std::uint16_t proxy_port = 0;
+    // With Network::proxy: the hosts the proxy lets the command reach, canonical
+    // (confine/allow_hosts.hpp). The host's: not carried to a runner, which has nothing to
+    // do with them.
+    std::vector<std::string> allow_hosts;
 };
 
 // A probe's answer: whether the runner works on this machine, and how completely.
@@ -184,12 +197,13 @@ struct InProcess {
 };
 
 // What common tools print when the network they reach for is not there: curl's and
-// glibc's name-resolution and connection failures, Windows' socket refusal. For the
-// denial dialect of a runner that confines the network (Network::none), where such a line
-// is the sandbox's doing; a runner that leaves the network open adds none of them.
+// glibc's name-resolution and connection failures, Windows' socket refusal, curl's and
+// git's words for the run's proxy refusing a host (Network::proxy). For the denial dialect
+// of a runner that confines the network (none or proxy), where such a line is the
+// sandbox's doing; a runner that leaves the network open adds none of them.
 inline std::vector<std::string> network_denial_signatures() {
     return {"could not resolve host", "temporary failure in name resolution", "network is unreachable", "couldn't connect to server",
-            "no such host is known", "forbidden by its access permissions"};
+            "no such host is known", "forbidden by its access permissions", "403 from proxy", "tunnel failed, response 403"};
 }
 
 // What a runner answers to wrap(): how to run the command confined, and how to judge

@@ -25,6 +25,18 @@
 // sd_notify(3) (a datagram to $NOTIFY_SOCKET) reach nothing, and a program that makes a
 // unix datagram socket or pair for itself gets EACCES. A system call through an
 // architecture the filter does not know kills the process.
+//
+// The proxy program (Network::proxy: the run's proxy is the one way out) differs in what
+// a socket may be and where it may connect:
+// - socket() of AF_INET or AF_INET6 of type SOCK_STREAM and protocol TCP (0 or
+//   IPPROTO_TCP) only: no UDP (no DNS of the command's own), no SCTP or MPTCP, which
+//   Landlock's TCP rules would not govern; and socket() of AF_UNIX not at all, so no unix
+//   socket of a host service can be reached by path or abstract name now that connect()
+//   is allowed (socketpair() of AF_UNIX streams keeps working, as above);
+// - connect() is allowed: where a TCP connection may go is the runner's to hold (Landlock's
+//   connect rule for the proxy's port, or a network namespace with only a loopback);
+// - a send with MSG_FASTOPEN is refused (sendto, sendmsg, sendmmsg): TCP Fast Open
+//   connects from inside the send, where no connect hook (Landlock's) sees it.
 #pragma once
 
 #include <cerrno>
@@ -41,6 +53,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -57,34 +70,35 @@ struct Calls {
     std::uint32_t arch;
     std::uint32_t socket, socketpair, connect, sendto, io_uring_setup, socketcall;
     std::uint32_t ioctl;  // for the terminal's refusals, in the program that has them too
+    std::uint32_t sendmsg, sendmmsg;  // for the proxy program's MSG_FASTOPEN refusal
 };
 
 #if defined(__x86_64__)
-inline constexpr Calls native{AUDIT_ARCH_X86_64, 41, 53, 42, 44, 425, 0, 16};
-inline constexpr Calls compat{AUDIT_ARCH_I386, 359, 360, 362, 369, 425, 102, 54};
+inline constexpr Calls native{AUDIT_ARCH_X86_64, 41, 53, 42, 44, 425, 0, 16, 46, 307};
+inline constexpr Calls compat{AUDIT_ARCH_I386, 359, 360, 362, 369, 425, 102, 54, 370, 345};
 inline constexpr std::uint32_t x32_bit = 0x40000000;  // x32's calls: x86-64 numbers with this bit
 inline constexpr std::uint32_t x32_ioctl = 514;       // x32's own ioctl (with the bit)
 #elif defined(__aarch64__)
-inline constexpr Calls native{AUDIT_ARCH_AARCH64, 198, 199, 203, 206, 425, 0, 29};
-inline constexpr Calls compat{AUDIT_ARCH_ARM, 281, 288, 283, 290, 425, 0, 54};
+inline constexpr Calls native{AUDIT_ARCH_AARCH64, 198, 199, 203, 206, 425, 0, 29, 211, 269};
+inline constexpr Calls compat{AUDIT_ARCH_ARM, 281, 288, 283, 290, 425, 0, 54, 296, 374};
 #elif defined(__i386__)
-inline constexpr Calls native{AUDIT_ARCH_I386, 359, 360, 362, 369, 425, 102, 54};
+inline constexpr Calls native{AUDIT_ARCH_I386, 359, 360, 362, 369, 425, 102, 54, 370, 345};
 #elif defined(__arm__)
-inline constexpr Calls native{AUDIT_ARCH_ARM, 281, 288, 283, 290, 425, 0, 54};
+inline constexpr Calls native{AUDIT_ARCH_ARM, 281, 288, 283, 290, 425, 0, 54, 296, 374};
 #else
-inline constexpr Calls native{AUDIT_ARCH_RISCV64, 198, 199, 203, 206, 425, 0, 29};
+inline constexpr Calls native{AUDIT_ARCH_RISCV64, 198, 199, 203, 206, 425, 0, 29, 211, 269};
 #endif
 
 // A tiny assembler: instructions with jumps to labels, resolved once all are placed.
 struct Program {
-    static constexpr std::size_t capacity = 64;
+    static constexpr std::size_t capacity = 96;
     sock_filter code[capacity]{};
     std::size_t size = 0;
-    std::size_t label_at[16]{};
+    std::size_t label_at[24]{};
     struct Jump {
         std::size_t at;
         int if_true, if_false;  // labels; -1: the next instruction
-    } jumps[32]{};
+    } jumps[56]{};
     std::size_t jump_count = 0;
 
     constexpr void statement(std::uint16_t op, std::uint32_t k) { code[size++] = sock_filter{op, 0, 0, k}; }
@@ -119,11 +133,15 @@ constexpr std::uint32_t argument_high(int i) {
 #endif
 }
 
-enum Label { native_calls, compat_calls, check_socket, check_sendto, check_request, refuse, refuse_ring, refuse_terminal, allow };
+enum Label {
+    native_calls, compat_calls, check_socket, check_sendto, check_request, refuse, refuse_ring, refuse_terminal, allow,
+    check_tcp_socket, check_inet, check_sendto_flags, check_sendmsg_flags, check_sendmmsg_flags, check_flags
+};
 
 // The calls of one architecture, number already loaded: each goes to its check (with
-// `terminal`, ioctl too, and on x86-64 x32's own ioctl).
-constexpr void dispatch(Program& p, const Calls& calls, bool terminal, bool x32) {
+// `terminal`, ioctl too, and on x86-64 x32's own ioctl; with `proxy`, socket() to the TCP
+// check, connect() allowed, and the sends to their MSG_FASTOPEN checks).
+constexpr void dispatch(Program& p, const Calls& calls, bool terminal, bool x32, bool proxy) {
     if (terminal) {
         p.jump_if_equal(calls.ioctl, check_request);
 #if defined(__x86_64__)
@@ -132,18 +150,50 @@ constexpr void dispatch(Program& p, const Calls& calls, bool terminal, bool x32)
     }
     (void)x32;
     if (calls.socketcall) p.jump_if_equal(calls.socketcall, refuse);
-    p.jump_if_equal(calls.socket, check_socket);
+    p.jump_if_equal(calls.socket, proxy ? check_tcp_socket : check_socket);
     p.jump_if_equal(calls.socketpair, check_socket);
-    p.jump_if_equal(calls.connect, refuse);
+    if (!proxy) p.jump_if_equal(calls.connect, refuse);
     p.jump_if_equal(calls.sendto, check_sendto);
+    if (proxy) {
+        p.jump_if_equal(calls.sendmsg, check_sendmsg_flags);
+        p.jump_if_equal(calls.sendmmsg, check_sendmmsg_flags);
+    }
     p.jump_if_equal(calls.io_uring_setup, refuse_ring);
     p.statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 }
 
+// The proxy program's own checks: socket() of TCP only, and no send with MSG_FASTOPEN
+// (flags: sendto's 4th argument, sendmsg's 3rd, sendmmsg's 4th).
+constexpr void proxy_checks(Program& p) {
+    p.label(check_tcp_socket);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(0));
+    p.jump_if_equal(AF_INET, check_inet);
+    p.jump_if_equal(AF_INET6, check_inet, refuse);
+    p.label(check_inet);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(1));
+    p.statement(BPF_ALU | BPF_AND | BPF_K, 0xF);
+    p.jump_if_equal(SOCK_STREAM, -1, refuse);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(2));
+    p.jump_if_equal(0, allow);
+    p.jump_if_equal(IPPROTO_TCP, allow, refuse);
+    p.label(check_sendto_flags);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(3));
+    p.jump_if_equal(0, allow, check_flags);
+    p.label(check_sendmsg_flags);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(2));
+    p.jump_if_equal(0, allow, check_flags);
+    p.label(check_sendmmsg_flags);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(3));
+    p.label(check_flags);
+    p.statement(BPF_ALU | BPF_AND | BPF_K, MSG_FASTOPEN);
+    p.jump_if_equal(0, allow, refuse);
+}
+
 // The network filter; with `terminal`, the terminal filter's refusals too
 // (terminal_filter_linux.hpp: TIOCSTI and TIOCLINUX, EPERM), in one program whose verdict
-// on every call is the one the two filters installed one after the other would give.
-constexpr Program build(bool terminal) {
+// on every call is the one the two filters installed one after the other would give; with
+// `proxy`, the proxy program (above).
+constexpr Program build(bool terminal, bool proxy = false) {
     Program p;
     p.statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch));
 #if defined(__x86_64__) || defined(__aarch64__)
@@ -158,11 +208,11 @@ constexpr Program build(bool terminal) {
 #if defined(__x86_64__)
     p.statement(BPF_ALU | BPF_AND | BPF_K, ~x32_bit);
 #endif
-    dispatch(p, native, terminal, true);
+    dispatch(p, native, terminal, true, proxy);
 #if defined(__x86_64__) || defined(__aarch64__)
     p.label(compat_calls);
     p.statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr));
-    dispatch(p, compat, terminal, false);
+    dispatch(p, compat, terminal, false, proxy);
 #endif
     // socket(domain, type, ...) and socketpair(domain, type, ...): AF_UNIX only, and of
     // a type that sends to no address (the type's low four bits; its high ones are the
@@ -174,12 +224,14 @@ constexpr Program build(bool terminal) {
     p.statement(BPF_ALU | BPF_AND | BPF_K, 0xF);
     p.jump_if_equal(SOCK_STREAM, allow);
     p.jump_if_equal(SOCK_SEQPACKET, allow, refuse);
-    // sendto(fd, buf, len, flags, dest_addr, addrlen): no destination given.
+    // sendto(fd, buf, len, flags, dest_addr, addrlen): no destination given (and in the
+    // proxy program no MSG_FASTOPEN).
     p.label(check_sendto);
     p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(4));
     p.jump_if_equal(0, -1, refuse);
     p.statement(BPF_LD | BPF_W | BPF_ABS, argument_high(4));
-    p.jump_if_equal(0, allow, refuse);
+    p.jump_if_equal(0, proxy ? check_sendto_flags : allow, refuse);
+    if (proxy) proxy_checks(p);
     // ioctl(fd, request, ...): the request, an unsigned int, neither TIOCSTI nor TIOCLINUX.
     if (terminal) {
         p.label(check_request);
@@ -201,12 +253,15 @@ constexpr Program build(bool terminal) {
 
 inline constexpr Program program = build(false);
 inline constexpr Program with_terminal = build(true);
+inline constexpr Program proxy_program = build(false, true);
+inline constexpr Program proxy_with_terminal = build(true, true);
 
 }  // namespace detail
 
-// The filter's instructions, as bubblewrap's --seccomp reads them from a descriptor.
-inline const sock_filter* filter_code() noexcept { return detail::program.code; }
-inline std::size_t filter_size() noexcept { return detail::program.size; }
+// The filter's instructions, as bubblewrap's --seccomp reads them from a descriptor; with
+// `proxy`, the proxy program's.
+inline const sock_filter* filter_code(bool proxy = false) noexcept { return proxy ? detail::proxy_program.code : detail::program.code; }
+inline std::size_t filter_size(bool proxy = false) noexcept { return proxy ? detail::proxy_program.size : detail::program.size; }
 
 #endif
 
@@ -216,16 +271,18 @@ inline constexpr bool filter_available = true;
 
 // Installs the filter on the calling thread, inherited by everything it executes and
 // starts. Needs no_new_privs (or CAP_SYS_ADMIN). 0 or -errno.
-inline int install_filter() noexcept {
-    sock_fprog fprog{static_cast<unsigned short>(detail::program.size), const_cast<sock_filter*>(detail::program.code)};
+inline int install_filter(bool proxy = false) noexcept {
+    const detail::Program& program = proxy ? detail::proxy_program : detail::program;
+    sock_fprog fprog{static_cast<unsigned short>(program.size), const_cast<sock_filter*>(program.code)};
     return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -errno;
 }
 
 // Installs this filter and the terminal filter (terminal::install_injection_filter())
 // as one program: one filter for the kernel to run on every system call instead of two,
 // with the same verdicts. Same needs. 0 or -errno.
-inline int install_filter_with_terminal() noexcept {
-    sock_fprog fprog{static_cast<unsigned short>(detail::with_terminal.size), const_cast<sock_filter*>(detail::with_terminal.code)};
+inline int install_filter_with_terminal(bool proxy = false) noexcept {
+    const detail::Program& program = proxy ? detail::proxy_with_terminal : detail::with_terminal;
+    sock_fprog fprog{static_cast<unsigned short>(program.size), const_cast<sock_filter*>(program.code)};
     return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -errno;
 }
 
@@ -234,8 +291,8 @@ inline int install_filter_with_terminal() noexcept {
 inline constexpr bool filter_available = false;
 
 // No filter in this build or for this architecture: the caller must fail closed.
-inline int install_filter() noexcept { return -ENOSYS; }
-inline int install_filter_with_terminal() noexcept { return -ENOSYS; }
+inline int install_filter(bool = false) noexcept { return -ENOSYS; }
+inline int install_filter_with_terminal(bool = false) noexcept { return -ENOSYS; }
 
 #endif
 

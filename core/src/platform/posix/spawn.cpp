@@ -18,7 +18,7 @@ namespace {
 
 // The child's ends of the descriptors, closed in the parent once the child has them.
 struct ChildEnds {
-    Fd report, in, out, err, status, network_filter;
+    Fd report, in, out, err, status, network_filter, proxy;
     std::vector<Fd> directories;
 };
 
@@ -50,6 +50,7 @@ std::vector<int> kept_descriptors(const ExecSpec& spec, const ChildEnds& child) 
     if (child.status.get() >= 0) kept.push_back(child.status.get());
     for (const Fd& dir : child.directories) kept.push_back(dir.get());
     if (child.network_filter.get() >= 0) kept.push_back(child.network_filter.get());
+    if (child.proxy.get() >= 0) kept.push_back(child.proxy.get());
     return kept;
 }
 
@@ -94,12 +95,25 @@ std::optional<SpawnRefusal> open_network_filter(const ExecSpec& spec, std::vecto
     for (const Placeholder& p : spec.placeholders) {
         if (p.kind != Placeholder::Kind::network_filter_fd) continue;
         if (child.network_filter.get() < 0) {
-            Fd filter = above_standard_descriptors(Fd(network_filter_descriptor()));
+            Fd filter = above_standard_descriptors(Fd(network_filter_descriptor(spec.network_proxy)));
             if (filter.get() < 0) return SpawnRefusal{errno, "cannot prepare the network filter"};
             child.network_filter = std::move(filter);
         }
         if (p.argument >= argv.size()) return SpawnRefusal{EINVAL, "cannot prepare the network filter"};
         argv[p.argument] = std::to_string(child.network_filter.get());
+    }
+    return std::nullopt;
+}
+
+// The sandbox's side of the proxy's receiving socket, a copy of the host's, whose number
+// replaces each {proxy-fd} argument.
+std::optional<SpawnRefusal> open_proxy_descriptor(const ExecSpec& spec, std::vector<std::string>& argv, ChildEnds& child) {
+    for (const Placeholder& p : spec.placeholders) {
+        if (p.kind != Placeholder::Kind::proxy_fd) continue;
+        if (spec.proxy_fd < 0 || p.argument >= argv.size()) return SpawnRefusal{EINVAL, "the run's proxy is not there to hand the sandbox"};
+        if (child.proxy.get() < 0 && (child.proxy = Fd(::fcntl(spec.proxy_fd, F_DUPFD_CLOEXEC, 3))).get() < 0)
+            return SpawnRefusal{errno, "cannot hand the sandbox the run's proxy"};
+        argv[p.argument] = std::to_string(child.proxy.get());
     }
     return std::nullopt;
 }
@@ -218,6 +232,7 @@ std::expected<StartedRunner, SpawnRefusal> spawn_runner(const ExecSpec& spec, co
     if (auto refused = open_status_descriptor(spec, argv, runner, child)) return std::unexpected(std::move(*refused));
     if (auto refused = open_directories(spec, argv, child)) return std::unexpected(std::move(*refused));
     if (auto refused = open_network_filter(spec, argv, child)) return std::unexpected(std::move(*refused));
+    if (auto refused = open_proxy_descriptor(spec, argv, child)) return std::unexpected(std::move(*refused));
     if (log_enabled(spdlog::level::debug))
         log_debug("exec{}: {}", spec.in_process ? " (confined in the child before its exec)" : "", shell_words(argv));
     // Everything the child needs is built here: between fork and exec it allocates nothing.

@@ -99,9 +99,10 @@ inline constexpr std::size_t policy_layouts[] = {
     CONFINE_POLICY_SIZE_1_5,  // 1.5: + network
     CONFINE_POLICY_SIZE_1_6,  // 1.6: + tmp, terminal
     CONFINE_POLICY_SIZE_1_7,  // 1.7: + deny_read, protect
-    sizeof(confine_policy),   // 1.8: + working_directory
-    sizeof(confine_policy),   // 1.9: unchanged
-    sizeof(confine_policy),   // 1.10: unchanged
+    CONFINE_POLICY_SIZE_1_8,  // 1.8: + working_directory
+    CONFINE_POLICY_SIZE_1_8,  // 1.9: unchanged
+    CONFINE_POLICY_SIZE_1_8,  // 1.10: unchanged
+    sizeof(confine_policy),   // 1.11: + proxy_port
 };
 static_assert(std::size(policy_layouts) == CONFINE_ABI_MINOR + 1);
 
@@ -118,6 +119,7 @@ inline confine_policy policy_defaults() noexcept {
     p.deny_read = {nullptr, 0};
     p.protect = {nullptr, 0};
     p.working_directory = nullptr;
+    p.proxy_port = 0;
     return p;
 }
 
@@ -154,7 +156,12 @@ inline std::optional<Policy> policy_from(const confine_policy& given) {
     Policy p;
     p.mode = c->mode == CONFINE_MODE_WORKSPACE_WRITE ? Mode::workspace_write : Mode::read_only;
     if (c->workspace) p.workspace = c->workspace;
-    p.network = c->network == CONFINE_NETWORK_NONE ? Network::none : Network::allow;
+    // An unknown network value is read as none: the strictest, never an open network.
+    p.network = c->network == CONFINE_NETWORK_ALLOW ? Network::allow : c->network == CONFINE_NETWORK_PROXY ? Network::proxy : Network::none;
+    if (p.network == Network::proxy) {
+        if (c->proxy_port == 0 || c->proxy_port > 65535) return std::nullopt;
+        p.proxy_port = static_cast<std::uint16_t>(c->proxy_port);
+    }
     p.tmp = c->tmp == CONFINE_TMP_PRIVATE ? Tmp::private_ : c->tmp == CONFINE_TMP_HOST ? Tmp::host : Tmp::unsaid;
     p.terminal = c->terminal != 0;
     auto writable = paths_from(c->writable), deny_read = paths_from(c->deny_read), protect = paths_from(c->protect);
@@ -305,6 +312,12 @@ struct Entry {
                 set_error(out_error, "the host's policy is malformed (struct_size " + std::to_string(policy->struct_size) +
                                          ", or a null path in a list)");
                 return CONFINE_E_INVALID_ARGUMENT;
+            }
+            // A runner that does not say it reaches the network through the host's proxy
+            // never sees that policy: it would read it as one of the two it knows.
+            if (p->network == Network::proxy && !static_cast<Runner*>(instance)->handles_proxy()) {
+                set_error(out_error, "this runner cannot confine the network to the run's proxy (allow_hosts)");
+                return CONFINE_E_UNSUPPORTED;
             }
             std::vector<std::string> args;
             for (std::size_t i = 0; i < argc; ++i) args.emplace_back(argv[i]);
