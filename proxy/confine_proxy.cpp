@@ -159,16 +159,15 @@ int run(const Arguments& a) {
     proxy.watch_signals();
     bool abandoned = run_until_stopped(io, proxy);
     bool written = write_all(*a.report_fd, proxy.report());
+    int written_errno = errno;
     ::close(*a.report_fd);
-    if (!written) {
-        // A host that is gone (killed) reads no report: nothing to say to anyone.
-        if (errno != EPIPE) say("confine-proxy: cannot write the report: ", std::strerror(errno));
-        return 1;
-    }
+    // A host that is gone (killed) reads no report: nothing to say to anyone.
+    if (!written && written_errno != EPIPE) say("confine-proxy: cannot write the report: ", std::strerror(written_errno));
+    int status = written ? 0 : 1;
     // A name still being resolved holds Asio's resolver thread, which the io_context's
     // destructor would wait for: every connection is closed, the report is written.
-    if (abandoned) std::_Exit(0);
-    return 0;
+    if (abandoned) std::_Exit(status);
+    return status;
 }
 
 }  // namespace
