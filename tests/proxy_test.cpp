@@ -399,6 +399,42 @@ TEST_CASE("confine-proxy relays an absolute-form GET to an allowed address with 
     CHECK_FALSE(e->contains("reason"));
 }
 
+TEST_CASE("confine-proxy sends an absolute-form request's body after its rewritten header, however it arrives", "[proxy]") {
+    const std::string body(50000, 'b');
+    std::string seen;
+    const std::string response = "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n";
+    Upstream upstream([&](int fd) {
+        seen = read_header(fd);
+        std::string got;
+        char buf[8192];
+        while (got.size() < body.size()) {
+            auto n = ::read(fd, buf, sizeof buf);
+            if (n <= 0) break;
+            got.append(buf, static_cast<std::size_t>(n));
+        }
+        seen += got;
+        send_all(fd, response);
+    });
+    std::uint16_t port = 0;
+    auto listener = listening_socket(port);
+    auto target = "127.0.0.1:" + std::to_string(upstream.port());
+    Proxy proxy(listener.fd, {"--allow", target});
+    auto client = connect_to(port);
+    auto header = "POST http://" + target + "/upload HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    send_all(client.fd, header + body.substr(0, 10));  // part of the body with the header
+    send_all(client.fd, body.substr(10));
+    CHECK(read_all(client.fd) == response);
+    CHECK(seen.starts_with("POST /upload HTTP/1.1\r\n"));
+    CHECK(seen.ends_with("\r\n\r\n" + body));
+    auto done = proxy.end();
+    CHECK(done.status == 0);
+    auto report = done.json();
+    auto* e = entry(report, "127.0.0.1", upstream.port(), true);
+    REQUIRE(e);
+    CHECK(e->at("bytes_up") == seen.size());
+    CHECK(e->at("bytes_down") == response.size());
+}
+
 TEST_CASE("confine-proxy relays CONNECT both ways untouched and counts the bytes exactly", "[proxy]") {
     const std::string up(100000, 'u'), down(70001, 'd');
     std::string received;
