@@ -9,10 +9,13 @@
 #include "http_proxy.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -36,11 +39,28 @@ struct Arguments {
     std::vector<confine::HostPattern> allow;
 };
 
+// An argument as said back in a one-line error: a control character or a byte outside
+// ASCII as \xNN.
+std::string printable(std::string_view text) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : text) {
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+            continue;
+        }
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 0xf];
+    }
+    return out;
+}
+
 std::expected<int, std::string> descriptor(std::string_view option, std::string_view text) {
     int fd = -1;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), fd);
     if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || fd < 0)
-        return std::unexpected(std::string(option) + " '" + std::string(text) + "' is not a descriptor number");
+        return std::unexpected(std::string(option) + " '" + printable(text) + "' is not a descriptor number");
     if (fcntl(fd, F_GETFD) == -1)
         return std::unexpected(std::string(option) + " " + std::to_string(fd) + ": the descriptor is not open");
     return fd;
@@ -69,6 +89,9 @@ std::expected<void, std::string> complete(const Arguments& a) {
         return std::unexpected(std::string("give one of --listen-fd and --receive-fd; ") + usage);
     if (!a.lifetime_fd || !a.report_fd) return std::unexpected(std::string("--lifetime-fd and --report-fd are required; ") + usage);
     if (a.allow.empty()) return std::unexpected(std::string("at least one --allow PATTERN is required; ") + usage);
+    struct stat st {};
+    if (::fstat(*a.lifetime_fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+        return std::unexpected("--lifetime-fd " + std::to_string(*a.lifetime_fd) + " is not a pipe or a socket");
     int listener = a.listen_fd ? *a.listen_fd : *a.receive_fd;
     if (listener == *a.lifetime_fd || listener == *a.report_fd || *a.lifetime_fd == *a.report_fd)
         return std::unexpected("the listener, lifetime and report descriptors must be three different descriptors");
@@ -85,7 +108,7 @@ std::expected<Arguments, std::string> parse(int argc, char** argv) {
         }
         if (option != "--allow" && option != "--listen-fd" && option != "--receive-fd" && option != "--lifetime-fd" &&
             option != "--report-fd")
-            return std::unexpected("unknown argument '" + std::string(option) + "'; " + usage);
+            return std::unexpected("unknown argument '" + printable(option) + "'; " + usage);
         if (i + 1 >= argc) return std::unexpected(std::string(option) + " needs a value");
         if (auto taken = take(a, option, argv[++i]); !taken) return std::unexpected(taken.error());
     }
@@ -104,6 +127,21 @@ bool write_all(int fd, const std::string& text) {
     return true;
 }
 
+// Runs the proxy until it has stopped and every connection's handlers have run, or, once
+// stopped, for at most `stop_grace`: a name being resolved (getaddrinfo, on Asio's own
+// thread) does not keep the run's end waiting. Whether it gave up waiting.
+bool run_until_stopped(boost::asio::io_context& io, const HttpProxy& proxy) {
+    constexpr auto tick = std::chrono::milliseconds(100);
+    constexpr auto stop_grace = std::chrono::seconds(2);
+    std::optional<std::chrono::steady_clock::time_point> stopped_at;
+    while (true) {
+        io.run_for(tick);
+        if (io.stopped()) return false;
+        if (proxy.stopped() && !stopped_at) stopped_at = std::chrono::steady_clock::now();
+        if (stopped_at && std::chrono::steady_clock::now() - *stopped_at > stop_grace) return true;
+    }
+}
+
 void say(const char* prefix, const std::string& line) { std::fprintf(stderr, "%s%s\n", prefix, line.c_str()); }
 
 int run(const Arguments& a) {
@@ -119,15 +157,17 @@ int run(const Arguments& a) {
     }
     proxy.watch_lifetime(*a.lifetime_fd);
     proxy.watch_signals();
-    io.run();
+    bool abandoned = run_until_stopped(io, proxy);
     bool written = write_all(*a.report_fd, proxy.report());
+    int written_errno = errno;
     ::close(*a.report_fd);
-    if (!written) {
-        // A host that is gone (killed) reads no report: nothing to say to anyone.
-        if (errno != EPIPE) say("confine-proxy: cannot write the report: ", std::strerror(errno));
-        return 1;
-    }
-    return 0;
+    // A host that is gone (killed) reads no report: nothing to say to anyone.
+    if (!written && written_errno != EPIPE) say("confine-proxy: cannot write the report: ", std::strerror(written_errno));
+    int status = written ? 0 : 1;
+    // A name still being resolved holds Asio's resolver thread, which the io_context's
+    // destructor would wait for: every connection is closed, the report is written.
+    if (abandoned) std::_Exit(status);
+    return status;
 }
 
 }  // namespace

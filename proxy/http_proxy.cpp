@@ -317,8 +317,8 @@ private:
 
 std::string errno_text() { return std::strerror(errno); }
 
-// Whether `fd` is a listening stream socket of `family_wanted` (AF_INET or AF_INET6 as
-// 0), and its family.
+// The family of `fd` if it is what the proxy takes: a unix stream socket (`unix_socket`),
+// or else a listening TCP socket (AF_INET or AF_INET6); otherwise why not, in one line.
 std::expected<int, std::string> listening_family(int fd, bool unix_socket) {
     int type = 0, listening = 0;
     socklen_t len = sizeof type;
@@ -522,6 +522,8 @@ void HttpProxy::watch_signals() {
 }
 
 void HttpProxy::stop() { state_->stop(); }
+
+bool HttpProxy::stopped() const { return state_->stopped; }
 
 std::string HttpProxy::report() const {
     nlohmann::ordered_json doc{{"listeners", state_->listeners}, {"requests", state_->ledger.json()}};

@@ -129,6 +129,8 @@ public:
     // Stops accepting and receiving, closes every connection: the io_context's run()
     // returns once their handlers have run.
     void stop();
+    // Whether stop() has been called (or SIGTERM, SIGINT, the lifetime's end).
+    bool stopped() const;
 
     // The run's report, one JSON document: {"listeners": K, "requests": [{"host", "port",
     // "allowed", "bytes_up", "bytes_down", "connections", "reason" if refused}]}, one entry

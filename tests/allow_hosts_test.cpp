@@ -122,10 +122,15 @@ TEST_CASE("a malformed host pattern is refused with its own reason in one line",
     for (const auto& c : cases) {
         auto why = refusal(c.text);
         INFO(c.text << " -> " << why);
-        CHECK(why.starts_with("'" + std::string(c.text) + "' is not a host pattern: "));
+        if (c.text.find_first_of("\t\n") == std::string_view::npos)
+            CHECK(why.starts_with("'" + std::string(c.text) + "' is not a host pattern: "));
         CHECK(why.find(c.reason) != std::string::npos);
         CHECK(why.find('\n') == std::string::npos);
     }
+    // The pattern is quoted on the same line whatever it holds.
+    auto why = refusal("a.org\nb\xff");
+    CHECK(why.starts_with("'a.org\\x0ab\\xff' is not a host pattern: "));
+    CHECK(why.find('\n') == std::string::npos);
     std::string labels;
     for (int i = 0; i < 64; ++i) labels += "abc.";
     CHECK(refusal(labels + "org").find("longer than 253 characters") != std::string::npos);

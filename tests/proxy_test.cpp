@@ -16,7 +16,9 @@
 #include <cerrno>
 #include <functional>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +36,21 @@ std::vector<confine::HostPattern> patterns(std::initializer_list<std::string_vie
 }
 
 // --- descriptors, sockets and the program ---------------------------------------------
+
+// Closed at exec: a proxy started gets only the descriptors it is given.
+int cloexec(int fd) {
+    if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
+}
+
+int pipe_cloexec(int fds[2]) {
+    int r = ::pipe(fds);
+    if (r == 0) {
+        cloexec(fds[0]);
+        cloexec(fds[1]);
+    }
+    return r;
+}
 
 struct Fd {
     int fd = -1;
@@ -53,7 +70,7 @@ struct Fd {
 };
 
 Fd listening_socket(std::uint16_t& port) {
-    Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    Fd s(cloexec(::socket(AF_INET, SOCK_STREAM, 0)));
     REQUIRE(s.fd >= 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -74,7 +91,7 @@ void bounded(int fd) {
 }
 
 Fd connect_to(std::uint16_t port) {
-    Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    Fd s(cloexec(::socket(AF_INET, SOCK_STREAM, 0)));
     REQUIRE(s.fd >= 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -133,9 +150,9 @@ class Proxy {
 public:
     Proxy(int listener, std::vector<std::string> extra, std::string mode = "--listen-fd") {
         int life[2], report[2], err[2];
-        REQUIRE(::pipe2(life, O_CLOEXEC) == 0);
-        REQUIRE(::pipe2(report, O_CLOEXEC) == 0);
-        REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
+        REQUIRE(pipe_cloexec(life) == 0);
+        REQUIRE(pipe_cloexec(report) == 0);
+        REQUIRE(pipe_cloexec(err) == 0);
         std::vector<std::string> args{CONFINE_PROXY, mode, "3", "--lifetime-fd", "4", "--report-fd", "5"};
         args.insert(args.end(), extra.begin(), extra.end());
         pid_ = spawn(args, {listener, life[0], report[1]}, err[1]);
@@ -205,7 +222,7 @@ public:
     explicit Upstream(std::function<void(int)> serve) {
         listener_ = listening_socket(port_);
         thread_ = std::thread([this, serve = std::move(serve)] {
-            Fd c(::accept4(listener_.fd, nullptr, nullptr, SOCK_CLOEXEC));
+            Fd c(cloexec(::accept(listener_.fd, nullptr, nullptr)));
             if (c.fd < 0) return;
             bounded(c.fd);
             serve(c.fd);
@@ -382,6 +399,42 @@ TEST_CASE("confine-proxy relays an absolute-form GET to an allowed address with 
     CHECK_FALSE(e->contains("reason"));
 }
 
+TEST_CASE("confine-proxy sends an absolute-form request's body after its rewritten header, however it arrives", "[proxy]") {
+    const std::string body(50000, 'b');
+    std::string seen;
+    const std::string response = "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n";
+    Upstream upstream([&](int fd) {
+        seen = read_header(fd);
+        std::string got;
+        char buf[8192];
+        while (got.size() < body.size()) {
+            auto n = ::read(fd, buf, sizeof buf);
+            if (n <= 0) break;
+            got.append(buf, static_cast<std::size_t>(n));
+        }
+        seen += got;
+        send_all(fd, response);
+    });
+    std::uint16_t port = 0;
+    auto listener = listening_socket(port);
+    auto target = "127.0.0.1:" + std::to_string(upstream.port());
+    Proxy proxy(listener.fd, {"--allow", target});
+    auto client = connect_to(port);
+    auto header = "POST http://" + target + "/upload HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    send_all(client.fd, header + body.substr(0, 10));  // part of the body with the header
+    send_all(client.fd, body.substr(10));
+    CHECK(read_all(client.fd) == response);
+    CHECK(seen.starts_with("POST /upload HTTP/1.1\r\n"));
+    CHECK(seen.ends_with("\r\n\r\n" + body));
+    auto done = proxy.end();
+    CHECK(done.status == 0);
+    auto report = done.json();
+    auto* e = entry(report, "127.0.0.1", upstream.port(), true);
+    REQUIRE(e);
+    CHECK(e->at("bytes_up") == seen.size());
+    CHECK(e->at("bytes_down") == response.size());
+}
+
 TEST_CASE("confine-proxy relays CONNECT both ways untouched and counts the bytes exactly", "[proxy]") {
     const std::string up(100000, 'u'), down(70001, 'd');
     std::string received;
@@ -480,7 +533,9 @@ TEST_CASE("confine-proxy answers malformed and oversized requests with 400 and 4
 
 TEST_CASE("confine-proxy accepts on listeners received by SCM_RIGHTS and counts them, and EOF there is not the end", "[proxy]") {
     int pair[2];
-    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0);
+    cloexec(pair[0]);
+    cloexec(pair[1]);
     Fd ours(pair[0]), theirs(pair[1]);
     auto pass = [&](int fd) {
         char byte = 'L';
@@ -504,7 +559,7 @@ TEST_CASE("confine-proxy accepts on listeners received by SCM_RIGHTS and counts 
     auto one = listening_socket(first);
     auto two = listening_socket(second);
     int not_listening[2];
-    REQUIRE(::pipe2(not_listening, O_CLOEXEC) == 0);
+    REQUIRE(pipe_cloexec(not_listening) == 0);
     pass(one.fd);
     pass(not_listening[0]);  // not a listening socket: refused, the proxy goes on
     pass(two.fd);
@@ -558,10 +613,12 @@ TEST_CASE("confine-proxy refuses a bad command line in one line with exit status
     std::uint16_t port = 0;
     auto listener = listening_socket(port);
     int life[2], report[2];
-    REQUIRE(::pipe2(life, O_CLOEXEC) == 0);
-    REQUIRE(::pipe2(report, O_CLOEXEC) == 0);
+    REQUIRE(pipe_cloexec(life) == 0);
+    REQUIRE(pipe_cloexec(report) == 0);
     Fd l0(life[0]), l1(life[1]), r0(report[0]), r1(report[1]);
-    auto not_listening = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    auto not_listening = Fd(cloexec(::socket(AF_INET, SOCK_STREAM, 0)));
+    std::unique_ptr<FILE, int (*)(FILE*)> file(::tmpfile(), ::fclose);  // a regular file, as descriptor 7
+    REQUIRE(file);
     using Args = std::vector<std::string>;
     const std::vector<std::pair<Args, std::string>> cases{
         {{}, "give one of --listen-fd and --receive-fd"},
@@ -576,16 +633,19 @@ TEST_CASE("confine-proxy refuses a bad command line in one line with exit status
         {{"--listen-fd", "3", "--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org"},
          "given twice"},
         {{"--listen-fd", "3", "--lifetime-fd", "3", "--report-fd", "5", "--allow", "a.org"}, "three different"},
+        {{"--listen-fd", "3", "--lifetime-fd", "7", "--report-fd", "5", "--allow", "a.org"}, "not a pipe or a socket"},
         {{"--listen-fd=3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org"}, "unknown argument"},
+        {{"--\nx", "--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org"}, "'--\\x0ax'"},
+        {{"--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a\n.org"}, "'a\\x0a.org'"},
         {{"--listen-fd", "6", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org"}, "not listening"},
         {{"--receive-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org"}, "not a unix socket"},
     };
     for (const auto& [args, says] : cases) {
         int err[2];
-        REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
+        REQUIRE(pipe_cloexec(err) == 0);
         Args argv{CONFINE_PROXY};
         argv.insert(argv.end(), args.begin(), args.end());
-        auto pid = Proxy::spawn(argv, {listener.fd, l0.fd, r1.fd, not_listening.fd}, err[1]);
+        auto pid = Proxy::spawn(argv, {listener.fd, l0.fd, r1.fd, not_listening.fd, ::fileno(file.get())}, err[1]);
         ::close(err[1]);
         Fd e(err[0]);
         auto text = read_all(e.fd);

@@ -14,7 +14,22 @@ using Parsed = std::expected<HostPattern, std::string>;
 constexpr std::size_t max_label = 63;
 constexpr std::size_t max_name = 253;
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+// `text` in quotes, on one line whatever it holds: a control character or a byte outside
+// ASCII as \xNN.
+std::string quoted(std::string_view text) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out = "'";
+    for (unsigned char c : text) {
+        if (c < 0x20 || c >= 0x7f) {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 0xf];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "'";
+}
 
 std::unexpected<std::string> refuse(std::string_view text, std::string_view why) {
     return std::unexpected(quoted(text) + " is not a host pattern: " + std::string(why));
