@@ -444,7 +444,7 @@ void HttpProxy::State::stop() {
     // judges by the count whether the sandbox reached its command.
     if (receiver && receiver->is_open())
         for (Received r = receive_message(receiver->native_handle()); !r.end && !r.again; r = receive_message(receiver->native_handle())) {
-            if (!r.fds.empty()) ++listeners;
+            if (!r.fds.empty() && listening_family(r.fds.front(), false)) ++listeners;
             for (int fd : r.fds) ::close(fd);
         }
     if (receiver) receiver->close(ignored);
