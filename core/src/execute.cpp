@@ -326,6 +326,8 @@ bool hands_listener(const WrapResult& wrapped) {
 // With the network through the run's proxy, the proxy opened (its port is the policy's)
 // before the wrap; null for any other network.
 std::expected<std::shared_ptr<detail::ProxyRun>, Error> open_proxy(const Provider& provider, const PolicyRequest& request, RunContext& context) {
+    // Most runs: no hosts asked, and no network that would take the configuration's.
+    if (request.allow_hosts.empty() && request.network.value_or(provider.config().network) != Network::proxy) return nullptr;
     const Policy asked = provider.complete(request, context);
     if (asked.network != Network::proxy || asked.allow_hosts.empty()) return nullptr;
     auto proxy = detail::ProxyRun::open(asked.allow_hosts, provider.plugin_dirs(), detail::log_enabled(spdlog::level::debug));
