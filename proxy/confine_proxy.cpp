@@ -7,6 +7,7 @@
 // A bad command line: one line on stderr, exit 2. The end of the run (EOF on the lifetime
 // pipe, SIGTERM, SIGINT): every connection closed, the report written, exit 0.
 #include "http_proxy.hpp"
+#include "self_confinement.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -157,6 +158,10 @@ int run(const Arguments& a) {
     }
     proxy.watch_lifetime(*a.lifetime_fd);
     proxy.watch_signals();
+    if (const char* failed = confine::proxy::confine_itself()) {
+        say("confine-proxy: cannot confine itself: ", std::string(failed) + ": " + std::strerror(errno));
+        return 1;
+    }
     bool abandoned = run_until_stopped(io, proxy);
     bool written = write_all(*a.report_fd, proxy.report());
     int written_errno = errno;

@@ -287,6 +287,12 @@ void attempt_killed(const Sandbox& box, bool unprivileged) {
         return done();
     };
     const bool started = wait_for([&] { return !proxies_of(box.confine.plugin_dir()).empty(); });
+    // The proxy confined itself once started: no privilege to gain (and Landlock's read-only
+    // domain, which /proc does not show).
+    for (const pid_t proxy : proxies_of(box.confine.plugin_dir())) {
+        const std::string status = test::read_file("/proc/" + std::to_string(proxy) + "/status");
+        CHECK_THAT(status, Catch::Contains("NoNewPrivs:\t1"));
+    }
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
     INFO(name_of(box.way) << (unprivileged ? ", as nobody" : ", as root"));
