@@ -290,8 +290,8 @@ void attempt_killed(const Sandbox& box, bool unprivileged) {
     // The proxy confined itself once started: no privilege to gain (and Landlock's read-only
     // domain, which /proc does not show).
     for (const pid_t proxy : proxies_of(box.confine.plugin_dir())) {
-        const std::string status = test::read_file("/proc/" + std::to_string(proxy) + "/status");
-        CHECK_THAT(status, Catch::Contains("NoNewPrivs:\t1"));
+        const fs::path status = "/proc/" + std::to_string(proxy) + "/status";
+        CHECK(wait_for([&] { return test::read_file(status).find("NoNewPrivs:\t1") != std::string::npos; }));
     }
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
