@@ -48,11 +48,6 @@ std::string display(const std::string& host, std::uint16_t port) {
     return h + ":" + std::to_string(port);
 }
 
-ip::address unmapped(const ip::address& a) {
-    if (a.is_v6() && a.to_v6().is_v4_mapped()) return ip::make_address_v4(ip::v4_mapped, a.to_v6());
-    return a;
-}
-
 struct Traffic {
     std::string host;
     std::uint16_t port = 0;

@@ -94,6 +94,10 @@ RequestVerdict judge_request_bytes(std::string_view bytes, std::span<const HostP
 // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
 std::string address_refusal(const asio::ip::address& address, std::span<const asio::ip::address> own);
 
+// `address` as the proxy judges it: an IPv4-mapped IPv6 address as the IPv4 address it
+// carries, any other as it is.
+asio::ip::address unmapped(const asio::ip::address& address);
+
 // This host's own interface addresses (getifaddrs), as the proxy judges them.
 std::vector<asio::ip::address> own_addresses();
 

@@ -171,13 +171,12 @@ std::string v6_refusal(const ip::address_v6& a) {
     return {};
 }
 
-// `a` as the proxy judges it: an IPv4-mapped IPv6 address as its IPv4 address.
+}  // namespace
+
 ip::address unmapped(const ip::address& a) {
     if (a.is_v6() && a.to_v6().is_v4_mapped()) return ip::make_address_v4(ip::v4_mapped, a.to_v6());
     return a;
 }
-
-}  // namespace
 
 RequestReader::RequestReader() {
     parser_.header_limit(header_limit_bytes);

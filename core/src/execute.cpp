@@ -341,8 +341,9 @@ std::optional<Error> start_proxy(WrapResult& wrapped, const std::shared_ptr<deta
     std::vector<std::filesystem::path> roots;
     if (wrapped.policy.mode == Mode::workspace_write) roots.push_back(wrapped.policy.workspace);
     roots.insert(roots.end(), wrapped.policy.writable.begin(), wrapped.policy.writable.end());
+    if (auto bad = proxy->judge(roots)) return bad;
     if (!judging_only)
-        if (auto bad = proxy->start(hands_listener(wrapped), roots)) return bad;
+        if (auto bad = proxy->start(hands_listener(wrapped))) return bad;
     wrapped.proxy = proxy;
     set_variables(environment, detail::proxy_environment(proxy->port(), wrapped.policy.allow_hosts));
     return std::nullopt;

@@ -29,7 +29,7 @@ struct ProxyReport {
 class ProxyRun {
 public:
     // The run's listener on 127.0.0.1, at a port the system chooses, and confine-proxy
-    // found in `dirs` (beside the built-in plugins) and judged as a runner program is.
+    // found in `dirs` (beside the built-in plugins); judge() says whether it may run.
     // `verbose`: the proxy says each refusal on this process's stderr as it happens.
     static std::expected<std::shared_ptr<ProxyRun>, Error> open(std::vector<std::string> allow_hosts,
                                                                 const std::vector<std::filesystem::path>& dirs, bool verbose);
@@ -38,12 +38,14 @@ public:
     ~ProxyRun();
 
     std::uint16_t port() const noexcept;
-    // Starts the program. `receive`: the sandbox binds its own listener and hands it over
-    // the socket whose other end is sandbox_end() (the {proxy-fd} placeholder); otherwise
-    // the proxy accepts on the host's listener, and the command connects to it there. The
-    // program is judged again with the run's writable roots: one the command could replace
-    // would be the next run's proxy.
-    std::optional<Error> start(bool receive, const std::vector<std::filesystem::path>& writable_roots);
+    // Why the program cannot be trusted to run for the run whose writable roots these are
+    // (the trust rule, program_trust.hpp: one the command could replace would be the next
+    // run's proxy), or nullopt. Judged once, by a run and by a judgement of one alike.
+    std::optional<Error> judge(const std::vector<std::filesystem::path>& writable_roots) const;
+    // Starts the program, judged. `receive`: the sandbox binds its own listener and hands it
+    // over the socket whose other end is sandbox_end() (the {proxy-fd} placeholder);
+    // otherwise the proxy accepts on the host's listener, and the command connects to it there.
+    std::optional<Error> start(bool receive);
     int sandbox_end() const noexcept;  // -1 unless started to receive
     bool receiving() const noexcept;
     // Ends the program and reads its report: once; later calls give the same.

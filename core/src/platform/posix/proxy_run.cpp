@@ -127,7 +127,6 @@ std::expected<std::shared_ptr<ProxyRun>, Error> ProxyRun::open(std::vector<std::
     auto impl = std::make_unique<Impl>();
     impl->program = confine_program(dirs, "confine-proxy");
     if (impl->program.empty()) return std::unexpected(proxy_error("confine-proxy is in none of the plugin directories"));
-    if (auto bad = sdk::untrusted_program(impl->program)) return std::unexpected(proxy_error("refusing " + impl->program.string() + ": " + *bad));
     auto listener = loopback_listener();
     if (!listener) return std::unexpected(listener.error());
     impl->listener = std::move(listener->first);
@@ -141,9 +140,13 @@ std::uint16_t ProxyRun::port() const noexcept { return impl_->port; }
 int ProxyRun::sandbox_end() const noexcept { return impl_->sandbox_end.get(); }
 bool ProxyRun::receiving() const noexcept { return impl_->receive; }
 
-std::optional<Error> ProxyRun::start(bool receive, const std::vector<std::filesystem::path>& writable_roots) {
+std::optional<Error> ProxyRun::judge(const std::vector<std::filesystem::path>& writable_roots) const {
+    if (auto bad = sdk::untrusted_program(impl_->program, writable_roots)) return proxy_error("refusing " + impl_->program.string() + ": " + *bad);
+    return std::nullopt;
+}
+
+std::optional<Error> ProxyRun::start(bool receive) {
     Impl& p = *impl_;
-    if (auto bad = sdk::untrusted_program(p.program, writable_roots)) return proxy_error("refusing " + p.program.string() + ": " + *bad);
     p.receive = receive;
     Fd served;
     if (receive) {

@@ -16,7 +16,10 @@ std::expected<std::shared_ptr<ProxyRun>, Error> ProxyRun::open(std::vector<std::
     return std::unexpected(Error{ErrorCode::sandbox_unavailable, "the run's proxy: this build has none (allow_hosts needs Linux)"});
 }
 std::uint16_t ProxyRun::port() const noexcept { return 0; }
-std::optional<Error> ProxyRun::start(bool, const std::vector<std::filesystem::path>&) { return Error{ErrorCode::sandbox_unavailable, "the run's proxy: this build has none"}; }
+std::optional<Error> ProxyRun::judge(const std::vector<std::filesystem::path>&) const {
+    return Error{ErrorCode::sandbox_unavailable, "the run's proxy: this build has none"};
+}
+std::optional<Error> ProxyRun::start(bool) { return Error{ErrorCode::sandbox_unavailable, "the run's proxy: this build has none"}; }
 int ProxyRun::sandbox_end() const noexcept { return -1; }
 bool ProxyRun::receiving() const noexcept { return false; }
 const ProxyReport& ProxyRun::finish() { return impl_->result; }
