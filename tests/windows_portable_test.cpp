@@ -110,8 +110,9 @@ TEST_CASE("windows command lines split back into exactly their arguments", "[win
     CHECK(win::quote_argument("a b\\") == "\"a b\\\\\"");
     CHECK(win::quote_argument("a\\\"b") == "\"a\\\\\\\"b\"");
     CHECK_FALSE(win::command_line({}));
-    CHECK(win::command_line({"C:\\a\"b.exe"}).error() == "program name C:\\a\"b.exe contains a quote or a control character");
+    CHECK(win::command_line({"C:\\a\"b.exe"}).error() == "program name C:\\a\"b.exe contains a quote, a NUL or a control character");
     CHECK(win::command_line({"C:\\t.exe", std::string("a\0b", 3)}).error() == "an argument contains a NUL character");
+    CHECK_FALSE(win::command_line({std::string("C:\\a\0b.exe", 10)}));  // Windows would end the line at the NUL
 }
 
 #if defined(_WIN32)

@@ -106,7 +106,7 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     if (said.what == Observation::Attested::wrong_exec) {
         out.kind = OutcomeKind::sandbox_unavailable;
         out.basis = Basis::attestation;
-        out.evidence = said.detail;
+        out.evidence = said.detail.empty() ? "runner '" + wrap.runner + "' did not exec the command it declared" : said.detail;
         return out;
     }
     // A run the executor killed at its time limit is the task's failure: the command

@@ -10,6 +10,8 @@
 #define TOML_EXCEPTIONS 1
 #include <toml++/toml.h>
 
+#include "toml_text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -60,6 +62,19 @@ std::vector<std::pair<const toml::key*, const toml::node*>> in_file_order(const 
     return entries;
 }
 
+// An error line as printed: a control character in it (from a key, a value or the file's
+// name, or the parser's quote of what it saw) written as \xNN, so it stays one line.
+std::string one_line(std::string_view message) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (const char c : detail::toml_restored(message)) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u != 0x7f) out += c;
+        else out += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+    }
+    return out;
+}
+
 class Validator {
 public:
     explicit Validator(std::string source) : source_(std::move(source)) {}
@@ -68,7 +83,7 @@ public:
         return {source_, static_cast<std::uint32_t>(r.begin.line), static_cast<std::uint32_t>(r.begin.column)};
     }
     Error fail(const toml::source_region& r, const std::string& message) const {
-        return {ErrorCode::config_invalid, to_string(at(r)) + ": " + message};
+        return {ErrorCode::config_invalid, one_line(to_string(at(r)) + ": " + message)};
     }
 
     // The file's values over `base` (the embedded default): a key the file does not set
@@ -550,14 +565,21 @@ std::expected<Config, Error> load_from(const std::filesystem::path& p, std::stri
 }  // namespace
 
 std::expected<Config, Error> parse_config(std::string_view text, std::string source) {
+    // toml++ is given stand-ins for the characters it cannot read safely (toml_text.hpp).
+    const auto safe = detail::toml_stand_ins(text);
+    if (!safe)
+        return std::unexpected(Error{ErrorCode::config_syntax, one_line(source + ":" + std::to_string(safe.error().line) + ":" +
+                                                                        std::to_string(safe.error().column) +
+                                                                        ": a character of the private use area from U+E000 to U+EBED")});
     toml::table root;
     try {
-        root = toml::parse(text, source);
+        root = toml::parse(*safe, source);
     } catch (const toml::parse_error& e) {
         const auto& b = e.source().begin;
-        return std::unexpected(Error{ErrorCode::config_syntax, source + ":" + std::to_string(b.line) + ":" +
-                                                               std::to_string(b.column) + ": " + std::string(e.description())});
+        return std::unexpected(Error{ErrorCode::config_syntax, one_line(source + ":" + std::to_string(b.line) + ":" +
+                                                                        std::to_string(b.column) + ": " + std::string(e.description()))});
     }
+    detail::restore_strings(root);
     // A file is read over the embedded default (config/confine.toml), so that what it
     // leaves unsaid — the chains, above all — is the default's, never nothing.
     // That default is compiled in (default_config.hpp): the text is not parsed again.

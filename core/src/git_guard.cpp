@@ -103,56 +103,85 @@ std::string lower(std::string s) {
 std::optional<fs::path> named_path(const fs::path& file, const fs::path& dir, bool gitdir_line) {
     auto text = read_regular(file);
     if (!text) return std::nullopt;
-    std::string line = trimmed(text->substr(0, text->find('\n')));
+    return git_named_path(*text, dir, gitdir_line);
+}
+
+}  // namespace
+
+std::optional<fs::path> git_named_path(std::string_view text, const fs::path& dir, bool gitdir_line) {
+    std::string line = trimmed(text.substr(0, text.find('\n')));
     if (gitdir_line) {
         if (!line.starts_with("gitdir:")) return std::nullopt;
-        line = trimmed(line.substr(7));
+        line = trimmed(std::string_view(line).substr(7));
     }
     if (line.empty() || line.find('\0') != std::string::npos) return std::nullopt;
     fs::path p(line);
     return (p.is_absolute() ? p : dir / p).lexically_normal();
 }
 
-// A git configuration file's values that name files git reads or runs from: each
-// `include.path` and `includeIf.*.path`, and `core.hooksPath` (a simple reading of git's
-// syntax: sections, `key = value`, quotes, comments).
-struct ConfigPaths {
-    std::vector<std::string> includes;
-    std::vector<std::string> hooks_paths;
-};
+namespace {
 
-ConfigPaths config_paths(const std::string& text) {
-    ConfigPaths out;
+// A value as git reads one (its config.c), from `at` (just after the '=') to the end of
+// its line: whitespace outside quotes dropped at both ends and each character of it
+// inside read as a space, a comment (# or ;) outside quotes ending it, the escapes \n
+// \t \b \\ and \", and a backslash at the end of a line joining the next line. `at`
+// is left at the start of the line after it.
+std::string config_value(std::string_view text, std::size_t& at) {
+    std::string value;
+    std::size_t spaces = 0;
+    bool quoted = false, comment = false;
+    while (at < text.size()) {
+        const char c = text[at++];
+        if (c == '\n') break;
+        if (comment) continue;
+        if (!quoted && std::isspace(static_cast<unsigned char>(c))) {
+            if (!value.empty()) ++spaces;
+            continue;
+        }
+        if (!quoted && (c == '#' || c == ';')) {
+            comment = true;
+            continue;
+        }
+        value.append(spaces, ' ');
+        spaces = 0;
+        if (c == '\\' && at < text.size()) {
+            const char e = text[at++];
+            if (e != '\n') value += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'b' ? '\b' : e;
+        } else if (c == '"') {
+            quoted = !quoted;
+        } else {
+            value += c;
+        }
+    }
+    return value;
+}
+
+}  // namespace
+
+GitConfigPaths git_config_paths(std::string_view text) {
+    GitConfigPaths out;
     std::string section;
     std::size_t at = 0;
     while (at < text.size()) {
-        std::size_t end = text.find('\n', at);
-        if (end == std::string::npos) end = text.size();
-        std::string line = trimmed(std::string_view(text).substr(at, end - at));
-        at = end + 1;
-        if (line.empty() || line.front() == '#' || line.front() == ';') continue;
-        if (line.front() == '[') {
-            const auto close = line.find(']');
-            if (close == std::string::npos) continue;
-            std::string head = trimmed(std::string_view(line).substr(1, close - 1));
-            const auto space = head.find_first_of(" \t\".");
-            section = lower(head.substr(0, space));
-            line = trimmed(std::string_view(line).substr(close + 1));
-            if (line.empty()) continue;
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        const std::string line = trimmed(text.substr(at, end - at));
+        std::size_t from = at;  // where a key would start
+        if (!line.empty() && line.front() == '[') {
+            const std::size_t open = text.find('[', at), close = text.find(']', open);
+            if (close < end) {
+                const std::string head = trimmed(text.substr(open + 1, close - open - 1));
+                section = lower(head.substr(0, head.find_first_of(" \t\".")));
+                from = close + 1;
+            }
         }
-        const auto eq = line.find('=');
-        const std::string key = lower(trimmed(std::string_view(line).substr(0, eq)));
-        if (eq == std::string::npos) continue;
-        std::string raw = trimmed(std::string_view(line).substr(eq + 1)), value;
-        bool quoted = false;
-        for (std::size_t i = 0; i < raw.size(); ++i) {
-            const char c = raw[i];
-            if (c == '"') quoted = !quoted;
-            else if (c == '\\' && i + 1 < raw.size()) value += raw[++i];
-            else if (!quoted && (c == '#' || c == ';')) break;
-            else value += c;
+        const std::size_t eq = text.find('=', from);
+        if (line.empty() || line.front() == '#' || line.front() == ';' || (from == at && line.front() == '[') || eq >= end) {
+            at = end + 1;
+            continue;
         }
-        value = trimmed(value);
+        const std::string key = lower(trimmed(text.substr(from, eq - from)));
+        at = eq + 1;
+        const std::string value = config_value(text, at);
         if (value.empty()) continue;
         if ((section == "include" || section == "includeif") && key == "path") out.includes.push_back(value);
         else if (section == "core" && key == "hookspath") out.hooks_paths.push_back(value);
@@ -160,14 +189,11 @@ ConfigPaths config_paths(const std::string& text) {
     return out;
 }
 
-// The gitlinks (submodules) an index lists: their paths, relative to the worktree's top.
-// Index versions 2, 3 and 4; anything else, or a damaged index, gives what was read.
-std::vector<std::string> gitlinks(const fs::path& index_file, std::vector<std::string>* directories = nullptr) {
+std::vector<std::string> index_gitlinks(std::string_view data, std::vector<std::string>* directories) {
     std::vector<std::string> out;
-    auto data = read_regular(index_file);
-    if (!data || data->size() < 12 || data->compare(0, 4, "DIRC") != 0) return out;
-    const auto* b = reinterpret_cast<const unsigned char*>(data->data());
-    const std::size_t size = data->size();
+    if (data.size() < 12 || data.compare(0, 4, "DIRC") != 0) return out;
+    const auto* b = reinterpret_cast<const unsigned char*>(data.data());
+    const std::size_t size = data.size();
     auto u32 = [&](std::size_t at) { return (std::uint32_t(b[at]) << 24) | (std::uint32_t(b[at + 1]) << 16) | (std::uint32_t(b[at + 2]) << 8) | b[at + 3]; };
     const std::uint32_t version = u32(4), count = u32(8);
     if (version < 2 || version > 4) return out;
@@ -198,14 +224,14 @@ std::vector<std::string> gitlinks(const fs::path& index_file, std::vector<std::s
                     if (c & 0x80) ++strip;
                 } while (c & 0x80);
                 if (!ok || strip > previous.size()) { ok = false; break; }
-                const auto nul = data->find('\0', at);
+                const auto nul = data.find('\0', at);
                 if (nul == std::string::npos) { ok = false; break; }
-                name = previous.substr(0, previous.size() - strip) + data->substr(at, nul - at);
+                name = previous.substr(0, previous.size() - strip) + std::string(data.substr(at, nul - at));
                 at = nul + 1;
             } else {
-                const auto nul = data->find('\0', at);
+                const auto nul = data.find('\0', at);
                 if (nul == std::string::npos) { ok = false; break; }
-                name = data->substr(at, nul - at);
+                name = std::string(data.substr(at, nul - at));
                 // Padded with NULs to a multiple of 8 bytes from the entry's start.
                 at = start + ((nul + 1 - start + 7) / 8) * 8;
                 if (at > size) { ok = false; break; }
@@ -223,7 +249,7 @@ std::vector<std::string> gitlinks(const fs::path& index_file, std::vector<std::s
                     };
                     for (std::size_t end = dir.find('/'); !dir.empty(); end = dir.find('/', end + 1)) {
                         const std::size_t length = end == std::string::npos ? dir.size() : end;
-                        if (!within_previous(length)) dirs.push_back(dir.substr(0, length));
+                        if (length > 0 && !within_previous(length)) dirs.push_back(dir.substr(0, length));
                         if (end == std::string::npos) break;
                     }
                     previous_dir = dir;
@@ -237,6 +263,14 @@ std::vector<std::string> gitlinks(const fs::path& index_file, std::vector<std::s
         }
     }
     return out;
+}
+
+namespace {
+
+// The gitlinks of the index file `index_file` (index_gitlinks); none when it cannot be read.
+std::vector<std::string> gitlinks(const fs::path& index_file, std::vector<std::string>* directories = nullptr) {
+    const auto data = read_regular(index_file);
+    return data ? index_gitlinks(*data, directories) : std::vector<std::string>{};
 }
 
 // Everything in the index files of `git_dir` (its index, and a split index's shared ones).
@@ -404,7 +438,7 @@ private:
         if (depth > 3) return;
         auto text = read_regular(file);
         if (!text) return;
-        const auto paths = config_paths(*text);
+        const auto paths = git_config_paths(*text);
         auto where = [&](const std::string& value, const fs::path& relative_to) -> std::optional<fs::path> {
             if (value == "~" || value.starts_with("~/")) {
                 if (home_.empty()) return std::nullopt;

@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace confine::detail {
@@ -43,6 +45,24 @@ struct GitScan {
 // on the opened descriptor; nullopt otherwise. What the scan reads of a repository, and
 // the user database's files (roots.cpp).
 std::optional<std::string> read_regular(const std::filesystem::path& file);
+
+// What the scan reads in a repository's files, each from the file's bytes:
+// - the path that the first line of a `.git` file (`gitdir: PATH`, with `gitdir_line`)
+//   or of a `commondir` (the path alone) names, relative to `dir`, normalized; nullopt
+//   when it names none;
+// - a git configuration file's values that name files git reads or runs from: each
+//   `include.path` and `includeIf.*.path`, and `core.hooksPath` (a simple reading of
+//   git's syntax: sections, `key = value`, quotes, comments);
+// - the gitlinks (submodules) an index lists, their paths relative to the worktree's
+//   top, and with `directories` the directories that hold its entries. Index versions 2,
+//   3 and 4; anything else, or a damaged index, gives what was read.
+std::optional<std::filesystem::path> git_named_path(std::string_view text, const std::filesystem::path& dir, bool gitdir_line);
+struct GitConfigPaths {
+    std::vector<std::string> includes;
+    std::vector<std::string> hooks_paths;
+};
+GitConfigPaths git_config_paths(std::string_view text);
+std::vector<std::string> index_gitlinks(std::string_view data, std::vector<std::string>* directories = nullptr);
 
 // The repositories of the writable places (`places`, resolved), and what of them git
 // reads. `home` expands `~/` in an include path. Without `with_absent`, the tracked

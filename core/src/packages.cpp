@@ -9,6 +9,8 @@
 #define TOML_EXCEPTIONS 1
 #include <toml++/toml.h>
 
+#include "toml_text.hpp"
+
 #include <algorithm>
 #include <utility>
 #include <cctype>
@@ -97,16 +99,19 @@ void drop_secrets(toml::table& table) {
 }  // namespace
 
 std::optional<std::string> sanitised_cargo_config(std::string_view text) {
+    // toml++ is given stand-ins for the characters it cannot read safely (toml_text.hpp).
+    const auto safe = toml_stand_ins(text);
+    if (!safe) return std::nullopt;
     toml::table table;
     try {
-        table = toml::parse(text);
+        table = toml::parse(*safe);
     } catch (const toml::parse_error&) {
         return std::nullopt;
     }
     drop_secrets(table);
     std::ostringstream out;
     out << toml::toml_formatter(table) << "\n";
-    return out.str();
+    return toml_restored(out.str());
 }
 
 #if defined(_WIN32)

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace confine::detail {
@@ -58,18 +59,27 @@ public:
     // Writes the entries back (atomically) if anything was stored.
     void save() const;
 
-private:
+    // One verdict as the file keeps it.
     struct Entry {
         Verdict verdict;
         std::int64_t at = 0;                 // seconds since the epoch
         std::vector<std::string> programs;   // "path\x1fidentity" of each probed program
         std::optional<SampleLevels> levels;
     };
+    using Entries = std::map<std::string, Entry>;
+    // The file's text read (anything of it that is not a well-formed entry is dropped;
+    // another version's file, or one larger than the cache ever writes, gives nothing),
+    // and the text that save() writes for `entries` (the newest ones it keeps). What
+    // to_text writes, read_text reads back as the same entries. POSIX builds.
+    static Entries read_text(std::string_view text);
+    static std::string to_text(const Entries& entries);
+
+private:
     std::filesystem::path file_;
     std::chrono::seconds max_age_;
     bool writable_ = false;
     bool dirty_ = false;
-    std::map<std::string, Entry> entries_;
+    Entries entries_;
 };
 
 }  // namespace confine::detail

@@ -37,12 +37,12 @@ inline std::string quote_argument(std::string_view arg) {
 
 // The whole command line. The program name (argv[0]) is parsed by different rules —
 // quotes delimit, backslashes are literal — so it is quoted plainly and may contain no
-// quote, tab or newline at all; such an argv is refused, as is an empty one.
+// quote, tab, newline or NUL at all; such an argv is refused, as is an empty one.
 inline std::expected<std::string, std::string> command_line(const std::vector<std::string>& argv) {
     if (argv.empty() || argv.front().empty()) return std::unexpected(std::string("no program to run"));
     const std::string& program = argv.front();
-    if (program.find_first_of("\"\t\n\v") != std::string::npos)
-        return std::unexpected("program name " + program + " contains a quote or a control character");
+    if (program.find_first_of(std::string_view("\"\t\n\v\0", 5)) != std::string::npos)
+        return std::unexpected("program name " + program + " contains a quote, a NUL or a control character");
     std::string out = program.find(' ') == std::string::npos ? program : "\"" + program + "\"";
     for (std::size_t i = 1; i < argv.size(); ++i) {
         if (argv[i].find('\0') != std::string::npos) return std::unexpected(std::string("an argument contains a NUL character"));

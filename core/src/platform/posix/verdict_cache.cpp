@@ -129,9 +129,11 @@ std::string levels_text(const std::optional<SampleLevels>& l) {
     return l->shape + '\x1f' + l->runner + '\x1f' + codes + '\x1f' + d.open;
 }
 
-// levels_text read back; nullopt for a field that is not one (the line is then dropped).
+// levels_text read back; nullopt for a field that is not one, such as one holding a
+// separator levels_text never writes (the line is then dropped).
 std::optional<std::optional<SampleLevels>> levels_from(const std::string& text) {
     if (text.empty()) return std::optional<SampleLevels>();
+    if (text.find_first_of("\r\x1e") != std::string::npos) return std::nullopt;
     std::vector<std::string> parts;
     for (std::size_t start = 0;;) {
         const std::size_t end = text.find('\x1f', start);
@@ -168,11 +170,15 @@ VerdictCache::VerdictCache(fs::path file, std::chrono::seconds max_age) : file_(
     const auto read = owned_text(judged->get(), file_);
     if (!read) return;
     writable_ = true;
-    const std::string& text = *read;
-    if (text.size() > max_file_bytes) return;
-    std::istringstream lines(text);
+    entries_ = read_text(*read);
+}
+
+VerdictCache::Entries VerdictCache::read_text(std::string_view whole) {
+    Entries entries;
+    if (whole.size() > max_file_bytes) return entries;
+    std::istringstream lines{std::string(whole)};
     std::string line;
-    if (!std::getline(lines, line) || line != header) return;  // not ours, or another version: start over
+    if (!std::getline(lines, line) || line != header) return entries;  // not ours, or another version: start over
     while (std::getline(lines, line)) {
         std::istringstream fields(line);
         std::string key, kind, at, programs, levels, reason;
@@ -187,15 +193,18 @@ VerdictCache::VerdictCache(fs::path file, std::chrono::seconds max_age) : file_(
         if (!end || *end) continue;
         auto sample = levels_from(levels);
         if (!sample) continue;
-        Entry e{Verdict{*k, reason}, seconds, {}, std::move(*sample)};
+        Entry e{Verdict{*k, one_line(reason)}, seconds, {}, std::move(*sample)};
+        bool empty_program = false;
         for (std::size_t start = 0; start < programs.size();) {
             std::size_t end = programs.find('\x1e', start);
             if (end == std::string::npos) end = programs.size();
+            empty_program = empty_program || end == start;  // never written: the line is not ours
             e.programs.push_back(programs.substr(start, end - start));
             start = end + 1;
         }
-        entries_[key] = std::move(e);
+        if (!empty_program) entries[key] = std::move(e);
     }
+    return entries;
 }
 
 std::string VerdictCache::key(const std::string& runner, const fs::path& plugin_file, const RunnerTable* settings,
@@ -264,19 +273,23 @@ void VerdictCache::store_levels(const std::string& key, const SampleLevels& leve
     dirty_ = true;
 }
 
-void VerdictCache::save() const {
-    if (!dirty_ || !writable_) return;
-    std::vector<std::pair<std::string, Entry>> newest(entries_.begin(), entries_.end());
+std::string VerdictCache::to_text(const Entries& entries) {
+    std::vector<std::pair<std::string, Entry>> newest(entries.begin(), entries.end());
     std::sort(newest.begin(), newest.end(), [](const auto& a, const auto& b) { return a.second.at > b.second.at; });
     if (newest.size() > max_entries) newest.resize(max_entries);
     std::string text = std::string(header) + "\n";
-    for (const auto& [key, e] : newest)
-    {
+    for (const auto& [key, e] : newest) {
         std::string programs;
         for (const auto& p : e.programs) programs += (programs.empty() ? "" : "\x1e") + p;
         text += key + "\t" + std::string(to_string(e.verdict.kind)) + "\t" + std::to_string(e.at) + "\t" + programs + "\t" +
                 levels_text(e.levels) + "\t" + one_line(e.verdict.reason) + "\n";
     }
+    return text;
+}
+
+void VerdictCache::save() const {
+    if (!dirty_ || !writable_) return;
+    const std::string text = to_text(entries_);
     std::string temp = file_.string() + ".XXXXXX";
     int fd = ::mkostemp(temp.data(), O_CLOEXEC);
     if (fd < 0) return;
