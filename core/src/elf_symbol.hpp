@@ -22,7 +22,8 @@ struct ElfSymbolRequest {
 };
 
 // One answer per request, in order (the file is opened once): nullopt when the file
-// has no defined dynamic symbol of that name. An error when the file is not an ELF
+// has no defined dynamic symbol of that name other than a local one (which the dynamic
+// loader would not find by it). An error when the file is not an ELF
 // shared object of this machine's class and byte order, when a table it needs lies
 // outside the file or is larger than a plugin's, or when a symbol asked for is smaller
 // than wanted or its bytes are not in the file. Never reads outside the file.

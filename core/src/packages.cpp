@@ -44,16 +44,29 @@ std::string_view trimmed(std::string_view s) {
     return s;
 }
 
-// Whether a setting's name says it holds a secret: a token, password or secret, or one
-// of npm's `_auth` keys. For an npm key scoped to a registry (`//host/path/:_authToken`),
-// the part after the last ':'.
+// Whether a setting's name says it holds a secret: it names a token, password or secret,
+// or npm's `_auth`, anywhere in it — an npm key scoped to a registry
+// (`//host/path/:_authToken`) included, and whatever npm's reader would cut off the
+// name as a comment (`_authToken#x:y`).
 bool secret_name(std::string_view key) {
-    const std::size_t colon = key.rfind(':');
-    const std::string name = lowered(colon == std::string_view::npos ? key : key.substr(colon + 1));
-    if (name.starts_with("_auth")) return true;
-    for (const char* word : {"token", "password", "passwd", "secret"})
+    const std::string name = lowered(key);
+    for (const char* word : {"_auth", "token", "password", "passwd", "secret"})
         if (name.find(word) != std::string::npos) return true;
     return false;
+}
+
+// Whether an npmrc line is a setting that may hold a secret, as npm's reader (the ini
+// package) reads it: it trims more than ASCII blanks, reads a quoted key or value as a
+// JSON string, whose escapes ("\u005fauth") can spell any name or '@', and takes a line
+// that starts with '[' as a section only when its first ']' ends it.
+bool npmrc_secret(std::string_view line) {
+    if (line.empty() || line.front() == '#' || line.front() == ';' || (line.front() == '[' && line.find(']') == line.size() - 1)) return false;
+    const std::size_t eq = line.find('=');
+    const std::string_view key = trimmed(line.substr(0, eq));
+    const std::string_view value = eq == std::string_view::npos ? std::string_view() : trimmed(line.substr(eq + 1));
+    const bool escaped = key.find_first_of("\"\\") != std::string_view::npos ||
+                         (value.find('"') != std::string_view::npos && value.find('\\') != std::string_view::npos);
+    return escaped || secret_name(key) || url_carries_password(key) || url_carries_password(value);
 }
 
 }  // namespace
@@ -61,15 +74,11 @@ bool secret_name(std::string_view key) {
 std::string sanitised_npmrc(std::string_view text) {
     std::string out;
     while (!text.empty()) {
-        const std::size_t end = text.find('\n');
+        // npm's reader ends a line at a carriage return too: "a=b\r_authToken=..." is two.
+        const std::size_t end = text.find_first_of("\r\n");
         const std::string_view line = text.substr(0, end);
         text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-        const std::string_view t = trimmed(line);
-        const bool setting = !t.empty() && t.front() != '#' && t.front() != ';' && t.front() != '[';
-        const std::size_t eq = t.find('=');
-        const std::string_view key = trimmed(t.substr(0, eq));
-        const std::string_view value = eq == std::string_view::npos ? std::string_view() : trimmed(t.substr(eq + 1));
-        if (setting && (secret_name(key) || url_carries_password(key) || url_carries_password(value)))
+        if (npmrc_secret(trimmed(line)))
             out += "; (a setting that holds a secret was left out here)\n";
         else
             out += std::string(line) + "\n";
@@ -87,11 +96,22 @@ bool carries_password(const toml::node& node) {
     return false;
 }
 
+void drop_secrets(toml::table& table);
+
+// The tables in `array` (an array of tables, or inline ones), at any depth, without their secrets.
+void drop_secrets(toml::array& array) {
+    for (auto& value : array) {
+        if (auto* inner = value.as_table()) drop_secrets(*inner);
+        else if (auto* nested = value.as_array()) drop_secrets(*nested);
+    }
+}
+
 void drop_secrets(toml::table& table) {
     std::vector<std::string> dropped;
     for (auto&& [key, value] : table) {
-        if (auto* inner = value.as_table()) drop_secrets(*inner);
+        if (auto* inner = value.as_table()) drop_secrets(*inner);  // a table is judged by what it holds
         else if (secret_name(key.str()) || carries_password(value)) dropped.emplace_back(key.str());
+        else if (auto* array = value.as_array()) drop_secrets(*array);
     }
     for (const auto& key : dropped) table.erase(key);
 }

@@ -12,14 +12,18 @@
 
 namespace confine::detail {
 
-// `text` (an npmrc) without its secrets: each line whose key names an auth setting, a
-// token, password or secret (`_auth`, `_authToken`, `//host/:_password`, ...) or whose
-// value carries a URL's password is replaced by a comment saying one was left out.
+// `text` (an npmrc) without its secrets, its lines as npm's reader ends them (at a line
+// feed or a carriage return): each setting whose key names an auth setting, a token,
+// password or secret anywhere in it (`_auth`, `_authToken`, `//host/:_password`, ...),
+// whose key or value carries a URL's password, or whose key is quoted or escaped or
+// whose quoted value holds an escape (npm reads those as JSON strings, whose escapes can
+// spell any name) is replaced by a comment saying one was left out.
 std::string sanitised_npmrc(std::string_view text);
 
 // `text` (a cargo config.toml) without its secrets: every key naming a token, password
-// or secret (`[registry] token`, `[registries.x] token`), and every value carrying a
-// URL's password, left out. nullopt when it is not TOML.
+// or secret (`[registry] token`, `[registries.x] token`), in tables at any depth and in
+// arrays of tables, and every value carrying a URL's password, left out. nullopt when it
+// is not TOML.
 std::optional<std::string> sanitised_cargo_config(std::string_view text);
 
 // What `packages` gives a run of `resolved` (a wrap's policy): in workspace-write mode,

@@ -119,11 +119,13 @@ struct DynamicSymbols {
     std::vector<Sym> symbols;
     std::vector<char> names;
 
-    // Each defined symbol's entry and name (names cut at the table's end).
+    // Each defined symbol's entry and name (names cut at the table's end), local ones
+    // left out: the dynamic loader finds no local symbol by its name.
     template <class F>
     void each_defined(F&& f) const {
         for (const Sym& s : symbols) {
             if (s.st_shndx == SHN_UNDEF || s.st_shndx >= sections.size() || s.st_name >= names.size()) continue;
+            if (ELF32_ST_BIND(s.st_info) == STB_LOCAL) continue;  // the same in both classes
             const char* text = names.data() + s.st_name;
             f(s, std::string_view(text, ::strnlen(text, names.size() - s.st_name)));
         }
@@ -186,9 +188,7 @@ std::expected<std::vector<std::string>, std::string> exported_elf_symbols(const 
     auto table = read_dynamic_symbols(f);
     if (!table) return std::unexpected(table.error());
     std::vector<std::string> names;
-    table->each_defined([&](const Sym& s, std::string_view name) {
-        if (ELF32_ST_BIND(s.st_info) != STB_LOCAL) names.emplace_back(name);  // the same in both classes
-    });
+    table->each_defined([&](const Sym&, std::string_view name) { names.emplace_back(name); });
     return names;
 }
 
