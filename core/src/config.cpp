@@ -570,7 +570,7 @@ std::expected<Config, Error> parse_config(std::string_view text, std::string sou
     if (!safe)
         return std::unexpected(Error{ErrorCode::config_syntax, one_line(source + ":" + std::to_string(safe.error().line) + ":" +
                                                                         std::to_string(safe.error().column) +
-                                                                        ": a character of the private use area from U+E000 to U+EBED")});
+                                                                        ": a character of the private use area from U+E000 to U+EBED, or its escape")});
     toml::table root;
     try {
         root = toml::parse(*safe, source);

@@ -6,7 +6,8 @@
 // string, through a malformed value. Each such character is replaced, before toml++
 // reads the text, by a stand-in of its own in the private use area that the test
 // answers safely, and put back in every string toml++ gives and every message it makes.
-// A text that holds one of the stand-ins itself is refused (its position given).
+// A text that holds one of the stand-ins itself, as a character or as an escape
+// (\uE000), is refused (its position given).
 // Internal to libconfine.
 #pragma once
 
@@ -47,6 +48,9 @@ inline std::pair<char32_t, std::size_t> decode(std::string_view s, std::size_t a
         if ((b(k) >> 6) != 0x2) return {0, 0};
         cp = (cp << 6) | (b(k) & 0x3F);
     }
+    // An overlong form, a surrogate or beyond U+10FFFF is no character: toml++ refuses it.
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+        return {0, 0};
     return {cp, n};
 }
 
@@ -85,14 +89,34 @@ struct TextPosition {
     std::size_t line = 1, column = 1;
 };
 
+namespace toml_text {
+
+// Whether `text` at `i` is an escape \uXXXX or \UXXXXXXXX that names a stand-in (in a
+// literal string it is no escape, and is refused all the same).
+inline bool escaped_stand_in(std::string_view text, std::size_t i) {
+    if (text[i] != '\\' || i + 1 >= text.size() || (text[i + 1] != 'u' && text[i + 1] != 'U')) return false;
+    const std::size_t digits = text[i + 1] == 'u' ? 4 : 8;
+    if (i + 2 + digits > text.size()) return false;
+    std::uint64_t cp = 0;
+    for (std::size_t k = 0; k < digits; ++k) {
+        const char h = text[i + 2 + k];
+        const int v = h >= '0' && h <= '9' ? h - '0' : (h | 0x20) >= 'a' && (h | 0x20) <= 'f' ? (h | 0x20) - 'a' + 10 : -1;
+        if (v < 0) return false;
+        cp = cp * 16 + static_cast<std::uint64_t>(v);
+    }
+    return cp <= 0xFFFF && is_stand_in(static_cast<char32_t>(cp));
+}
+
+}  // namespace toml_text
+
 // `text` with its unsafe characters replaced by their stand-ins, or the position of a
-// stand-in it holds itself.
+// stand-in it holds itself, as a character or as an escape.
 inline std::expected<std::string, TextPosition> toml_stand_ins(std::string_view text) {
     using namespace toml_text;
     TextPosition at;
     for (std::size_t i = 0; i < text.size();) {
         const auto [cp, n] = decode(text, i);
-        if (n > 1 && is_stand_in(cp)) return std::unexpected(at);
+        if ((n > 1 && is_stand_in(cp)) || escaped_stand_in(text, i)) return std::unexpected(at);
         if (text[i] == '\n') ++at.line, at.column = 1;
         else ++at.column;
         i += n ? n : 1;
