@@ -68,6 +68,35 @@ TEST_CASE("an npmrc copy keeps the settings and leaves out every token, password
     CHECK_THAT(copy, Catch::Contains("; (a setting that holds a secret was left out here)"));
 }
 
+TEST_CASE("an npmrc copy judges each line as npm's reader reads it: carriage returns, quotes, escapes, comments, sections", "[packages]") {
+    const std::string copy = confine::detail::sanitised_npmrc(
+        "registry=https://registry.example/\r\n"
+        "color=true\r_authToken=npm-token-1\r\n"         // npm ends a line at a carriage return
+        "\"\\u005fauth\" = npm-token-2\n"                  // a quoted key is a JSON string
+        "proxy = \"http://u:p\\u0040proxy:3128\"\n"       // so is a quoted value: p@proxy hidden
+        "\f_authToken=npm-token-3\n"                       // npm trims more than blanks
+        "//reg.example/:x#:_authToken=npm-token-4\n"       // npm cuts the key at '#'
+        "[section]x_auth=npm-token-5\n"                    // not a section: a setting
+        "[section]\n"
+        "package-lock=false\r\n");
+    for (const char* kept : {"registry=https://registry.example/\n", "color=true\n", "[section]\n", "package-lock=false\n"})
+        CHECK_THAT(copy, Catch::Contains(kept));
+    for (const char* secret : {"npm-token-1", "npm-token-2", "u0040proxy", "npm-token-3", "npm-token-4", "npm-token-5"})
+        CHECK_THAT(copy, !Catch::Contains(secret));
+    CHECK(copy.find('\r') == std::string::npos);
+    CHECK(copy.find("\n\n") == std::string::npos);  // a CRLF ends one line, not two
+}
+
+TEST_CASE("a cargo config copy leaves out secrets in arrays of tables and in tables inside arrays", "[packages]") {
+    const auto copy = confine::detail::sanitised_cargo_config(
+        "[[registries-list]]\nname = \"a\"\ntoken = \"cargo-token-1\"\n"
+        "[net]\nlist = [{ password = \"cargo-password-2\", keep = 1 }]\n");
+    REQUIRE(copy);
+    for (const char* secret : {"cargo-token-1", "cargo-password-2"}) CHECK_THAT(*copy, !Catch::Contains(secret));
+    CHECK_THAT(*copy, Catch::Contains("name = 'a'"));
+    CHECK_THAT(*copy, Catch::Contains("keep = 1"));
+}
+
 TEST_CASE("a cargo config copy keeps the settings and leaves out tokens and URL passwords", "[packages]") {
     const auto copy = confine::detail::sanitised_cargo_config(
         "[source.crates-io]\nreplace-with = \"vendored\"\n"

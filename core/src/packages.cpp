@@ -77,7 +77,8 @@ std::string sanitised_npmrc(std::string_view text) {
         // npm's reader ends a line at a carriage return too: "a=b\r_authToken=..." is two.
         const std::size_t end = text.find_first_of("\r\n");
         const std::string_view line = text.substr(0, end);
-        text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+        const std::size_t next = end == std::string_view::npos ? text.size() : text.compare(end, 2, "\r\n") == 0 ? end + 2 : end + 1;
+        text.remove_prefix(next);
         if (npmrc_secret(trimmed(line)))
             out += "; (a setting that holds a secret was left out here)\n";
         else
