@@ -132,6 +132,13 @@ std::optional<std::string> sanitised_cargo_config(std::string_view text) {
     drop_secrets(table);
     std::ostringstream out;
     out << toml::toml_formatter(table) << "\n";
+    // toml++'s writer can write a string that its reader (and cargo's) refuses, such as
+    // a multi-line literal one ending in quotes: a copy that does not read back is none.
+    try {
+        (void)toml::parse(out.str());
+    } catch (const toml::parse_error&) {
+        return std::nullopt;
+    }
     return toml_restored(out.str());
 }
 

@@ -23,7 +23,7 @@ std::string sanitised_npmrc(std::string_view text);
 // `text` (a cargo config.toml) without its secrets: every key naming a token, password
 // or secret (`[registry] token`, `[registries.x] token`), in tables at any depth and in
 // arrays of tables, and every value carrying a URL's password, left out. nullopt when it
-// is not TOML.
+// is not TOML, or when what is written of it would not read back as TOML.
 std::optional<std::string> sanitised_cargo_config(std::string_view text);
 
 // What `packages` gives a run of `resolved` (a wrap's policy): in workspace-write mode,
