@@ -469,7 +469,7 @@ TEST_CASE("characters toml++ 3.3 cannot judge as whitespace are read safely: ref
     }
 }
 
-TEST_CASE("a configuration error is one line: control characters in it are written as \\xNN", "[config]") {
+TEST_CASE("a configuration error is one line: control characters in it are written as hexadecimal escapes", "[config]") {
     auto cfg = confine::parse_config("[policy]\n\"a\\nb\\u001b[31m\" = 1\n", "mine.toml");
     REQUIRE_FALSE(cfg);
     CHECK(cfg.error().message.starts_with("mine.toml:2:"));
