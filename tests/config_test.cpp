@@ -442,12 +442,14 @@ TEST_CASE("runner names are lower-case letters, digits, dash and underscore", "[
 TEST_CASE("characters toml++ 3.3 cannot judge as whitespace are read safely: refused outside strings, kept whole inside", "[config]") {
     // U+00A1, U+3001 and U+FEBF: toml++'s whitespace test reaches __builtin_unreachable()
     // on them (tests/fuzz/README.md); in a comment or a string they are plain text.
-    const std::string text = "# r\u00e9glages \u3001\n[runner.x]\nvalue = \"\u00a1/\u3001/\ufebf\" # \ufebf\nlist = ['\u00a1']\n";
+    const std::string text = "# r\u00e9glages \u3001\n[runner.x]\nvalue = \"\u00a1/\u3001/\ufebf\" # \ufebf\n\"\u00a1st\" = ['\u00a1']\n";
     auto cfg = confine::parse_config(text, "mine.toml");
     REQUIRE(cfg);
     const auto& settings = cfg->runners.at("x").settings;
     REQUIRE(settings.size() == 2);
     CHECK(settings[0].string_value == "\u00a1/\u3001/\ufebf");
+    CHECK(settings[1].key == "\u00a1st");
+    CHECK(settings[1].where.line == 4);
     CHECK(settings[1].array_value == std::vector<std::string>{"\u00a1"});
     for (const std::string bad : {"\u00a1", "a = 1 \u3001", "a = 1A=\"\ufebf\""}) {
         auto refused = confine::parse_config(bad, "mine.toml");

@@ -5,7 +5,8 @@
 // it reads outside a string: in a comment's neighbourhood, after a backslash in a
 // string, through a malformed value. Each such character is replaced, before toml++
 // reads the text, by a stand-in of its own in the private use area that the test
-// answers safely, and put back in every string toml++ gives and every message it makes.
+// answers safely, and put back in every key and string toml++ gives and every message
+// it makes.
 // A text that holds one of the stand-ins itself, as a character or as an escape
 // (\uE000), is refused (its position given).
 // Internal to libconfine.
@@ -18,6 +19,7 @@
 #include <expected>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace confine::detail {
 
@@ -136,13 +138,26 @@ inline std::string toml_restored(std::string_view text) {
     });
 }
 
-// Every string of `node` (in tables and arrays, not the keys) restored, in place.
+// Every string of `node` and every key of its tables, at any depth, restored in place
+// (positions kept: a node moved keeps its source).
 inline void restore_strings(toml::node& node) {
-    if (auto* s = node.as_string()) s->get() = toml_restored(s->get());
-    else if (auto* t = node.as_table())
-        for (auto&& [key, value] : *t) restore_strings(value);
-    else if (auto* a = node.as_array())
+    if (auto* s = node.as_string()) {
+        s->get() = toml_restored(s->get());
+    } else if (auto* t = node.as_table()) {
+        std::vector<toml::key> renamed;
+        for (auto&& [key, value] : *t) {
+            restore_strings(value);
+            if (toml_restored(key.str()) != key.str()) renamed.push_back(key);
+        }
+        for (const toml::key& old : renamed) {
+            const auto it = t->find(old.str());
+            toml::key restored(toml_restored(old.str()), toml::source_region(old.source()));
+            it->second.visit([&](auto&& value) { t->insert(std::move(restored), std::move(value)); });
+            t->erase(old.str());
+        }
+    } else if (auto* a = node.as_array()) {
         for (auto& value : *a) restore_strings(value);
+    }
 }
 
 }  // namespace confine::detail

@@ -2,7 +2,7 @@
 // confine.toml goes through. Properties: never a crash; a refusal is a syntax or validity
 // error, one line with no control character, naming the file and a position in it
 // (FILE:LINE:COLUMN:); what is accepted names only valid runners, and parsing is
-// deterministic; any text, written as a setting's string value, reads back whole.
+// deterministic; any text, written as a setting's name or string value, reads back whole.
 #include "fuzz.hpp"
 
 #include <confine/config.hpp>
@@ -60,6 +60,11 @@ void round_trip(std::string_view value) {
         else quoted += c;
     }
     quoted += '"';
+    // As a key first: any text may name a runner's setting.
+    const std::string keyed = "[runner.fuzz]\n" + quoted + " = 1 # \u00a1\n";
+    const auto as_key = confine::parse_config(keyed, std::string(source));
+    require(as_key && as_key->runners.at("fuzz").settings.size() == 1 && as_key->runners.at("fuzz").settings[0].key == value,
+            "a key written as TOML reads back whole", keyed);
     const std::string file = "# r\u00e9glages \u3001\n[runner.fuzz]\nvalue = " + quoted + "  # \uFEBF\nlist = [" + quoted + ", 'x']\n";
     const auto parsed = confine::parse_config(file, std::string(source));
     // A runner's setting is one line, not empty, without NUL.
