@@ -552,7 +552,7 @@ const json* check_named(const json& proof, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("probe --prove tells a hole the runner reports from an over-claim, and --strict fails on either", "[cli][prove][linux-only]") {
+TEST_CASE("probe --prove tells a hole the runner reports from an over-claim, and --strict fails on either", "[cli][prove][slow][linux-only]") {
     // The fake confines nothing. Here it says so: every dimension none, accepted as best-effort.
     FakeRunnerSetup s;
     const std::string table = test::read_file(s.config);

@@ -622,6 +622,7 @@ void check_terminal(bool unprivileged) {
     }());
     INFO("unconfined: " << control.out << control.err);
     const bool kernel_allows = control.out == line + "injected " + std::to_string(line.size()) + "\n";
+    bool i386_unchecked = false;
     if (kernel_allows) {
         CHECK(queued(control) == line);
         shell_reads_terminal(control);
@@ -644,7 +645,10 @@ void check_terminal(bool unprivileged) {
         for (const char* entry : {"--high-bits", "--i386", "--x32"}) {
             INFO(entry);
             auto other = c.run_argv(t, {TIOCSTI_HELPER, entry, "x"}, on_terminal(unprivileged));
-            if (other.out == "unavailable\n") continue;  // no i386 entry in this kernel
+            if (other.out == "unavailable\n" && std::string(entry) == "--i386") {
+                i386_unchecked = true;  // said below, once the rest is checked
+                continue;
+            }
             CHECK(other.out == "refused: Operation not permitted\n");
             CHECK(queued(other).empty());
         }
@@ -663,6 +667,8 @@ void check_terminal(bool unprivileged) {
         CHECK(stty.exit_code == 0);
         CHECK_THAT(stty.out, Catch::Matches("[0-9a-f]+(:[0-9a-f]+)+\n"));
     }
+    if (i386_unchecked)
+        test::skip_not_here("the i386 system call entry (int $0x80 faults here): TIOCSTI through it is not checked, every other way is");
 }
 
 // A set-user-ID-root copy of cat in the workspace, owned by root.

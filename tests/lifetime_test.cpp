@@ -10,6 +10,8 @@
 #include "support.hpp"
 #include "ways.hpp"
 
+#include "linux_features.hpp"
+
 #include <confine/execute.hpp>
 #include <confine/provider.hpp>
 
@@ -18,6 +20,7 @@
 
 #if defined(__linux__)
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -25,6 +28,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -622,6 +626,47 @@ TEST_CASE("runs started at once from eight threads of one library host each end 
     }
     INFO("left running:\n" << listed(left));
     CHECK(left.empty());
+}
+
+// The path that ships is the path every build runs, the sanitizer's too: a supervised
+// run's supervisor shares the host's memory (kcmp says the two have one address space),
+// not a copy of it made another way.
+TEST_CASE("a supervised run's supervisor shares the host's memory in this build too, sanitizers or not", "[lifetime][landlock][e2e][linux-only]") {
+    REQUIRE(confine::detail::children_share_memory);
+    test::require_landlock();
+    test::Installed confine;
+    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"landlock\"]\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{confine.plugin_dir()}});
+    REQUIRE(provider);
+    Tree t(false);
+    const fs::path started = t.ws / "started";
+    std::optional<confine::Outcome> outcome;
+    std::thread host([&] {
+        const std::vector<std::string> argv{"/bin/sh", "-c", "touch " + started.string() + "; sleep 3"};
+        auto ran = confine::run(**provider, confine::PolicyRequest{confine::Mode::workspace_write, t.ws}, argv);
+        if (ran) outcome = *ran;
+    });
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (!fs::exists(started) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    // This process's children: the supervisor, whose parent is this process.
+    std::vector<pid_t> children;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(entry.path() / "status");
+        std::string line;
+        while (std::getline(stat, line))
+            if (line == "PPid:\t" + std::to_string(::getpid())) children.push_back(std::stoi(name));
+    }
+    int sharing = 0;
+    for (pid_t child : children)
+        if (::syscall(SYS_kcmp, ::getpid(), child, KCMP_VM, 0, 0) == 0) ++sharing;
+    host.join();
+    REQUIRE(fs::exists(started));
+    INFO("children of this process: " << children.size());
+    CHECK(sharing == 1);
+    REQUIRE(outcome);
+    CHECK(outcome->kind == confine::OutcomeKind::completed);
 }
 
 #endif  // __linux__

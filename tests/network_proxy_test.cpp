@@ -384,11 +384,11 @@ void attempt_all(Way way, void (*attempt)(const Sandbox&, bool)) {
 
 #define PROXY_CASES(WAY, TAG)                                                                                                                  \
     TEST_CASE("through " TAG " the command reaches the listed hosts through the proxy and nothing else, as root and as nobody",               \
-              "[proxy][e2e][linux-only]") {                                                                                                    \
+              "[proxy][e2e][network-reach][linux-only]") {                                                                                                    \
         attempt_all(WAY, attempt_hosts);                                                                                                       \
     }                                                                                                                                          \
     TEST_CASE("through " TAG " a wildcard reaches a name beneath it, and npm reaches the registry, as root and as nobody",                     \
-              "[proxy][e2e][linux-only]") {                                                                                                    \
+              "[proxy][e2e][network-reach][linux-only]") {                                                                                                    \
         attempt_all(WAY, attempt_wildcard_and_npm);                                                                                            \
     }                                                                                                                                          \
     TEST_CASE("through " TAG " a listed name that resolves to loopback is refused, as root and as nobody", "[proxy][e2e][linux-only]") {      \

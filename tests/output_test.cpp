@@ -386,17 +386,17 @@ void check_gigabyte(const std::string& runner, const std::string& denial) {
 
 }  // namespace
 
-TEST_CASE("bubblewrap with a report carries a gigabyte unchanged in flat memory, and the denial after it is still the hint", "[output][bwrap][linux-only]") {
+TEST_CASE("bubblewrap with a report carries a gigabyte unchanged in flat memory, and the denial after it is still the hint", "[output][bwrap][slow][linux-only]") {
     test::require_bwrap();
     check_gigabyte("bwrap", "sh: 1: cannot create /etc/confine-test: Read-only file system");
 }
 
-TEST_CASE("the Landlock path with a report carries a gigabyte unchanged in flat memory, and the denial after it is still the hint", "[output][landlock][linux-only]") {
+TEST_CASE("the Landlock path with a report carries a gigabyte unchanged in flat memory, and the denial after it is still the hint", "[output][landlock][slow][linux-only]") {
     test::require_landlock();
     check_gigabyte("landlock", "sh: 1: cannot create /etc/confine-test: Permission denied");
 }
 
-TEST_CASE("a fatal line after a gigabyte of output is still the evidence against a runner judged by its rule", "[output][linux-only]") {
+TEST_CASE("a fatal line after a gigabyte of output is still the evidence against a runner judged by its rule", "[output][slow][linux-only]") {
     test::Installed confine;
     test::TempDir plugins, ws;
     test::install_fake(plugins.path(), "usable");

@@ -336,7 +336,7 @@ std::string npm_registry(const test::TempDir& scratch) {
 }  // namespace
 
 TEST_CASE("npm install works confined, with the user's settings and without the token, and the host's npm cache stays as it was",
-          "[packages][e2e][npm][linux-only]") {
+          "[packages][e2e][npm][network-reach][linux-only]") {
     require_program("/usr/bin/npm", "npm");
     test::TempDir scratch{"/var/tmp"};
     const std::string registry = npm_registry(scratch);

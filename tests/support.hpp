@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,13 @@ fs::path install_builtin(const fs::path& dir, const std::string& runner, bool wi
 // A built-in runner installed in `dir`, loaded and created without settings (a runner
 // keeps its plugin loaded).
 std::unique_ptr<confine::PluginRunner> builtin_runner(const fs::path& dir, const std::string& runner);
+
+#if defined(__linux__)
+// Runs `probe` in a child process and gives its result (0-255), or nullopt when the
+// child did not exit (a fault, a filter's kill): what a machine has is asked where a
+// crash cannot take the test with it, and a crash means "not here".
+std::optional<int> probe_in_child(int (*probe)());
+#endif
 
 // Whether this kernel enforces Landlock; require_landlock() skips the test otherwise.
 bool landlock_enforced();
@@ -125,6 +133,12 @@ private:
 // it ran skipped), or fails it when CONFINE_TEST_NO_SKIP is set: CI's way to refuse a
 // silent skip.
 [[noreturn]] void skip_test(const std::string& reason);
+// Ends the current test case as skipped for something this kind of machine does not
+// promise (the i386 system call entry, a cgroup v1 hierarchy), always, even with
+// CONFINE_TEST_NO_SKIP: what the kind promises (Landlock, bubblewrap, root, `nobody`,
+// what scripts/install-deps installs) goes through skip_test instead. Called after the
+// checks that could run, it names what could not.
+[[noreturn]] void skip_not_here(const std::string& reason);
 // Ends a test case that belongs to another operating system as skipped, always: no
 // configuration of this machine could make it run.
 [[noreturn]] void skip_on_other_platforms(const std::string& reason);

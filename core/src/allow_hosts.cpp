@@ -159,9 +159,9 @@ std::string HostPattern::text() const {
     switch (kind) {
         case Kind::name: out = host; break;
         case Kind::wildcard: out = "*." + host; break;
-        case Kind::address: out = host.find(':') != std::string::npos ? "[" + host + "]" : host; break;
+        case Kind::address: out = host.find(':') != std::string::npos ? std::string("[").append(host).append("]") : host; break;
     }
-    if (port) out += ":" + std::to_string(*port);
+    if (port) out.append(":").append(std::to_string(*port));
     return out;
 }
 

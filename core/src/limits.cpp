@@ -61,8 +61,10 @@ std::optional<std::string> set_limit(Limits& limits, std::string_view name, std:
 std::string describe(const Limits& limits) {
     std::string out;
     for (const std::string_view name : {"memory", "processes", "cpu", "file-size", "open-files"})
-        if (const auto& v = *slot(limits, name))
-            out += (out.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(*v);
+        if (const auto& v = *slot(limits, name)) {
+            if (!out.empty()) out += ' ';
+            out.append(name).append("=").append(std::to_string(*v));
+        }
     return out;
 }
 

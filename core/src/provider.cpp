@@ -717,13 +717,13 @@ std::expected<WrapResult, Error> watched(std::expected<WrapResult, Error> wrappe
 void log_policy(const Policy& p) {
     if (!detail::log_enabled(spdlog::level::debug)) return;
     std::string roots;
-    for (const auto& w : p.writable) roots += (roots.empty() ? "" : " ") + w.string();
+    for (const auto& w : p.writable) roots.append(roots.empty() ? "" : " ").append(w.string());
     detail::log_debug("policy: mode {}, workspace {}, writable roots {}, network {}", to_string(p.mode),
                       p.workspace.empty() ? "(none)" : p.workspace.string(), roots.empty() ? "(none)" : roots,
                       to_string(p.network));
     auto listed = [](const std::vector<fs::path>& paths) {
         std::string s;
-        for (const auto& x : paths) s += (s.empty() ? "" : " ") + x.string();
+        for (const auto& x : paths) s.append(s.empty() ? "" : " ").append(x.string());
         return s.empty() ? std::string("(none)") : s;
     };
     detail::log_debug("policy: deny_read {}", listed(p.deny_read));

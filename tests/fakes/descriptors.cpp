@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
         open.erase(::dirfd(dir));
         ::closedir(dir);
         std::string line;
-        for (const int fd : open) line += (line.empty() ? "" : " ") + std::to_string(fd);
+        for (const int fd : open) line.append(line.empty() ? "" : " ").append(std::to_string(fd));
         std::printf("%s\n", line.c_str());
         return 0;
     }

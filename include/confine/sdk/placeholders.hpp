@@ -109,11 +109,11 @@ inline std::expected<std::optional<Placeholder>, std::string> parse_placeholder(
         if (!text.ends_with('}') || text.size() < name.size() + 2) return malformed("it does not end with '}'");
         const std::string_view inner = text.substr(1 + name.size(), text.size() - name.size() - 2);  // ":PATH" or ""
         if (!placeholder_has_path(kind)) {
-            if (!inner.empty()) return malformed("{" + std::string(name) + "} takes nothing after its name");
+            if (!inner.empty()) return malformed(std::string("{").append(name).append("} takes nothing after its name"));
             return Placeholder{kind, {}};
         }
         if (inner.size() < 2 || inner.front() != ':')
-            return malformed("{" + std::string(name) + ":PATH} needs the directory's path after the ':'");
+            return malformed(std::string("{").append(name).append(":PATH} needs the directory's path after the ':'"));
         const std::string_view path = inner.substr(1);
         if (path.front() != '/') return malformed("the directory's path must be absolute");
         if (path.find('\0') != std::string_view::npos) return malformed("the directory's path holds a NUL byte");

@@ -128,7 +128,10 @@ inline std::string sandbox_writable_place(const std::string& dir, const std::vec
 }
 
 inline std::string join(const std::string& dir, std::string_view name) {
-    return dir == "/" ? "/" + std::string(name) : dir + "/" + std::string(name);
+    std::string path = dir == "/" ? std::string() : dir;
+    path += '/';
+    path += name;
+    return path;
 }
 
 // Whether open_trusted's `flags` ask for the walk's own descriptor (path_only).

@@ -17,10 +17,13 @@
 // once the runner is started, while the host goes on, only calls that leave errno alone
 // (raw_syscall.hpp): it shares the host thread's errno as it shares the rest. Before
 // that, the host waits for the runner's exec (start_reaper), so the supervisor and the
-// runner may read the host's plan and use glibc's wrappers.
+// runner may read the host's plan and use glibc's wrappers. Under AddressSanitizer the
+// same path runs, the sanitizer told of each move onto a child's stack
+// (sanitizer_stacks.hpp); what runs once the host goes on is not address-sanitized.
 #include "linux_features.hpp"
 #include "child_report.hpp"
 #include "raw_syscall.hpp"
+#include "sanitizer_stacks.hpp"
 
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -30,6 +33,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -227,7 +231,7 @@ void end_run(State& s) {
     for (;;) raw::call(SYS_exit_group, code);
 }
 
-[[noreturn]] void finish(State& s) {
+[[noreturn]] CONFINE_NOT_ADDRESS_SANITIZED void finish(State& s) {
     if (!s.plan.pid_namespace) end_run(s);
     const int status = s.runner_status;
     raw::call(SYS_write, s.plan.reaped, reinterpret_cast<long>(&status), sizeof status);
@@ -266,6 +270,7 @@ struct ReaperStart {
     const void* runner_plan;
     int report_fd;
     ChildMemory* memory;
+    StackMove* move;
 };
 
 struct RunnerStart {
@@ -285,7 +290,7 @@ void start_runner_of(const void* arg) {
 }
 
 // Takes each signal in turn (every one stays blocked) until the run is over.
-[[noreturn]] void supervise_loop(State& s) {
+[[noreturn]] CONFINE_NOT_ADDRESS_SANITIZED void supervise_loop(State& s) {
     const ReaperPlan& plan = s.plan;
     sigset_t all;
     ::sigfillset(&all);
@@ -310,7 +315,7 @@ void start_runner_of(const void* arg) {
     }
 }
 
-[[noreturn]] void supervise(const ReaperStart& start) {
+[[noreturn]] CONFINE_NOT_ADDRESS_SANITIZED void supervise(const ReaperStart& start) {
     State s{*start.plan};
     const ReaperPlan& plan = s.plan;
     // Dies with the thread of the host that started it; if the host was gone already, so
@@ -337,24 +342,38 @@ void start_runner_of(const void* arg) {
     supervise_loop(s);
 }
 
-int supervise_entry(void* start) { supervise(*static_cast<const ReaperStart*>(start)); }
+int supervise_entry(void* start) {
+    const auto& s = *static_cast<const ReaperStart*>(start);
+    s.move->arrive();
+    supervise(s);
+}
 
 struct ChildStart {
     void (*start)(const void*);
     const void* arg;
+    StackMove* move;
 };
 
 int child_entry(void* arg) {
     const auto& c = *static_cast<const ChildStart*>(arg);
+    c.move->arrive();
     c.start(c.arg);
     return 127;
 }
 
-// Until the runner has executed or failed: the report pipe's write ends all closed (the
-// runner's at its exec, the supervisor's once it has started it), or a report on it.
+// Until the runner has executed or failed and the supervisor has let go of the report
+// pipe: its write ends all closed (the runner's at its exec or exit, the supervisor's
+// once it has started it, or at its exit). A report on it comes before that.
 void wait_for_runner(int report_read) {
-    pollfd p{report_read, POLLIN, 0};
-    while (raw::call(SYS_ppoll, reinterpret_cast<long>(&p), 1, 0, 0, 0) == -EINTR) {}
+    for (;;) {
+        pollfd p{report_read, POLLIN, 0};
+        const long n = raw::call(SYS_ppoll, reinterpret_cast<long>(&p), 1, 0, 0, 0);
+        if (n == -EINTR) continue;
+        if (n <= 0 || (p.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) return;
+        // A report, while a write end is still open: the supervisor is about to close it.
+        const timespec pause{0, 100000};
+        raw::call(SYS_nanosleep, reinterpret_cast<long>(&pause), 0);
+    }
 }
 
 }  // namespace
@@ -373,11 +392,13 @@ ReaperSignals reaper_signals() { return {SIGRTMIN + 1, SIGRTMIN + 2, SIGRTMIN + 
 
 pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), const void* runner_plan, int report_fd, int report_read,
                    ChildMemory& memory) noexcept {
-    const ReaperStart start{&plan, start_runner, runner_plan, report_fd, &memory};
+    StackMove move;
+    const ReaperStart start{&plan, start_runner, runner_plan, report_fd, &memory, &move};
     const int flags = SIGCHLD | (plan.pid_namespace ? CLONE_NEWPID : 0);
     constexpr bool shared = raw::available && children_share_memory;
     long pid = -1;
     if constexpr (shared) {
+        move.leave_for(memory, 1);
         pid = ::clone(supervise_entry, memory.top(1), flags | CLONE_VM, const_cast<ReaperStart*>(&start));
     } else {
         pid = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr);
@@ -386,6 +407,7 @@ pid_t start_reaper(const ReaperPlan& plan, void (*start_runner)(const void*), co
     const int error = pid < 0 ? errno : 0;
     raw::call(SYS_close, report_fd);
     if (pid > 0 && shared) wait_for_runner(report_read);
+    if constexpr (shared) move.come_back();
     if (pid < 0) errno = error;
     return static_cast<pid_t>(pid);
 }
@@ -408,8 +430,14 @@ pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory& memo
         }
         return static_cast<pid_t>(pid);
     }
-    const ChildStart c{start, arg};
-    return ::clone(child_entry, memory.top(0), CLONE_VM | CLONE_VFORK | SIGCHLD, const_cast<ChildStart*>(&c));
+    StackMove move;
+    const ChildStart c{start, arg, &move};
+    move.leave_for(memory, 0);
+    const pid_t pid = ::clone(child_entry, memory.top(0), CLONE_VM | CLONE_VFORK | SIGCHLD, const_cast<ChildStart*>(&c));
+    const int error = errno;
+    move.come_back();
+    errno = error;
+    return pid;
 }
 
 Supervision run_supervision(const WrapResult& wrapped) {

@@ -11,6 +11,18 @@
 #include <cstddef>
 #include <utility>
 
+// A build under AddressSanitizer (gcc says so one way, clang another).
+#if defined(__SANITIZE_ADDRESS__)
+#define CONFINE_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CONFINE_UNDER_ASAN 1
+#endif
+#endif
+#if defined(CONFINE_UNDER_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace confine::detail {
 
 class ChildMemory {
@@ -55,10 +67,17 @@ public:
     ~ChildMemory() { release(); }
 
     bool empty() const noexcept { return base_ == nullptr; }
-    // The top of stack `i` (stacks grow down), 16-byte aligned.
+    // The top of stack `i` (stacks grow down), 16-byte aligned; its lowest byte; its size.
     void* top(std::size_t i) const noexcept { return base_ + (i + 1) * (size_ + page_); }
-    // Gives the memory back: only once no child runs on it any more.
+    const void* bottom(std::size_t i) const noexcept { return base_ + i * (size_ + page_) + page_; }
+    std::size_t stack_size() const noexcept { return size_; }
+    // Gives the memory back: only once no child runs on it any more. Under
+    // AddressSanitizer, its marks of the frames left there go first: the next mapping
+    // at this address would otherwise inherit them.
     void release() noexcept {
+#if defined(CONFINE_UNDER_ASAN)
+        if (base_) __asan_unpoison_memory_region(base_, length_);
+#endif
         if (base_) ::munmap(base_, length_);
         base_ = nullptr;
         length_ = 0;

@@ -102,16 +102,10 @@ pid_t start_child(void (*start)(const void*), const void* arg, ChildMemory& memo
 
 // Whether children share this process's memory (start_child, start_reaper), and the
 // size of each stack they run on (start_child needs one, start_reaper two). They do not
-// without Linux, nor under AddressSanitizer, which cannot follow a child onto a stack of
-// its own (it takes its frames for the thread's, and says so on the command's stderr).
-#if defined(__SANITIZE_ADDRESS__)
-#define CONFINE_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CONFINE_UNDER_ASAN 1
-#endif
-#endif
-#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX) && !defined(CONFINE_UNDER_ASAN)
+// without Linux. Under AddressSanitizer they do too, the sanitizer told of each move
+// onto a child's stack (platform/linux/sanitizer_stacks.hpp): the sanitizer pass runs
+// the path that ships.
+#if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
 inline constexpr bool children_share_memory = true;
 #else
 inline constexpr bool children_share_memory = false;
