@@ -28,6 +28,7 @@ json enforcement_or_null(const std::optional<confine::Enforcement>& e) {
     return e ? json(std::string(confine::to_string(*e))) : json(nullptr);
 }
 
+#if defined(CONFINE_NETWORK_FILTER_PROGRAM)
 std::string base64(const unsigned char* data, std::size_t size) {
     static constexpr char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
@@ -40,6 +41,7 @@ std::string base64(const unsigned char* data, std::size_t size) {
     }
     return out;
 }
+#endif
 
 // What a host fills in before it runs the argv, argument by argument; the network
 // filter's program comes with it (base64), for the host to put in a file.

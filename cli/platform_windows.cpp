@@ -102,7 +102,7 @@ std::optional<std::string> ReportFile::write(const std::string& text) {
     const fs::path& target = impl_->target;
     std::random_device random;
     const fs::path temp = (target.parent_path().empty() ? fs::path(".") : target.parent_path()) /
-                          ("." + target.filename().string() + "." + std::to_string(random()));
+                          std::string(".").append(target.filename().string()).append(".").append(std::to_string(random()));
     HANDLE h = ::CreateFileW(temp.wstring().c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, nullptr);
     if (h == INVALID_HANDLE_VALUE) return last_error_text();
     DWORD written = 0;

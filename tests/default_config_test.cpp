@@ -30,7 +30,7 @@ std::string strings(const std::vector<std::string>& v) {
 }
 
 std::string position(const confine::SourcePosition& p) {
-    return "{" + literal(p.file) + ", " + std::to_string(p.line) + ", " + std::to_string(p.column) + "}";
+    return std::string("{").append(literal(p.file)).append(", ").append(std::to_string(p.line)).append(", ").append(std::to_string(p.column)).append("}");
 }
 
 std::string positions(const std::vector<confine::SourcePosition>& v) {

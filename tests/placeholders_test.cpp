@@ -54,7 +54,7 @@ TEST_CASE("each placeholder kind's constructor makes the text the parser reads b
     for (const auto kind : {Kind::status_fd, Kind::dir_fd, Kind::dir_path, Kind::network_filter_fd}) {
         const sdk::Placeholder p{kind, sdk::placeholder_has_path(kind) ? "/srv/ws" : ""};
         CHECK(read(sdk::placeholder_text(p)) == p);
-        CHECK(sdk::placeholder_text(p).starts_with("{" + std::string(sdk::placeholder_name(kind))));
+        CHECK(sdk::placeholder_text(p).starts_with(std::string("{").append(sdk::placeholder_name(kind))));
     }
     CHECK(sdk::placeholder_name(Kind::status_fd) == "status-fd");
     CHECK(sdk::placeholder_name(Kind::dir_fd) == "dir-fd");

@@ -13,6 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+#if !defined(_WIN32)
 // A place a confined command may write, as the user would name it, and the forms a path
 // inside it can take: as given, and with its links resolved.
 struct Place {
@@ -96,6 +97,8 @@ std::vector<std::string> entries(std::string_view value, std::string_view separa
         }
     return out;
 }
+
+#endif  // !_WIN32
 
 }  // namespace
 

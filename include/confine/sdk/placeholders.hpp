@@ -74,9 +74,10 @@ inline std::string dir_path_placeholder(std::string_view path) { return "{dir-pa
 
 // The text of `p`, as its kind's constructor makes it.
 inline std::string placeholder_text(const Placeholder& p) {
-    std::string text = "{" + std::string(placeholder_name(p.kind));
-    if (placeholder_has_path(p.kind)) text += ":" + p.path;
-    return text + "}";
+    std::string text("{");
+    text.append(placeholder_name(p.kind));
+    if (placeholder_has_path(p.kind)) text.append(":").append(p.path);
+    return text.append("}");
 }
 
 namespace detail {
