@@ -19,7 +19,9 @@
 // that, the host waits for the runner's exec (start_reaper), so the supervisor and the
 // runner may read the host's plan and use glibc's wrappers. Under AddressSanitizer the
 // same path runs, the sanitizer told of each move onto a child's stack
-// (sanitizer_stacks.hpp); what runs once the host goes on is not address-sanitized.
+// (sanitizer_stacks.hpp); the supervisor's loop and the ways it ends are then not
+// address-sanitized themselves (the sanitizer's thread stands for the host's stack once
+// the host goes on), what they call is.
 #include "linux_features.hpp"
 #include "child_report.hpp"
 #include "raw_syscall.hpp"
