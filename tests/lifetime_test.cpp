@@ -585,15 +585,25 @@ TEST_CASE("a bad [policy] timeout is one line naming the key and where it is, ex
     }
 }
 
+namespace {
+
+// A library host's provider with Landlock alone, from `confine`'s plugins.
+std::unique_ptr<confine::Provider> landlock_provider(const test::Installed& confine) {
+    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"landlock\"]\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{confine.plugin_dir()}});
+    REQUIRE(provider);
+    return std::move(*provider);
+}
+
+}  // namespace
+
 // The supervisor shares the host's memory (docs/design.md §7): many runs started at once
 // from threads of one library host each have a supervisor of their own, each gets its
 // own command's status and nothing of another's, and none leaves a process behind.
 TEST_CASE("runs started at once from eight threads of one library host each end with their own status, and leave nothing", "[lifetime][landlock][e2e][linux-only]") {
     test::require_landlock();
     test::Installed confine;
-    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"landlock\"]\n"),
-                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{confine.plugin_dir()}});
-    REQUIRE(provider);
+    auto provider = landlock_provider(confine);
     Tree t(false);
     const std::string token = test::unique_text("confine-life-threads-");
     const fs::path sleeper = t.root / token;
@@ -610,7 +620,7 @@ TEST_CASE("runs started at once from eight threads of one library host each end 
                 // A daemon left behind by each run, and the run's own status and file.
                 const std::vector<std::string> argv{"/bin/sh", "-c", "(setsid " + sleeper.string() + " 300 &); echo " + std::to_string(code) +
                                                                          " > " + out.string() + "; exit " + std::to_string(code)};
-                auto ran = confine::run(**provider, confine::PolicyRequest{confine::Mode::workspace_write, t.ws}, argv);
+                auto ran = confine::run(*provider, confine::PolicyRequest{confine::Mode::workspace_write, t.ws}, argv);
                 if (!ran || ran->kind != confine::OutcomeKind::task_failed || ran->exit_code != code)
                     failures[k] += "run " + std::to_string(code) + ": " + (ran ? ran->evidence : ran.error().message) + "; ";
                 else if (test::read_file(out) != std::to_string(code) + "\n")
@@ -635,15 +645,13 @@ TEST_CASE("a supervised run's supervisor shares the host's memory in this build 
     REQUIRE(confine::detail::children_share_memory);
     test::require_landlock();
     test::Installed confine;
-    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"landlock\"]\n"),
-                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{confine.plugin_dir()}});
-    REQUIRE(provider);
+    auto provider = landlock_provider(confine);
     Tree t(false);
     const fs::path started = t.ws / "started";
     std::optional<confine::Outcome> outcome;
     std::thread host([&] {
         const std::vector<std::string> argv{"/bin/sh", "-c", "touch " + started.string() + "; sleep 3"};
-        auto ran = confine::run(**provider, confine::PolicyRequest{confine::Mode::workspace_write, t.ws}, argv);
+        auto ran = confine::run(*provider, confine::PolicyRequest{confine::Mode::workspace_write, t.ws}, argv);
         if (ran) outcome = *ran;
     });
     const auto deadline = std::chrono::steady_clock::now() + 20s;

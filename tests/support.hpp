@@ -134,7 +134,7 @@ private:
 // silent skip.
 [[noreturn]] void skip_test(const std::string& reason);
 // Ends the current test case as skipped for something this kind of machine does not
-// promise (the i386 system call entry, a cgroup v1 hierarchy), always, even with
+// promise (the i386 system call entry), always, even with
 // CONFINE_TEST_NO_SKIP: what the kind promises (Landlock, bubblewrap, root, `nobody`,
 // what scripts/install-deps installs) goes through skip_test instead. Called after the
 // checks that could run, it names what could not.

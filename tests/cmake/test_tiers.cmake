@@ -19,16 +19,17 @@
 #
 # Input: TEST_EXECUTABLE, TEST_EXECUTOR (an emulator, or empty), BASE_SPEC (a Catch test
 # spec every case must also match, or empty), OUT_FILE (the CTest script written).
+cmake_minimum_required(VERSION 3.25)  # a script's own policies: a quoted word is never a variable
 
 set(tiers
   "escape|[escape]|300"
   "e2e|[e2e]~[escape],[linux-only]~[escape]|300"
   "unit|~[e2e]~[escape]~[linux-only]|120")
-set(extra_labels
-  "network|[network-reach]"
-  "slow|[slow]")
-set(locks
-  "run-cgroups|[limits]")
+# What further tags give: a label added, or the lock taken.
+set(further
+  "label|network|[network-reach]"
+  "label|slow|[slow]"
+  "lock|run-cgroups|[limits]")
 
 # The cases matching `spec` (filters joined by commas: any of them) and BASE_SPEC.
 function(cases_matching spec out)
@@ -60,24 +61,19 @@ foreach(tier IN LISTS tiers)
     set(name_${key} "${name}")
   endforeach()
 endforeach()
-foreach(extra IN LISTS extra_labels)
-  string(REPLACE "|" ";" extra "${extra}")
-  list(GET extra 0 label)
-  list(GET extra 1 spec)
+foreach(rule IN LISTS further)
+  string(REPLACE "|" ";" rule "${rule}")
+  list(GET rule 0 kind)
+  list(GET rule 1 value)
+  list(GET rule 2 spec)
   cases_matching("${spec}" names)
   foreach(name IN LISTS names)
     string(MD5 key "${name}")
-    set(label_${key} "${label_${key}};${label}")
-  endforeach()
-endforeach()
-foreach(lock IN LISTS locks)
-  string(REPLACE "|" ";" lock "${lock}")
-  list(GET lock 0 resource)
-  list(GET lock 1 spec)
-  cases_matching("${spec}" names)
-  foreach(name IN LISTS names)
-    string(MD5 key "${name}")
-    set(lock_${key} "${resource}")
+    if(kind STREQUAL "label")
+      set(label_${key} "${label_${key}};${value}")
+    else()
+      set(lock_${key} "${value}")
+    endif()
   endforeach()
 endforeach()
 foreach(key IN LISTS all)

@@ -3,7 +3,8 @@
 // started with CLONE_VM on a stack of its own (child_memory.hpp) is, for it, this
 // thread. So it is told, through its fiber interface, when the thread moves onto the
 // child's stack and when it is back (ChildMemory clears the marks a child's unfinished
-// frames left, before the memory goes). In a build without the sanitizer, nothing. Internal to libconfine.
+// frames left, before the memory goes). In a build without the sanitizer, nothing.
+// Internal to libconfine.
 #pragma once
 
 #include "linux_features.hpp"
