@@ -1,17 +1,24 @@
 // The landlock runner: confines a command with the Landlock LSM through the
 // landlock-run launcher (docs/landlock-run.md), which execs the command itself —
 // so the host can attest, out of band, that the launcher reached it.
+#include "protect_mounts.hpp"
 #include "ruleset.hpp"
 
+#include <confine/sdk/bwrap_profile.hpp>
 #include <confine/sdk/placeholders.hpp>
 #include <confine/sdk/plugin.hpp>
 #include <confine/sdk/program_trust.hpp>
 
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
+#include <utility>
+#include <vector>
 
 namespace sdk = confine::sdk;
 namespace ll = confine::landlock;
@@ -37,12 +44,25 @@ struct Prepared {
     bool partial = false;
     bool network_none = false;  // the network confined: none, or through the proxy
     bool proxy = false;
+    // The protected paths' mounts (protect_mounts.hpp), made before anything else; the
+    // paths' bytes are this process's, copied into the child with it.
+    std::vector<std::pair<std::string, ll::ProtectKind>> mounts;
 };
 
-void copy_line(char* out, std::size_t size, const char* a, const char* b) {
+// What the launcher's options for a protect mount are, by kind.
+const char* protect_option(ll::ProtectKind kind) {
+    switch (kind) {
+    case ll::ProtectKind::held: return "--protect-held";
+    case ll::ProtectKind::empty: return "--protect-empty";
+    case ll::ProtectKind::read_only: break;
+    }
+    return "--protect";
+}
+
+void copy_line(char* out, std::size_t size, std::initializer_list<const char*> parts) {
     if (!out || size == 0) return;
     std::size_t n = 0;
-    for (const char* p : {a, b})
+    for (const char* p : parts)
         for (; p && *p && n + 1 < size; ++p) out[n++] = *p;
     out[n] = '\0';
 }
@@ -50,8 +70,19 @@ void copy_line(char* out, std::size_t size, const char* a, const char* b) {
 // Runs between fork and exec, or just before an exec in place: system calls only.
 std::int32_t apply_prepared(void* state, char* error, std::size_t error_size) {
     auto* prepared = static_cast<Prepared*>(state);
+    if (!prepared->mounts.empty()) {
+        if (int rc = ll::own_mount_namespace(); rc < 0) {
+            copy_line(error, error_size, {"cannot make the run's mount namespace: ", ::strerrordesc_np(-rc)});
+            return 1;
+        }
+        for (const auto& [path, kind] : prepared->mounts)
+            if (int rc = ll::protect_mount(path.c_str(), kind); rc < 0) {
+                copy_line(error, error_size, {"cannot keep a protected path read-only: ", path.c_str(), ": ", ::strerrordesc_np(-rc)});
+                return 1;
+            }
+    }
     if (auto failed = ll::confine_self(prepared->ruleset_fd, prepared->network_none, prepared->proxy); failed.what) {
-        copy_line(error, error_size, failed.what, ::strerrordesc_np(failed.error));
+        copy_line(error, error_size, {failed.what, ::strerrordesc_np(failed.error)});
         return 1;
     }
     if (prepared->partial) ll::print_partial_notice();
@@ -151,6 +182,15 @@ public:
             if (auto bad = sdk::untrusted_program(launcher_, writable); bad && (!in_process_ || ::access(launcher_.c_str(), F_OK) == 0))
                 return std::unexpected(sdk::unsupported("landlock-run launcher at " + launcher_ + " cannot be trusted: " + *bad));
         }
+        // The protected paths in a writable root: kept read-only by a mount namespace of the
+        // run's own where this process may make one (CAP_SYS_ADMIN: root), as bubblewrap
+        // keeps them; otherwise Landlock cannot, and says so below.
+        std::vector<std::pair<std::string, ll::ProtectKind>> mounts;
+        if (policy.mode == sdk::Mode::workspace_write && !policy.protect.empty() && may_mount())
+            for (const auto& [path, how] : sdk::bwrap_protect_mounts(policy))
+                mounts.emplace_back(path.string(), how == sdk::ProtectMount::held    ? ll::ProtectKind::held
+                                                   : how == sdk::ProtectMount::empty ? ll::ProtectKind::empty
+                                                                                     : ll::ProtectKind::read_only);
         sdk::WrapResult r;
         r.argv = {launcher_};
         for (const auto& [grant, path] : grants) {
@@ -161,6 +201,7 @@ public:
             r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", policy_root ? sdk::dir_path_placeholder(path) : path});
         }
         for (const auto& d : policy.deny_read) r.argv.insert(r.argv.end(), {"--deny-read", d.string()});
+        for (const auto& [path, kind] : mounts) r.argv.insert(r.argv.end(), {protect_option(kind), path});
         const bool network_none = policy.network != sdk::Network::allow;  // none, or through the proxy
         for (auto& a : network_arguments(policy)) r.argv.push_back(std::move(a));
         // Attested by the launcher's status descriptor: it says there that it is confined
@@ -185,11 +226,12 @@ public:
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
         r.attestation = sdk::Attestation::status_fd(status_argument, std::string(ll::status_marker));
         r.dimensions = dimensions(abi, partial_ || !ll::fully_enforced(abi), network_none, proxy);
-        secrets_dimensions(r.dimensions, policy, grants, network_none);
+        secrets_dimensions(r.dimensions, policy, grants, network_none, !mounts.empty());
         r.tmp = sdk::Tmp::host;  // Landlock cannot give a /tmp of the run's own
         if (in_process_) {
             auto prepared = prepare(abi, grants, policy.deny_read, network_none, proxy ? policy.proxy_port : 0);
             if (!prepared) return std::unexpected(prepared.error());
+            (*prepared)->mounts = std::move(mounts);
             r.in_process = {&apply_prepared, prepared->release(), &release_prepared};
         }
         return r;
@@ -205,6 +247,13 @@ private:
     }
     static sdk::Error no_port_rules(int abi) {
         return sdk::unsupported("this kernel's Landlock ABI " + std::to_string(abi) + " has no TCP rules (ABI 4 has): it cannot keep the network to the run's proxy");
+    }
+    // Whether this process may make mounts of its own: CAP_SYS_ADMIN in its effective set.
+    static bool may_mount() {
+        __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+        if (::syscall(SYS_capget, &header, data) != 0) return false;
+        return (data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)) != 0;
     }
     static bool exists(const char* path) {
         struct stat st {};
@@ -256,9 +305,10 @@ private:
     // granted instead), which holds wherever no read-write grant covers it: one that lies
     // in a writable root stays readable, and a socket stays reachable while the network is
     // allowed (Landlock governs no unix-socket connect). Nothing inside a read-write grant
-    // can be kept read-only: protect is none wherever a protected path lies in one.
+    // can be kept read-only by Landlock: protect is none wherever a protected path lies in
+    // one, unless the run's own mount namespace keeps them (`mounted`): then full.
     static void secrets_dimensions(sdk::Dimensions& d, const sdk::Policy& policy, const std::vector<std::pair<ll::Grant, std::string>>& grants,
-                                   bool network_none) {
+                                   bool network_none, bool mounted) {
         auto writable_holding = [&](const std::filesystem::path& p) -> std::string {
             for (const auto& [grant, path] : grants)
                 if (grant == ll::Grant::read_write && (p == path || ll::detail::is_prefix_dir(path.c_str(), path.size(), p.c_str()))) return path;
@@ -272,7 +322,7 @@ private:
                 read_open += (read_open.empty() ? "" : ", ") + denied.string() + " (a socket: Landlock does not govern connecting to it)";
         }
         for (const auto& p : policy.protect)
-            if (const std::string root = writable_holding(p); !root.empty())
+            if (const std::string root = writable_holding(p); !root.empty() && !mounted)
                 protect_open += (protect_open.empty() ? "" : ", ") + p.string();
         d.read = read_open.empty() ? sdk::Level::full : sdk::Level::partial;
         d.protect = protect_open.empty() ? sdk::Level::full : sdk::Level::none;

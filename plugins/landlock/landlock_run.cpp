@@ -2,6 +2,7 @@
 // docs/landlock-run.md (version 1); other programs depend on it exactly.
 //
 //   landlock-run [--ro <path>]... [--rw <path>]... [--deny-read <path>]...
+//                [--protect <path> | --protect-held <path> | --protect-empty <path>]...
 //                [--no-network | --proxy-port <port>] [--status-fd <n>] -- <argv>...
 //   landlock-run --probe
 //
@@ -9,7 +10,9 @@
 // environment variable, allocates nothing, and goes straight to execvp. What it applies
 // is confine_self() (ruleset.hpp), the same as the plugin's in-process paths: every
 // capability dropped, the terminal filter, the network filter when asked, then the
-// ruleset.
+// ruleset. Protected paths are mounted first, in a mount namespace of the run's own
+// (protect_mounts.hpp).
+#include "protect_mounts.hpp"
 #include "ruleset.hpp"
 
 #include <cstdio>
@@ -102,7 +105,16 @@ struct Request {
     // The denied paths (--deny-read), each absolute: a read-only grant goes around them.
     const char* denied[256] = {};
     std::size_t denied_count = 0;
+    bool protects = false;  // any --protect, --protect-held or --protect-empty
 };
+
+// The kind of protect mount `option` asks for; nullptr-like 0 when it is none.
+char protect_kind(const char* option) {
+    if (std::strcmp(option, "--protect") == 0) return static_cast<char>(ll::ProtectKind::read_only);
+    if (std::strcmp(option, "--protect-held") == 0) return static_cast<char>(ll::ProtectKind::held);
+    if (std::strcmp(option, "--protect-empty") == 0) return static_cast<char>(ll::ProtectKind::empty);
+    return 0;
+}
 
 // --status-fd's descriptor, at argv[i + 1], checked and made close-on-exec: the command
 // never inherits it, so only this process can write there.
@@ -151,7 +163,8 @@ Request parse(int argc, char** argv) {
             ++i;
             continue;
         }
-        if (std::strcmp(argv[i], "--ro") == 0 || std::strcmp(argv[i], "--rw") == 0 || std::strcmp(argv[i], "--deny-read") == 0) {
+        if (std::strcmp(argv[i], "--ro") == 0 || std::strcmp(argv[i], "--rw") == 0 || std::strcmp(argv[i], "--deny-read") == 0 ||
+            protect_kind(argv[i]) != 0) {
             if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0) {
                 char what[64];
                 std::snprintf(what, sizeof what, "usage error: %s requires a path", argv[i]);
@@ -170,6 +183,10 @@ Request parse(int argc, char** argv) {
             if (r.denied_count == sizeof r.denied / sizeof r.denied[0]) fatal("usage error: too many --deny-read paths");
             if (argv[i + 1][0] != '/') fatal("usage error: --deny-read needs an absolute path: ", argv[i + 1]);
             r.denied[r.denied_count++] = argv[++i];
+        } else if (protect_kind(argv[i]) != 0) {
+            if (argv[i + 1][0] != '/') fatal("usage error: --protect needs an absolute path: ", argv[i + 1]);
+            r.protects = true;
+            ++i;
         }
     return r;
 }
@@ -182,7 +199,8 @@ void add_grants(int ruleset, char** argv, const Request& r, std::uint64_t handle
             --i;  // a flag without a path
             continue;
         }
-        if (std::strcmp(argv[i], "--status-fd") == 0 || std::strcmp(argv[i], "--deny-read") == 0 || std::strcmp(argv[i], "--proxy-port") == 0)
+        if (std::strcmp(argv[i], "--status-fd") == 0 || std::strcmp(argv[i], "--deny-read") == 0 || std::strcmp(argv[i], "--proxy-port") == 0 ||
+            protect_kind(argv[i]) != 0)
             continue;  // checked above
         const auto grant = std::strcmp(argv[i], "--rw") == 0 ? ll::Grant::read_write : ll::Grant::read_only;
         if (grant == ll::Grant::read_only && ll::holds_denied(argv[i + 1], r.denied, r.denied_count)) {
@@ -197,6 +215,17 @@ void add_grants(int ruleset, char** argv, const Request& r, std::uint64_t handle
     }
 }
 
+// The protected paths' mounts, in the order given, in a mount namespace of the run's own.
+void protect_paths(char** argv, const Request& r) {
+    if (!r.protects) return;
+    if (int rc = ll::own_mount_namespace(); rc < 0) fatal("cannot make the run's mount namespace: ", std::strerror(-rc));
+    // Each option but --no-network takes the argument after it (checked by parse()).
+    for (int i = 1; i + 1 < r.command; i += std::strcmp(argv[i], "--no-network") == 0 ? 1 : 2)
+        if (const char kind = protect_kind(argv[i]); kind != 0)
+            if (int rc = ll::protect_mount(argv[i + 1], static_cast<ll::ProtectKind>(kind)); rc < 0)
+                fatal("cannot keep a protected path read-only: ", argv[i + 1], std::strerror(-rc));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -205,6 +234,7 @@ int main(int argc, char** argv) {
 
     const int abi = ll::negotiated_abi();
     if (abi < 1) fatal(not_enforced);
+    protect_paths(argv, r);
     const std::uint64_t handled = ll::handled_access(abi);
     const int ruleset = ll::create_ruleset(handled, ll::scopes(abi, r.network_none), ll::handled_network(abi, r.network_none));
     if (ruleset < 0) fatal("landlock ruleset error: ", std::strerror(-ruleset));
