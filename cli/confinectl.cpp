@@ -628,16 +628,19 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     provider->selection();
     auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds, *limit, limits);
     if (!outcome) return fail_to_start(outcome.error());
-    // What the run-end check moved aside: one line (docs/design.md §11).
-    if (!outcome->set_aside.empty()) {
-        std::string line = "moved aside what the command planted where git would read it on the host:";
-        for (std::size_t i = 0; i < outcome->set_aside.size(); ++i) {
-            const auto& m = outcome->set_aside[i];
-            line += (i ? "; " : " ") + m.path.string() +
-                    (m.error.empty() ? " -> " + m.moved_to.string() : " (NOT moved: " + m.error + "; remove it before running git there)");
-        }
-        fail(line);
+    // What the run-end check moved aside, and what it put back: a line each (docs/design.md §11).
+    std::string planted_line, restored_line;
+    for (const auto& m : outcome->set_aside) {
+        std::string& line = m.restored ? restored_line : planted_line;
+        line += (line.empty() ? " " : "; ") + m.path.string();
+        if (m.restored)
+            line += m.error.empty() ? (m.moved_to.empty() ? std::string(" (it was removed)") : " (the command's left at " + m.moved_to.string() + ")")
+                                    : " (NOT put back: " + m.error + ")";
+        else
+            line += m.error.empty() ? " -> " + m.moved_to.string() : " (NOT moved: " + m.error + "; remove it before running git or the tool there)";
     }
+    if (!planted_line.empty()) fail("moved aside what the command planted where git or another tool would read it on the host:" + planted_line);
+    if (!restored_line.empty()) fail("put back the protected paths the command changed:" + restored_line);
     // The runners the chain passed over, as unusable here, stay visible in the report.
     std::vector<confine::Candidate> skipped;
     for (const auto& c : provider->selection().candidates)

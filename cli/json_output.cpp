@@ -189,14 +189,23 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
     confine::Dimensions dimensions = w.dimensions;
     confine::Enforcement enforcement = w.enforcement;
     bool protect_asked = w.protect_asked;
-    if (w.git_watch && (!protect_asked || dimensions.protect == confine::Level::full)) {
+    // Nor are protected paths put back for it: the runner's own level is what it gets.
+    if (w.protect_restored) {
+        dimensions.protect = w.own_protect;
+        if (const auto at = dimensions.open.find(w.restore_open); !w.restore_open.empty() && at != std::string::npos)
+            dimensions.open.erase(at >= 2 ? at - 2 : at, w.restore_open.size() + (at >= 2 ? 2 : 0));
+        if (!w.own_protect_open.empty()) dimensions.open += std::string(dimensions.open.empty() ? "" : "; ") + w.own_protect_open;
+    }
+    const bool absent_held = w.git_watch || w.protect_watch;  // put back, or held absent, only by the run-end check
+    if (absent_held && (!protect_asked || dimensions.protect == confine::Level::full)) {
         protect_asked = true;
         dimensions.protect = confine::Level::partial;
         enforcement = confine::Enforcement::partial;
         dimensions.open += std::string(dimensions.open.empty() ? "" : "; ") +
-                           "protect: what git reads that is missing at the start (a commondir, a config.worktree, an included file, the .git "
-                           "of a root inside a parent repository, of a tracked directory or of a submodule) is held absent only by the "
-                           "run-end check that confinectl run and the library's run() make after the runner has ended";
+                           "protect: what git or another tool reads that is missing at the start (a commondir, a config.worktree, an included "
+                           "file, the .git of a root inside a parent repository, of a tracked directory or of a submodule, a protect entry "
+                           "such as .envrc or .vscode) is held absent only by the run-end check that confinectl run and the library's run() "
+                           "make after the runner has ended";
     }
     // Nor does such a host start it under confine's supervisor: what the runner's own
     // mechanism ends is all there is of lifetime.
@@ -266,7 +275,10 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
     for (const auto& c : skipped) j["skipped"].push_back({{"runner", c.runner}, {"reason", c.verdict ? c.verdict->reason : std::string()}});
     json set_aside = json::array();
     for (const auto& m : o.set_aside)
-        set_aside.push_back({{"path", m.path.string()}, {"moved_to", m.error.empty() ? json(m.moved_to.string()) : json(nullptr)}, {"error", or_null(m.error)}});
+        set_aside.push_back({{"path", m.path.string()},
+                             {"moved_to", m.moved_to.empty() ? json(nullptr) : json(m.moved_to.string())},
+                             {"error", or_null(m.error)},
+                             {"restored", m.restored}});
     j["set_aside"] = set_aside;
     // With the network through the run's proxy, what it saw: one entry per host, port and
     // verdict; null for any other network.

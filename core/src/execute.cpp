@@ -3,6 +3,7 @@
 #include <confine/provider.hpp>
 
 #include "git_guard.hpp"
+#include "protect_watch.hpp"
 #include "log.hpp"
 #include "executor.hpp"
 #include "packages.hpp"
@@ -413,7 +414,9 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     // accepts that, and no time limit is set. Nor limits (a run's own, with their cgroup).
     const bool lifetime_waived = !wrapped.host_supervised || provider.config().minimums.lifetime == Minimum::best_effort;
     // Nor the run's proxy, which lives as long as the run and reports at its end.
-    if (options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy) {
+    // Nor a check after the run: nothing is left to make it.
+    if (options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy && !wrapped.git_watch &&
+        !wrapped.protect_watch) {
         wrapped.dimensions.lifetime = Level::none;
         detail::log_debug("lifetime none: the command is executed in place of this process, and nothing is left to end what it starts");
         detail::ExecSpec spec = spec_for(wrapped, options, false, p.command_file);
@@ -427,7 +430,7 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     Outcome outcome = classify(wrapped, executed.observed);
     settle_proxy(wrapped, outcome);
     // Nothing of the run is left to plant anything once the runner is gone.
-    if (wrapped.git_watch) outcome.set_aside = detail::settle_git(*wrapped.git_watch);
+    outcome.set_aside = run_end_check(wrapped);
     // What the runner wrote before its command existed was held back: when it stopped
     // before the command, that is its own, and the outcome's evidence carries it.
     const bool runner_stopped = outcome.kind == OutcomeKind::sandbox_unavailable && outcome.basis == Basis::attestation;
@@ -480,8 +483,12 @@ bool Process::finished() const {
 }
 
 std::vector<SetAside> run_end_check(const WrapResult& wrapped) {
-    if (!wrapped.git_watch) return {};
-    return detail::settle_git(*wrapped.git_watch);
+    std::vector<SetAside> out;
+    if (wrapped.git_watch) out = detail::settle_git(*wrapped.git_watch);
+    if (wrapped.protect_watch)
+        for (auto& s : detail::settle_protected(*wrapped.protect_watch))
+            if (std::none_of(out.begin(), out.end(), [&](const SetAside& o) { return o.path == s.path; })) out.push_back(std::move(s));
+    return out;
 }
 
 std::expected<Process, Error> spawn(const Provider& provider, const PolicyRequest& policy, std::span<const std::string> argv,
@@ -503,7 +510,7 @@ std::expected<Process, Error> spawn(const Provider& provider, const PolicyReques
         impl_ptr->control.settle();
         Outcome outcome = classify(wrap, executed.observed);
         settle_proxy(wrap, outcome);
-        if (wrap.git_watch) outcome.set_aside = detail::settle_git(*wrap.git_watch);
+        outcome.set_aside = run_end_check(wrap);
         impl_ptr->result.outcome = p.finished(std::move(outcome));
         impl_ptr->result.stdout_text = std::move(executed.stdout_text);
         impl_ptr->result.stderr_text = std::move(executed.stderr_text);

@@ -477,6 +477,8 @@ std::optional<Identity> identity(const fs::path& p) {
 }
 #endif
 
+}  // namespace
+
 // Whether what stands at `p` now is planted: anything but an empty directory (the mount
 // point of an empty read-only tmpfs that bubblewrap left behind is harmless: git reads
 // nothing from an empty hooks, worktrees or modules directory).
@@ -527,8 +529,6 @@ SetAside move_aside(const fs::path& p) {
     out.error = "no free name beside it";
     return out;
 }
-
-}  // namespace
 
 GitScan scan_git(const std::vector<std::string>& places, const fs::path& home, bool with_absent) {
     return Scanner(places, home, with_absent ? Tracked::held : Tracked::ignored).scan();

@@ -101,4 +101,12 @@ std::shared_ptr<const GitWatch> watch_git(const Policy& resolved, const std::vec
 // went (empty, with `error`, when it could not be moved).
 std::vector<SetAside> settle_git(const GitWatch& watch);
 
+// What the run-end checks use: whether what stands at `p` is planted (anything but an
+// empty directory: the mount point of an empty read-only tmpfs left behind is harmless);
+// whether a directory above `p` is not a directory (a link the command made); and `p`
+// moved aside beside itself, `NAME.confine-blocked-N`, without replacing anything.
+bool planted(const std::filesystem::path& p);
+bool through_a_link(const std::filesystem::path& p);
+SetAside move_aside(const std::filesystem::path& p);
+
 }  // namespace confine::detail

@@ -4,6 +4,7 @@
 #include "executor.hpp"
 #include "plugins/loader.hpp"
 #include "git_guard.hpp"
+#include "protect_watch.hpp"
 #include "log.hpp"
 #include "roots.hpp"
 #include "trust.hpp"
@@ -179,6 +180,22 @@ WrapResult reported(WrapResult wrapped, const Policy& policy) {
     if (d.lifetime != Level::full && open_about(d.open, "lifetime").empty() && !supervision.open.empty()) {
         d.open += (d.open.empty() ? "" : "; ") + supervision.open;
         wrapped.supervision_open = supervision.open;
+    }
+    // Protected paths the runner cannot keep read-only (Landlock where it cannot make a
+    // mount namespace): the host records them before the run and puts back what the
+    // command changed once no process of the run is left (protect_watch.hpp).
+    if (wrapped.protect_asked && d.protect != Level::full && policy.mode == Mode::workspace_write && d.lifetime != Level::none) {
+        wrapped.protect_restored = true;
+        wrapped.own_protect = d.protect;
+        wrapped.own_protect_open = open_about(d.open, "protect");
+        wrapped.restore_open =
+            "protect: the protected paths are put back after the run, not kept read-only during it (" + wrapped.runner +
+            " cannot keep a path inside a writable root read-only here): while the run lasts the command can change them, and a program "
+            "of the host that reads them meanwhile (an editor's background `git status`) sees the change; once no process of the run is "
+            "left, what it changed is moved aside (NAME.confine-blocked-N) and the path put back as it was";
+        d.protect = Level::partial;
+        d.open = without_about(d.open, "protect");
+        d.open += (d.open.empty() ? "" : "; ") + wrapped.restore_open;
     }
     const bool all_full = d.write == Level::full && d.processes == Level::full && (!wrapped.network_asked || d.network == Level::full) &&
                           (!wrapped.read_asked || d.read == Level::full) && (!wrapped.protect_asked || d.protect == Level::full) &&
@@ -701,15 +718,34 @@ std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped
     return wrapped;
 }
 
-// The wrap with its run-end check (git_guard.hpp): what must still be absent after the
-// run, as it is now, before the run.
-std::expected<WrapResult, Error> watched(std::expected<WrapResult, Error> wrapped, const Policy& resolved, const PolicyRequest& asked,
+// The wrap with its run-end checks (git_guard.hpp, protect_watch.hpp): what must still be
+// absent after the run, and the protected paths to put back, as they are now, before the
+// run. `entries`: the protect entries as asked, before resolution.
+std::expected<WrapResult, Error> watched(std::expected<WrapResult, Error> wrapped, const Policy& resolved, const std::vector<fs::path>& entries,
                                          const Config& config, detail::KeptGitScan& kept) {
     if (!wrapped) return wrapped;
     wrapped->policy = resolved;
-    std::vector<fs::path> entries(config.protect.begin(), config.protect.end());
-    entries.insert(entries.end(), asked.protect.begin(), asked.protect.end());
     wrapped->git_watch = detail::watch_git(resolved, entries, &kept);  // null when it has nothing to hold
+    auto watch = std::make_shared<detail::ProtectWatch>();
+    if (resolved.mode == Mode::workspace_write) watch->absent = detail::absent_protected(resolved, entries);
+    if (wrapped->protect_restored) {
+        auto kept_paths = detail::keep_protected(resolved);
+        if (kept_paths) {
+            watch->kept = std::move(*kept_paths);
+        } else if (config.minimums.protect == Minimum::best_effort) {
+            // What the operator accepts: the runner's own level, and why no more.
+            auto& d = wrapped->dimensions;
+            wrapped->protect_restored = false;
+            d.protect = wrapped->own_protect;
+            d.open = without_about(d.open, "protect");
+            d.open += (d.open.empty() ? "" : "; ") + (wrapped->own_protect_open.empty() ? "protect: " : wrapped->own_protect_open + "; ") + kept_paths.error();
+        } else {
+            return std::unexpected(Error{ErrorCode::sandbox_unavailable, "runner '" + wrapped->runner +
+                                                                             "' cannot keep the protected paths read-only, and " + kept_paths.error() +
+                                                                             " ([policy.enforcement] protect)"});
+        }
+    }
+    if (!watch->absent.empty() || !watch->kept.empty()) wrapped->protect_watch = std::move(watch);
     return wrapped;
 }
 
@@ -927,7 +963,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
         }
         return watched(logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv, loopback), *resolved,
                                              impl_->config)),
-                       *resolved, policy, impl_->config, kept);
+                       *resolved, completed.protect, impl_->config, kept);
     }
     auto wrapped = impl_->selected->wrap(*resolved, argv);
     if (!wrapped) {
@@ -941,7 +977,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
     // runner below a minimum is skipped (docs/design.md §12).
     const ExplicitAsks asks = explicit_asks(policy, impl_->config);
     auto unmet = impl_->explicit_unmet(*impl_->selected, *checked, completed, asks, argv);
-    if (!unmet) return watched(logged(std::move(checked)), *resolved, policy, impl_->config, kept);
+    if (!unmet) return watched(logged(std::move(checked)), *resolved, completed.protect, impl_->config, kept);
     if (!s.selected_without_probe && s.runner) {
         const auto selected = std::find(s.chain.begin(), s.chain.end(), *s.runner);
         for (auto it = selected == s.chain.end() ? selected : selected + 1; it != s.chain.end(); ++it) {
@@ -953,7 +989,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
             auto other_checked = meets_minimums(std::move(*other), *resolved, impl_->config);
             if (!other_checked || impl_->explicit_unmet(*runner, *other_checked, completed, asks, argv)) continue;
             detail::log_debug("runner {} wraps this call instead: {}", *it, *unmet);
-            return watched(logged(std::move(other_checked)), *resolved, policy, impl_->config, kept);
+            return watched(logged(std::move(other_checked)), *resolved, completed.protect, impl_->config, kept);
         }
     }
     return std::unexpected(Error{ErrorCode::sandbox_unavailable, std::move(*unmet)});

@@ -56,6 +56,10 @@ struct SetAside {
     std::filesystem::path path;      // where the command left it
     std::filesystem::path moved_to;  // where it is now: beside it, `NAME.confine-blocked-N`
     std::string error;               // why it could not be moved (moved_to then empty)
+    // A protected path the runner could not keep read-only, which the command changed:
+    // what it left there moved aside (moved_to), and the path put back as it was when the
+    // run began (`error` says what could not be).
+    bool restored = false;
 };
 
 // What the run's proxy saw of one host and port (the network through the proxy,
@@ -295,10 +299,13 @@ std::expected<Process, Error> spawn(const Provider& provider, const PolicyReques
 
 // The run-end check of a wrap (docs/design.md §11; README, "git: what protect holds"),
 // for a host that runs the wrap's argv itself: call it once the runner has ended, as
-// run() and spawn() do. What the command planted where git reads it, and where nothing
-// stood when the wrap was made, is moved aside (never removed) and returned; nothing
-// when the wrap has no check (wrapped.git_watch null). Under bubblewrap nothing of the
-// run is alive once the runner has ended, so the check is final.
+// run() and spawn() do. What the command planted where git or another tool reads it, and
+// where nothing stood when the wrap was made, is moved aside (never removed); a protected
+// path the runner could not keep read-only (wrapped.protect_restored) that the command
+// changed is moved aside and put back as it was (SetAside::restored). Each is returned;
+// nothing when the wrap has no check (wrapped.git_watch and wrapped.protect_watch null).
+// Nothing of the run may be alive then: under bubblewrap nothing is once the runner has
+// ended; under Landlock only confine's supervisor ends what the command left running.
 std::vector<SetAside> run_end_check(const WrapResult& wrapped);
 
 }  // namespace confine

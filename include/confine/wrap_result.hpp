@@ -16,6 +16,7 @@ namespace confine {
 
 namespace detail {
 struct GitWatch;  // the run-end check of one run (libconfine's own)
+struct ProtectWatch;
 class ProxyRun;   // the run's proxy (libconfine's own)
 }
 
@@ -66,6 +67,16 @@ struct WrapResult : sdk::WrapResult {
     // policy protects nothing under `.git`, or there is nothing to hold. A host that runs
     // the argv itself calls run_end_check() (confine/execute.hpp) once the runner ended.
     std::shared_ptr<const detail::GitWatch> git_watch;
+    // What run() and spawn() check of the protected paths after the run: what a relative
+    // protect entry names that was missing at the start, and, where the runner cannot keep
+    // the protected paths read-only, each as it was, to be put back (`protect_restored`:
+    // dimensions.protect was raised to partial for it; `own_protect` is the runner's own
+    // level and `restore_open` the part of dimensions.open the host's restore said). Null
+    // when there is nothing to check. run_end_check() makes the same check.
+    std::shared_ptr<const detail::ProtectWatch> protect_watch;
+    bool protect_restored = false;
+    Level own_protect = Level::none;
+    std::string own_protect_open, restore_open;
     // The run's proxy, with the network through it (run() and spawn() open and start it;
     // null for a wrap alone, which cannot have that network).
     std::shared_ptr<detail::ProxyRun> proxy;
