@@ -333,12 +333,14 @@ struct PolicyFlags {
     std::optional<std::string> tmp;
     std::vector<std::string> deny_read;
     std::vector<std::string> protect;
+    std::vector<std::string> unprotect;
     std::vector<std::string> env;  // --env NAME or NAME=VALUE, in order
 
     void read(const confine::cli::Parsed& p) {
         env = p.all("--env");
         deny_read = p.all("--deny-read");
         protect = p.all("--protect");
+        unprotect = p.all("--unprotect");
         mode = p.value("--mode").value_or(mode);
         workspace = p.value("--workspace").value_or("");
         writable = p.all("--writable");
@@ -413,6 +415,15 @@ struct PolicyFlags {
                 if (ec) return std::unexpected("cannot resolve " + std::string(flag) + " " + v + ": " + ec.message());
                 into->push_back(abs);
             }
+        // As a protect entry is written: relative to each writable root, absolute, or "~/...".
+        for (const auto& v : unprotect) {
+            if (v.empty()) return std::unexpected(std::string("--unprotect: an empty path"));
+            const fs::path entry(v);
+            if (!entry.is_absolute() && v != "~" && !v.starts_with("~/"))
+                for (const auto& part : entry)
+                    if (part == "..") return std::unexpected("--unprotect " + v + ": a path relative to the writable roots must not climb out of them with '..'");
+            p.unprotect.push_back(entry);
+        }
         return p;
     }
 };
@@ -482,6 +493,30 @@ std::expected<TimeLimit, std::string> time_limit(const confine::cli::Parsed& p, 
 // writes to stderr directly; and where the configuration accepts a run whose processes
 // may outlive it ([policy.enforcement] lifetime = "best-effort") and no time limit is set,
 // a runner that confines in-process turns confinectl into the command itself.
+// A run under a runner that is not the chain's first choice, because that one cannot be
+// used here, is said in one line (docs/design.md §12): what was passed over and why, and
+// each dimension asked that the runner used enforces below full.
+void say_fallback(const confine::Selection& s, const confine::WrapResult& w) {
+    if (s.asserted || s.chain.empty() || w.runner == s.chain.front()) return;
+    const auto first = std::find_if(s.candidates.begin(), s.candidates.end(), [&](const confine::Candidate& c) { return c.runner == s.chain.front(); });
+    if (first == s.candidates.end() || !first->verdict || first->verdict->usable()) return;
+    const auto& d = w.dimensions;
+    const std::pair<const char*, std::optional<confine::Level>> levels[] = {
+        {"write", d.write},
+        {"network", w.network_asked ? std::optional(d.network) : std::nullopt},
+        {"processes", d.processes},
+        {"read", w.read_asked ? std::optional(d.read) : std::nullopt},
+        {"protect", w.protect_asked ? std::optional(d.protect) : std::nullopt},
+        {"lifetime", d.lifetime},
+        {"limits", w.limits_asked ? std::optional(d.limits) : std::nullopt},
+    };
+    std::string weaker;
+    for (const auto& [name, level] : levels)
+        if (level && *level != confine::Level::full) weaker += (weaker.empty() ? "" : ", ") + std::string(name) + " " + std::string(confine::to_string(*level));
+    std::fprintf(stderr, "confinectl: warning: running under %s, not %s, the first choice, which cannot be used here (%s)%s%s\n", w.runner.c_str(),
+                 first->runner.c_str(), first->verdict->reason.c_str(), weaker.empty() ? "" : "; enforced less here: ", weaker.c_str());
+}
+
 std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::PolicyRequest& policy,
                                                                         const std::vector<std::string>& command, bool reporting,
                                                                         const std::vector<std::string>& env, const std::vector<int>& pass_fds,
@@ -498,6 +533,7 @@ std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const con
         g_child_pid = pid;
         confinectl::child_changed();
     };
+    options.on_wrapped = [&provider](const confine::WrapResult& w) { say_fallback(provider.selection(), w); };
     options.exec_in_place = !reporting;
     options.denial_hint = reporting;
     auto outcome = confine::run(provider, policy, command, options);
@@ -711,6 +747,8 @@ const std::vector<confine::cli::OptionSpec> policy_options{
     {"--tmp", "TMP", false, "private (the run's own /tmp) or host (the host's); a runner that cannot give it fails closed (default: [policy] tmp, else either)"},
     {"--deny-read", "PATH", true, "A path the command may neither read nor list, besides [policy] deny_read"},
     {"--protect", "PATH", true, "A path inside a writable root that stays read-only, besides [policy] protect"},
+    {"--unprotect", "ENTRY", true,
+     "Lift a protect entry, as [policy] protect writes it (.git/config, .vscode: relative to each writable root), besides [policy] unprotect"},
     {"--env", "NAME[=VALUE]", true, "Pass the variable NAME (a pattern: every one it matches, 'AWS_*') through whatever [policy.env] says, or set it to VALUE"},
 };
 

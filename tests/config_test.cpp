@@ -142,7 +142,7 @@ TEST_CASE("[policy] network is none by default, allow when it says so, and nothi
     CHECK(confine::parse_config("[policy]\nnetwork = \"none\"\n", "test.toml")->network == confine::Network::none);
     CHECK(error_of("[policy]\nnetwork = \"off\"\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
     CHECK(error_of("[policy]\nnetwork = false\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
-    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:1: unknown key 'read' in [policy] (known: network, allow_hosts, tmp, deny_read, protect, env, timeout, kill_after, enforcement, limits, packages)");
+    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:1: unknown key 'read' in [policy] (known: network, allow_hosts, tmp, deny_read, protect, unprotect, env, timeout, kill_after, enforcement, limits, packages)");
     CHECK(error_of("policy = \"none\"\n").message == "test.toml:1:10: policy must be a table, not string");
 }
 
@@ -215,13 +215,21 @@ TEST_CASE("[policy] deny_read and protect default to the credential stores and g
                                                   "~/.boto", "~/.pgpass", "~/.my.cnf", "~/.mylogin.cnf", "~/.password-store",
                                                   "~/.local/share/keyrings", "~/.cache/huggingface/token", "~/.claude/.credentials.json",
                                                   "~/.codex/auth.json"});
-    CHECK(d.protect == std::vector<std::string>{".git/hooks", ".git/config", ".gitmodules"});
+    CHECK(d.protect == std::vector<std::string>{".git/hooks", ".git/config", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login",
+                                                ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".envrc", ".gitconfig",
+                                                ".ripgreprc", ".npmrc", ".yarnrc", ".yarnrc.yml", ".aws/config", ".mcp.json", ".vscode", ".idea",
+                                                ".claude", ".codex", ".agents", ".cursor", ".continue"});
+    CHECK(d.unprotect.empty());
     CHECK(d.minimums.read == confine::Minimum::partial);
-    CHECK(d.minimums.protect == confine::Minimum::best_effort);
-    const auto c = test::config_from("[policy]\ndeny_read = [\"/srv/keys\", \"~\"]\nprotect = []\n[policy.enforcement]\nprotect = \"partial\"\n");
+    CHECK(d.minimums.protect == confine::Minimum::partial);
+    const auto c = test::config_from(
+        "[policy]\ndeny_read = [\"/srv/keys\", \"~\"]\nprotect = []\nunprotect = [\".git/config\", \"~/x\"]\n[policy.enforcement]\nprotect = \"best-effort\"\n");
     CHECK(c.deny_read == std::vector<std::string>{"/srv/keys", "~"});
     CHECK(c.protect.empty());
-    CHECK(c.minimums.protect == confine::Minimum::partial);
+    CHECK(c.unprotect == std::vector<std::string>{".git/config", "~/x"});
+    CHECK(c.minimums.protect == confine::Minimum::best_effort);
+    CHECK(error_of("[policy]\nunprotect = [\"../x\"]\n").message == "test.toml:2:14: policy.unprotect entry '../x' must not climb out of its root with '..'");
+    CHECK(error_of("[policy]\nunprotect = \".git\"\n").message.find("policy.unprotect") != std::string::npos);
     CHECK(test::config_from("[policy]\nnetwork = \"allow\"\n").deny_read == d.deny_read);  // a key left unsaid keeps the default
     CHECK(error_of("[policy]\ndeny_read = [\"/a\", \"keys\"]\n").message ==
           "test.toml:2:20: policy.deny_read entry 'keys' must be an absolute path or begin with ~/");

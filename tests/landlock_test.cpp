@@ -305,9 +305,17 @@ TEST_CASE("each Landlock path is the one it claims to be", "[landlock][e2e][linu
     CHECK_THAT(launcher_run.out, Catch::StartsWith("confinectl\n"));
     auto forked = Confined("", Path::forked_in_process).run(t, script, false);
     CHECK_THAT(forked.out, Catch::StartsWith("confinectl\n"));
-    auto in_place = Confined("", Path::in_place).run(t, script, false);
+    // In place only where no run-end check is due (nothing to protect here).
+    auto in_place = Confined("[policy]\nprotect = []\n", Path::in_place).run(t, script, false);
     CHECK_THAT(in_place.out, !Catch::StartsWith("confinectl\n"));
     CHECK(in_place.exit_code == 0);
+    // With the default protect list there is one (what its entries name that is missing
+    // now must be missing after the run): the run is forked, and -v says why.
+    const Confined checking("", Path::in_place);
+    CHECK_THAT(checking.run(t, script, false).out, Catch::StartsWith("confinectl\n"));
+    auto said = checking.confine.run({"-v", "run", "--config", checking.config.string(), "--workspace", t.ws.string(), "--", "/bin/true"});
+    CHECK(said.exit_code == 0);
+    CHECK_THAT(said.err, Catch::Contains("confinectl: not executed in place: the run-end check of the protected paths is made after the run"));
 }
 
 TEST_CASE("a kernel without Landlock fails closed at every level", "[landlock][nolandlock]") {
@@ -478,36 +486,62 @@ TEST_CASE("Landlock cannot give a private /tmp, so asked for one nothing runs, a
     CHECK_THAT(probe.out, Catch::Contains("selected: bwrap"));
 }
 
-TEST_CASE("a protect minimum of partial skips Landlock for bubblewrap in a chain, and fails closed on Landlock alone", "[landlock][e2e][secrets][linux-only]") {
+// As root Landlock keeps the protected paths read-only in a mount namespace of the run's
+// own (full); as nobody the host puts them back after the run (partial), which a minimum
+// of full refuses: bubblewrap then, in a chain, and nothing on Landlock alone.
+void protect_minimum(bool unprivileged) {
     test::require_landlock();
     test::require_bwrap();
+    if (unprivileged) test::require_user_switch();
     test::Installed confine;
-    Tree t(false);
+    Tree t(unprivileged);
     fs::create_directories(t.ws / ".git" / "hooks");
-    test::write_file(t.ws / ".git" / "hooks" / "pre-commit", "original\n");
+    const fs::path hook = t.ws / ".git" / "hooks" / "pre-commit";
+    test::write_file(hook, "original\n");
+    if (unprivileged)
+        for (const auto& entry : fs::recursive_directory_iterator(t.ws)) REQUIRE(::lchown(entry.path().c_str(), test::nobody, test::nobody) == 0);
+    const auto user = as_user(unprivileged);
     const fs::path config = confine.scratch("protect.toml");
-    const std::string strict = "[policy.enforcement]\nprotect = \"partial\"\n";
-    test::write_file(config, "[platform.linux]\nchain = [\"landlock\", \"bwrap\"]\n" + strict);
-    auto probe = confine.run({"probe", "--config", config.string()});
-    CHECK_THAT(probe.out, Catch::Contains("landlock: unusable: runner 'landlock' enforces protect at level none, below the minimum partial "
-                                          "([policy.enforcement] protect)"));
-    CHECK_THAT(probe.out, Catch::Contains("selected: bwrap"));
-    const std::string hook = (t.ws / ".git" / "hooks" / "pre-commit").string();
-    auto held = confine.run({"run", "--config", config.string(), "--workspace", t.ws.string(), "--", "/bin/sh", "-c", "echo evil > " + hook});
-    CHECK(held.exit_code != 0);
-    CHECK(test::read_file(hook) == "original\n");
-    // Landlock alone: nothing runs, and the line says why.
-    test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n" + strict);
-    auto refused = confine.run({"run", "--config", config.string(), "--workspace", t.ws.string(), "--", "/bin/sh", "-c", "echo evil > " + hook});
-    CHECK(refused.exit_code == 125);
-    CHECK(refused.err == "confinectl: sandbox unavailable: runner 'landlock' enforces protect at level none, below the minimum partial "
-                         "([policy.enforcement] protect)\n");
-    CHECK(test::read_file(hook) == "original\n");
-    // The default minimum accepts it, and the run says what it is.
+    const std::string evil = "echo evil > " + hook.string();
+    const std::string strict = "[policy.enforcement]\nprotect = \"full\"\n";
+    // The default minimum: Landlock runs; the hook ends the run as it began.
     test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n");
-    auto lenient = confine.run({"-v", "run", "--config", config.string(), "--workspace", t.ws.string(), "--", "true"});
-    CHECK(lenient.exit_code == 0);
-    CHECK_THAT(lenient.err, Catch::Contains(", protect none,"));
+    auto lenient = confine.run({"-v", "run", "--config", config.string(), "--workspace", t.ws.string(), "--", "/bin/sh", "-c", evil}, {}, user);
+    INFO(lenient.err);
+    CHECK_THAT(lenient.err, Catch::Contains(unprivileged ? ", protect partial," : ", protect full,"));
+    CHECK(test::read_file(hook) == "original\n");
+    if (unprivileged) {
+        CHECK(lenient.exit_code == 0);
+        CHECK_THAT(lenient.err, Catch::Contains("confinectl: put back the protected paths the command changed: " + (t.ws / ".git" / "hooks").string() +
+                                                " (the command's left at " + (t.ws / ".git" / "hooks.confine-blocked-1").string() + ")\n"));
+        CHECK(test::read_file(t.ws / ".git" / "hooks.confine-blocked-1" / "pre-commit") == "evil\n");  // moved aside, never removed
+    } else {
+        CHECK(lenient.exit_code != 0);
+        CHECK_THAT(lenient.err, Catch::Contains("Read-only file system"));
+    }
+    // A minimum of full: in a chain, bubblewrap for nobody.
+    test::write_file(config, "[platform.linux]\nchain = [\"landlock\", \"bwrap\"]\n" + strict);
+    auto held = confine.run({"-v", "run", "--config", config.string(), "--workspace", t.ws.string(), "--", "/bin/sh", "-c", evil}, {}, user);
+    CHECK(held.exit_code != 0);
+    CHECK_THAT(held.err, Catch::Contains(unprivileged ? "wrapped by bwrap:" : "wrapped by landlock:"));
+    CHECK(test::read_file(hook) == "original\n");
+    // Landlock alone: nothing runs as nobody, and the line says why.
+    test::write_file(config, "[platform.linux]\nchain = [\"landlock\"]\n" + strict);
+    auto alone = confine.run({"run", "--config", config.string(), "--workspace", t.ws.string(), "--", "/bin/sh", "-c", evil}, {}, user);
+    if (unprivileged) {
+        CHECK(alone.exit_code == 125);
+        CHECK(alone.err == "confinectl: sandbox unavailable: runner 'landlock' enforces protect at level partial, below the minimum full "
+                           "([policy.enforcement] protect)\n");
+    }
+    CHECK(test::read_file(hook) == "original\n");
+}
+
+TEST_CASE("Landlock keeps protected paths read-only as root, and a protect minimum of full holds, as root", "[landlock][e2e][secrets][linux-only]") {
+    protect_minimum(false);
+}
+TEST_CASE("Landlock puts protected paths back as nobody, and a protect minimum of full skips it for bubblewrap, as nobody",
+          "[landlock][e2e][secrets][linux-only]") {
+    protect_minimum(true);
 }
 
 TEST_CASE("Landlock grants the caller's terminal only to a run that gets it, never to a background one", "[landlock][terminal][linux-only]") {

@@ -642,7 +642,11 @@ TEST_CASE("protect reaches the runner resolved in each writable root, through a 
     expected.insert(expected.end(), git_set.begin(), git_set.end());
     CHECK(given(*wrapped, "FAKE_PROTECT=") == expected);
     CHECK(wrapped->protect_asked);
-    CHECK(wrapped->dimensions.protect == confine::Level::none);  // the fake's default
+    // The fake's default is none: the host puts the paths back after the run instead.
+    CHECK(wrapped->own_protect == confine::Level::none);
+    CHECK(wrapped->protect_restored);
+    CHECK(wrapped->dimensions.protect == confine::Level::partial);
+    REQUIRE(wrapped->protect_watch);
 
     // A commondir that is a FIFO (planted by a previous run) is not read, and holds nothing
     // up: it is held where it is, as the file it replaced was.
@@ -674,23 +678,24 @@ TEST_CASE("protect reaches the runner resolved in each writable root, through a 
     CHECK(provider->wrap(climbing, argv).error().message == "protect path must not climb out of its root with '..': ../x");
 }
 
-TEST_CASE("a protect minimum of partial skips a runner that cannot protect, and fails closed without another", "[selection][secrets]") {
+TEST_CASE("a protect minimum of full skips a runner whose protected paths are put back after the run, and fails closed without another",
+          "[selection][secrets]") {
     test::TempDir dir;
     for (auto n : {"usable", "partial"}) test::install_fake(dir.path(), n);
-    const std::string runners = chain({"usable", "partial"}) + "[runner.partial]\nprotect = \"partial\"\n";
+    const std::string runners = chain({"usable", "partial"}) + "[runner.partial]\nprotect = \"full\"\n";
     auto lenient = provider_for(dir, runners);
     CHECK(lenient->selection().runner == std::optional<std::string>("usable"));
-    auto strict = provider_for(dir, runners + "[policy.enforcement]\nprotect = \"partial\"\n");
+    auto strict = provider_for(dir, runners + "[policy.enforcement]\nprotect = \"full\"\n");
     const auto& s = strict->selection();
     REQUIRE(s.usable());
     CHECK(*s.runner == "partial");
-    CHECK(s.candidates[0].verdict->reason == "runner 'usable' enforces protect at level none, below the minimum partial ([policy.enforcement] protect)");
-    auto alone = provider_for(dir, chain({"usable"}) + "[policy.enforcement]\nprotect = \"partial\"\n");
+    CHECK(s.candidates[0].verdict->reason == "runner 'usable' enforces protect at level partial, below the minimum full ([policy.enforcement] protect)");
+    auto alone = provider_for(dir, chain({"usable"}) + "[policy.enforcement]\nprotect = \"full\"\n");
     test::TempDir ws("/var/tmp");
     fs::create_directories(ws / ".git" / "hooks");
     auto unprotected = alone->wrap({confine::Mode::workspace_write, ws.path(), {}}, true_argv);
     REQUIRE_FALSE(unprotected);
-    CHECK(unprotected.error().message == "runner 'usable' enforces protect at level none, below the minimum partial ([policy.enforcement] protect)");
+    CHECK(unprotected.error().message == "runner 'usable' enforces protect at level partial, below the minimum full ([policy.enforcement] protect)");
     // The same for read: a runner that says none of it is below the default minimum.
     auto unread = provider_for(dir, chain({"usable"}) + "[runner.usable]\nread = \"none\"\n");
     test::TempDir tree("/var/tmp");

@@ -157,6 +157,12 @@ private:
                 cfg.tmp = *text == "private" ? sdk::Tmp::private_ : sdk::Tmp::host;
                 continue;
             }
+            if (k == "unprotect") {
+                auto paths = policy_paths(*value_ptr, "policy.unprotect", true);
+                if (!paths) return paths.error();
+                cfg.unprotect = std::move(*paths);
+                continue;
+            }
             if (k == "deny_read" || k == "protect") {
                 auto paths = policy_paths(*value_ptr, "policy." + k, k == "protect");
                 if (!paths) return paths.error();
@@ -179,7 +185,7 @@ private:
             }
             if (k != "network")
                 return fail(key_ptr->source(), "unknown key '" + k +
-                                                   "' in [policy] (known: network, allow_hosts, tmp, deny_read, protect, env, timeout, kill_after, "
+                                                   "' in [policy] (known: network, allow_hosts, tmp, deny_read, protect, unprotect, env, timeout, kill_after, "
                                                    "enforcement, limits, packages)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "none" && *text != "allow"))

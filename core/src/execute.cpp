@@ -410,13 +410,16 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     if (!p.wrapped) return p.finished(std::move(p.unavailable));
     WrapResult& wrapped = *p.wrapped;
     const RunOptions& options = p.options;
+    if (options.on_wrapped) options.on_wrapped(wrapped);
     // In place nothing is left to end what the command starts: only where the operator
     // accepts that, and no time limit is set. Nor limits (a run's own, with their cgroup).
     const bool lifetime_waived = !wrapped.host_supervised || provider.config().minimums.lifetime == Minimum::best_effort;
     // Nor the run's proxy, which lives as long as the run and reports at its end.
-    // Nor a check after the run: nothing is left to make it.
-    if (options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy && !wrapped.git_watch &&
-        !wrapped.protect_watch) {
+    // Nor a check after the run (git's, the protected paths'): nothing is left to make it.
+    const bool checked_after = wrapped.git_watch || wrapped.protect_watch;
+    if (options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy && checked_after)
+        detail::log_debug("not executed in place: the run-end check of the protected paths is made after the run");
+    if (options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy && !checked_after) {
         wrapped.dimensions.lifetime = Level::none;
         detail::log_debug("lifetime none: the command is executed in place of this process, and nothing is left to end what it starts");
         detail::ExecSpec spec = spec_for(wrapped, options, false, p.command_file);
@@ -501,6 +504,7 @@ std::expected<Process, Error> spawn(const Provider& provider, const PolicyReques
         impl->joined = true;
         return Process(std::move(impl));
     }
+    if (prepared->options.on_wrapped) prepared->options.on_wrapped(*prepared->wrapped);
     impl->thread = std::thread([impl_ptr = impl.get(), p = std::move(*prepared)]() mutable {
         const WrapResult& wrap = *p.wrapped;
         detail::ExecSpec spec = spec_for(wrap, p.options, true, std::move(p.command_file));

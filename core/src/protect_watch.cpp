@@ -43,8 +43,7 @@ std::optional<std::string> link_target(const fs::path& p) {
 
 // `top` and everything beneath it into `out`, names in order, links not followed; a git
 // directory's objects/ left out (what it holds is named by its hash, and runs nothing).
-// False when something cannot be read, is neither a file, a directory nor a link, or the
-// budget runs out.
+// False when something cannot be read, or the budget runs out.
 bool walk(const fs::path& top, const fs::path& relative, bool in_git, Budget& budget, std::vector<KeptNode>& out) {
     const fs::path p = relative.empty() ? top : top / relative;
     struct stat st {};
@@ -74,7 +73,11 @@ bool walk(const fs::path& top, const fs::path& relative, bool in_git, Budget& bu
         out.push_back(std::move(node));
         return true;
     }
-    if (!S_ISDIR(st.st_mode)) return false;
+    if (!S_ISDIR(st.st_mode)) {
+        node.kind = S_ISFIFO(st.st_mode) ? KeptNode::Kind::fifo : KeptNode::Kind::other;
+        out.push_back(std::move(node));
+        return true;
+    }
     node.kind = KeptNode::Kind::directory;
     out.push_back(std::move(node));
     DIR* dir = ::opendir(p.c_str());
@@ -104,6 +107,8 @@ std::string make(const fs::path& top, const KeptNode& node) {
     switch (node.kind) {
     case KeptNode::Kind::directory: rc = ::mkdir(p.c_str(), 0700); break;
     case KeptNode::Kind::link: rc = ::symlink(node.data.c_str(), p.c_str()); break;
+    case KeptNode::Kind::fifo: rc = ::mkfifo(p.c_str(), 0600); break;
+    case KeptNode::Kind::other: return p.string() + ": a socket or a device is not made again";
     case KeptNode::Kind::file: {
         const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0) {
@@ -130,6 +135,55 @@ std::string make(const fs::path& top, const KeptNode& node) {
     const std::timespec times[2] = {{0, UTIME_OMIT}, node.modified};
     ::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW);
     return {};
+}
+
+// The directories on the way from `root` down to `path`, with their identities; false when
+// one is not a directory.
+bool record_way(KeptPath& k) {
+    fs::path dir = k.root;
+    for (const auto& part : k.path.parent_path().lexically_relative(k.root)) {
+        if (part.empty() || part == ".") continue;
+        dir /= part;
+        struct stat st {};
+        if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+        k.way.push_back({dir, static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)});
+    }
+    return true;
+}
+
+// Each directory on the way that is not the one that was there, where the command renamed
+// it within its own directory (`mv .git .git.m`, a new .git made in its place): what
+// stands there now moved aside, and the directory moved back (SetAside::restored).
+void bring_back_way(const KeptPath& k, std::vector<SetAside>& out) {
+    for (const auto& step : k.way) {
+        struct stat st {};
+        const bool there = ::lstat(step.dir.c_str(), &st) == 0;
+        if (there && static_cast<std::uint64_t>(st.st_dev) == step.device && static_cast<std::uint64_t>(st.st_ino) == step.inode) continue;
+        DIR* parent = ::opendir(step.dir.parent_path().c_str());
+        if (!parent) return;
+        fs::path found;
+        while (const dirent* e = ::readdir(parent)) {
+            if (static_cast<std::uint64_t>(e->d_ino) != step.inode) continue;
+            const fs::path candidate = step.dir.parent_path() / e->d_name;
+            struct stat cs {};
+            if (::lstat(candidate.c_str(), &cs) == 0 && S_ISDIR(cs.st_mode) && static_cast<std::uint64_t>(cs.st_dev) == step.device) found = candidate;
+        }
+        ::closedir(parent);
+        if (found.empty()) return;  // moved elsewhere: what is put back goes where it stood
+        SetAside r{step.dir, {}, {}, true};
+        if (there) {
+            SetAside moved = move_aside(step.dir);
+            if (!moved.error.empty()) return;
+            r.moved_to = moved.moved_to;
+        }
+#if defined(__linux__)
+        if (::renameat2(AT_FDCWD, found.c_str(), AT_FDCWD, step.dir.c_str(), RENAME_NOREPLACE) != 0) r.error = std::strerror(errno);
+#else
+        if (::rename(found.c_str(), step.dir.c_str()) != 0) r.error = std::strerror(errno);
+#endif
+        out.push_back(std::move(r));
+        if (!out.back().error.empty()) return;
+    }
 }
 
 // The directories from `root` down to the parent of `path`, each as it should be: what
@@ -213,11 +267,11 @@ std::expected<std::vector<KeptPath>, std::string> keep_protected(const Policy& r
     for (const auto& p : resolved.protect) {
         const auto place = std::find_if(places.begin(), places.end(), [&](const std::string& r) { return is_within(p, r) && p != fs::path(r); });
         if (place == places.end()) continue;  // outside every writable root: read-only already
-        KeptPath k{p, *place, {}};
+        KeptPath k{p, *place, {}, {}};
         const bool in_git = std::any_of(p.begin(), p.end(), [](const fs::path& part) { return part == ".git"; });
-        if (!walk(p, {}, in_git, budget, k.nodes))
+        if (!record_way(k) || !walk(p, {}, in_git, budget, k.nodes))
             return std::unexpected(p.string() + " cannot be recorded to be put back after the run (more than 64 MiB or 20,000 entries " +
-                                   "in all, or something in it that is not a file, directory or link, or cannot be read)");
+                                   "in all, or something in it cannot be read)");
         kept.push_back(std::move(k));
     }
     return kept;
@@ -240,6 +294,7 @@ std::vector<SetAside> settle_protected(const ProtectWatch& watch) {
         out.push_back(move_aside(planted_at));
     }
     for (const auto& kept : watch.kept) {
+        bring_back_way(kept, out);
         std::vector<KeptNode> now;
         Budget budget;
         const bool in_git = std::any_of(kept.path.begin(), kept.path.end(), [](const fs::path& part) { return part == ".git"; });

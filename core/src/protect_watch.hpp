@@ -9,6 +9,7 @@
 #include <confine/execute.hpp>
 #include <confine/wrap_result.hpp>
 
+#include <cstdint>
 #include <ctime>
 #include <expected>
 #include <filesystem>
@@ -20,7 +21,8 @@ namespace confine::detail {
 // One thing of a protected path as it was: the path itself (`relative` empty) or what
 // lies beneath it.
 struct KeptNode {
-    enum class Kind { file, directory, link };
+    // other: a socket or a device, which is compared by kind and mode, never put back.
+    enum class Kind { file, directory, link, fifo, other };
     std::filesystem::path relative;
     Kind kind = Kind::file;
     unsigned mode = 0;  // the permission bits
@@ -33,6 +35,13 @@ struct KeptNode {
 struct KeptPath {
     std::filesystem::path path, root;
     std::vector<KeptNode> nodes;  // the path first, then what lies beneath it, in order
+    // The directories on the way from the root down to it (`.git`), each with its
+    // identity: one the command renamed within its directory is moved back.
+    struct Step {
+        std::filesystem::path dir;
+        std::uint64_t device = 0, inode = 0;
+    };
+    std::vector<Step> way;
 };
 
 struct ProtectWatch {
@@ -49,7 +58,8 @@ std::vector<std::filesystem::path> absent_protected(const Policy& resolved, cons
 
 // Each of `resolved.protect` as it is now, to put back after the run; an error naming the
 // path that cannot be kept (too large: more than 64 MiB or 20,000 entries in all, a
-// git directory's objects/ left out; unreadable; or a platform without this check).
+// git directory's objects/ left out; unreadable; or a platform without this check). A
+// FIFO is kept as one, never read.
 std::expected<std::vector<KeptPath>, std::string> keep_protected(const Policy& resolved);
 
 // After the run (nothing of it alive): what was planted where nothing stood moved aside;

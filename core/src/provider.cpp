@@ -190,9 +190,11 @@ WrapResult reported(WrapResult wrapped, const Policy& policy) {
         wrapped.own_protect_open = open_about(d.open, "protect");
         wrapped.restore_open =
             "protect: the protected paths are put back after the run, not kept read-only during it (" + wrapped.runner +
-            " cannot keep a path inside a writable root read-only here): while the run lasts the command can change them, and a program "
-            "of the host that reads them meanwhile (an editor's background `git status`) sees the change; once no process of the run is "
-            "left, what it changed is moved aside (NAME.confine-blocked-N) and the path put back as it was";
+            " cannot keep a path inside a writable root read-only here): while the run lasts the command can change, rename or remove "
+            "them, and a program of the host that reads them meanwhile (an editor's background `git status`) sees the change; once the "
+            "run's processes are ended, what it changed is moved aside (NAME.confine-blocked-N) and each path put back as it was, a .git "
+            "renamed within its directory moved back (one moved further stays there, and a new .git made in its place gets the protected "
+            "paths put back)";
         d.protect = Level::partial;
         d.open = without_about(d.open, "protect");
         d.open += (d.open.empty() ? "" : "; ") + wrapped.restore_open;
@@ -894,6 +896,14 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
 
 }  // namespace
 
+// The unprotect entries of a call: the configuration's, then the request's.
+static std::vector<fs::path> unprotect_entries(const PolicyRequest& request, const Config& config) {
+    std::vector<fs::path> out;
+    for (const auto& u : config.unprotect) out.push_back(fs::path(u).lexically_normal());
+    for (const auto& u : request.unprotect) out.push_back(u.lexically_normal());
+    return out;
+}
+
 PolicyRequest::PolicyRequest(const Policy& policy)
     : mode(policy.mode), workspace(policy.workspace), writable(policy.writable), network(policy.network),
       allow_hosts(policy.allow_hosts), deny_read(policy.deny_read), protect(policy.protect), working_directory(policy.working_directory) {
@@ -928,6 +938,10 @@ Policy complete_policy(const PolicyRequest& request, const Config& config, const
         if (const char* agent = std::getenv("SSH_AUTH_SOCK"); agent && *agent == '/') p.deny_read.emplace_back(agent);
     p.protect.assign(config.protect.begin(), config.protect.end());
     p.protect.insert(p.protect.end(), request.protect.begin(), request.protect.end());
+    const auto lifted = unprotect_entries(request, config);
+    std::erase_if(p.protect, [&](const fs::path& entry) {
+        return std::any_of(lifted.begin(), lifted.end(), [&](const fs::path& u) { return sdk::is_within(entry.lexically_normal(), u); });
+    });
     return p;
 }
 
@@ -941,6 +955,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
     detail::KeptGitScan kept;
     auto resolved = checked_policy(completed, argv, &kept);
     if (!resolved) return std::unexpected(resolved.error());
+    detail::drop_unprotected(*resolved, unprotect_entries(policy, impl_->config));
     const Selection& s = selection();
     if (!s.usable()) return std::unexpected(*s.failure);
     log_policy(*resolved);
@@ -999,6 +1014,7 @@ std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, co
                                                      std::span<const std::string> argv, const RunContext& context) const {
     auto resolved = checked_policy(complete(request, context), argv);
     if (!resolved) return std::unexpected(resolved.error());
+    detail::drop_unprotected(*resolved, unprotect_entries(request, impl_->config));
     if (const auto& bad = impl_->configuration_error()) return std::unexpected(*bad);
     fs::path file;
     auto opened = impl_->open_runner(std::string(runner), file);

@@ -490,6 +490,24 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
     return std::nullopt;
 }
 
+void drop_unprotected(Policy& resolved, const std::vector<fs::path>& entries) {
+    if (entries.empty() || resolved.protect.empty()) return;
+    std::vector<fs::path> lifted;
+    const auto homes = caller_homes();
+    for (const auto& e : with_homes(entries, homes)) {
+        if (e.is_absolute()) {
+            std::error_code ec;
+            const fs::path real = fs::weakly_canonical(e, ec);
+            lifted.push_back(ec ? e : real);
+            continue;
+        }
+        for (const auto& place : writable_places(resolved)) lifted.push_back(fs::path(place) / e);
+    }
+    std::erase_if(resolved.protect, [&](const fs::path& p) {
+        return std::any_of(lifted.begin(), lifted.end(), [&](const fs::path& l) { return is_within(p, l); });
+    });
+}
+
 std::vector<std::string> writable_places(const Policy& resolved) {
     std::vector<std::string> places;
     if (!resolved.workspace.empty()) places.push_back(resolved.workspace.string());

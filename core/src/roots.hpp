@@ -85,6 +85,11 @@ std::optional<Error> resolve_denied(const std::vector<std::filesystem::path>& en
 std::optional<Error> resolve_protected(const std::vector<std::filesystem::path>& entries, const std::filesystem::path& home, Policy& out,
                                       KeptGitScan* kept = nullptr);
 
+// `resolved.protect` without what the unprotect `entries` (lexically normal) name: a
+// relative entry in each writable root, an absolute or "~/..." one where it leads; each
+// such path and what lies beneath it.
+void drop_unprotected(Policy& resolved, const std::vector<std::filesystem::path>& entries);
+
 // The places a confined command may write under `policy` (resolved), beyond those every
 // sandbox may write (sdk::always_writable_places()).
 std::vector<std::string> writable_places(const Policy& resolved);

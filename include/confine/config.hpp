@@ -79,9 +79,9 @@ struct Minimums {
     Minimum network = Minimum::partial;
     Minimum processes = Minimum::partial;
     Minimum read = Minimum::partial;
-    // best-effort: the Linux fallback (Landlock) cannot keep a path inside a writable
-    // root read-only at all, and says so (protect: none).
-    Minimum protect = Minimum::best_effort;
+    // partial: a run never leaves the protected paths unguarded. Landlock where it cannot
+    // make a mount namespace (not root) is partial: the host puts them back after the run.
+    Minimum protect = Minimum::partial;
     // partial: a run whose processes could all outlive it (a command executed in place of
     // confinectl) is not accepted unless the operator says so. Where the host has no way
     // to end a run's processes (the portable POSIX build, macOS), best-effort, and the
@@ -134,6 +134,10 @@ struct Config {
     // [policy] protect: what stays read-only inside the writable roots, as written: a path
     // relative to each writable root (".git/hooks"), absolute, or "~/...".
     std::vector<std::string> protect;
+    // [policy] unprotect: protect entries lifted, as written (".git/config" lets a command
+    // run `git config`): an entry equal to one of these, or beneath one, is dropped from
+    // protect, and so is what it resolves to in every writable root, git's own files too.
+    std::vector<std::string> unprotect;
     // Where each entry of deny_read and protect is written, in the same order: an entry of
     // the embedded default ("<embedded default>") is a default; one a configuration file
     // writes is the operator's explicit ask (Minimums::explicit_read). An entry added

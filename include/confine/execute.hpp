@@ -166,6 +166,9 @@ struct RunOptions {
     // the runner would end of it, and the sandbox with it (as Process::kill does; SIGKILL
     // aside, which is meant to).
     std::function<void()> on_command_awaited;
+    // Called once the run is wrapped, before anything is started, with what the runner
+    // enforces (e.g. to say that it is not the chain's first choice). run() and spawn().
+    std::function<void(const WrapResult&)> on_wrapped;
     // Foreground: whether a failed run's outcome should carry a denial hint. Without
     // one, a runner that attests (so that no rule needs stderr) leaves stderr to the
     // command: not a byte of it goes through this process.

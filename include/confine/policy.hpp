@@ -45,6 +45,9 @@ struct PolicyRequest {
     // one said here is an explicit ask ([policy.enforcement]).
     std::vector<std::filesystem::path> deny_read;
     std::vector<std::filesystem::path> protect;
+    // Protect entries lifted, besides [policy] unprotect (as written there: relative to
+    // each writable root, absolute, or "~/..."): see Config::unprotect.
+    std::vector<std::filesystem::path> unprotect;
     // Whether the command's standard descriptors include the caller's terminal. Unsaid:
     // what the run knows (RunContext): run() whether this process's standard descriptors
     // include one, spawn() never (a background run has none; said true there is
