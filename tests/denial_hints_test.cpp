@@ -122,16 +122,21 @@ void attempt_write(const Sandbox& box, bool unprivileged) {
     CHECK_FALSE(fs::exists(file));
 }
 
-// git's own files (the default protect list) inside the workspace: bubblewrap holds them
-// read-only, and a rename of .git or of a protected file is EBUSY, which the host reads
-// as a hint because the line names the path. Landlock cannot keep them (protect none,
-// said in the report): nothing is refused, so there is nothing to hint.
+// git's own files (the default protect list) inside the workspace: bubblewrap, and
+// Landlock as root (a mount namespace of the run's own), hold them read-only, and a rename
+// of .git or of a protected file is EBUSY, which the host reads as a hint because the line
+// names the path. Landlock as nobody puts them back after the run (protect partial, said
+// in the report): nothing is refused, so there is nothing to hint, and the file ends the
+// run as it began.
 void attempt_protect(const Sandbox& box, bool unprivileged) {
     HintTree t(unprivileged);
     const auto config = run_reported(box, t, "git config --local user.name confined", unprivileged);
-    if (is_landlock(box.way)) {
+    if (is_landlock(box.way) && unprivileged) {
         CHECK(config.exit_code == 0);
-        CHECK(config.report["dimensions"]["protect"] == "none");
+        CHECK(config.report["dimensions"]["protect"] == "partial");
+        CHECK(config.report["set_aside"].size() == 1);
+        CHECK(config.report["set_aside"][0]["restored"] == true);
+        CHECK(test::read_file(t.tree.ws / ".git" / "config").find("confined") == std::string::npos);
         return;
     }
     check_hinted(config, ".git/config");

@@ -7,10 +7,12 @@
 // is judged by the world afterwards: real git, run on the host by the repository's owner
 // with a fresh environment and home (`git status`, `git commit --allow-empty`), must not
 // run the planted program (its marker file, outside every writable root, stays absent).
-// Under bubblewrap (the plugin and an asserted runner_command), as root and as an
-// unprivileged user, the report says `protect full` and it holds; under Landlock, which
-// cannot keep anything in a writable root read-only, the report says protect is not full
-// and its open text names git.
+// Under bubblewrap (the plugin and an asserted runner_command) and Landlock as root (a
+// mount namespace of the run's own), as root and as an unprivileged user, the report says
+// `protect full` and it holds; under Landlock as an unprivileged user, which cannot keep
+// anything in a writable root read-only, the host puts the protected paths back after the
+// run (and a renamed .git back in its place): the report says `protect partial`, names
+// the hole, and the planted program never runs all the same.
 #include "support.hpp"
 #include "ways.hpp"
 
@@ -222,9 +224,11 @@ void attempt_git_attacks(Way way, bool unprivileged) {
         g.own();
         auto r = confined(box, g, attack.script);
         INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << ": " << attack.what << "\nstdout: " << r.out << "\nstderr: " << r.err);
-        // Full; or, where the root has no repository of its own at the start, nothing to
-        // bind (not asked), and the run-end check alone holds its `.git` absent.
-        if (attack.what.find("parent") == std::string::npos) CHECK_THAT(r.err, Catch::Contains(", protect full,"));
+        // Full (partial where the host puts them back); or, where the root has no repository
+        // of its own at the start, nothing to bind (not asked), and the run-end check alone
+        // holds its `.git` absent.
+        const bool put_back = test::is_landlock(way) && unprivileged;
+        if (attack.what.find("parent") == std::string::npos) CHECK_THAT(r.err, Catch::Contains(put_back ? ", protect partial," : ", protect full,"));
         else CHECK_THAT(r.err, Catch::Contains(", protect not asked,"));
         // The owner's next git, on the host: the planted program never runs.
         auto status = g.git(g.repo, {"status"});
@@ -243,13 +247,14 @@ void attempt_reported(Way way) {
     GitTree g(false);
     g.init(g.ws);
     auto args = box.args(g.tree, {"/bin/sh", "-c", spelled(evil_git_dir + "echo $WS/evil > $WS/.git/commondir", g)});
-    const fs::path report = g.tree.root / "git-report.json";
-    args.insert(args.begin() + 1, {"--report", report.string()});
+    // The forked Landlock way has its report already (what keeps confinectl in front).
+    const fs::path report = g.tree.root / (way == Way::landlock_forked ? "report.json" : "git-report.json");
+    if (way != Way::landlock_forked) args.insert(args.begin() + 1, {"--report", report.string()});
     auto r = box.confine.run(args);
     INFO(name_of(way) << "\nstderr: " << r.err);
     CHECK(r.exit_code == 0);
     const std::string moved = (g.ws / ".git" / "commondir").string() + " -> " + (g.ws / ".git" / "commondir.confine-blocked-1").string();
-    CHECK_THAT(r.err, Catch::Contains("confinectl: moved aside what the command planted where git would read it on the host: " + moved));
+    CHECK_THAT(r.err, Catch::Contains("confinectl: moved aside what the command planted where git or another tool would read it on the host: " + moved));
     CHECK(test::line_count(r.err) == 1);
     const auto j = json::parse(test::read_file(report));
     REQUIRE(j["set_aside"].size() == 1);
@@ -267,7 +272,9 @@ void attempt_reported(Way way) {
     CHECK_THAT(w["dimensions"]["open"].get<std::string>(), Catch::Contains("held absent only by the run-end check"));
 }
 
-// Landlock keeps nothing in a writable root read-only: the report says so, naming git.
+// Landlock as root keeps the protected paths read-only (full); as nobody the host puts
+// them back after the run (partial). The wrap a host would run itself gets neither the
+// host's putting back nor its run-end check, and says so.
 void attempt_landlock_says(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
@@ -276,17 +283,26 @@ void attempt_landlock_says(Way way, bool unprivileged) {
     auto args = box.args(g.tree, {"/bin/true"});
     args.insert(args.begin(), "-v");
     auto r = box.confine.run(args, {"HOME=" + g.tree.home.string()}, as_user(unprivileged));
-    INFO(name_of(way) << "\nstderr: " << r.err);
+    INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << "\nstderr: " << r.err);
     CHECK(r.exit_code == 0);
-    CHECK_THAT(r.err, Catch::Contains(", protect none,"));
-    CHECK_THAT(r.err, !Catch::Contains(", protect full,"));
-    // The wrap a host would run says the same, and what is open.
+    CHECK_THAT(r.err, Catch::Contains(unprivileged ? ", protect partial," : ", protect full,"));
+    if (unprivileged)
+        CHECK_THAT(r.err, Catch::Contains("protect: the protected paths are put back after the run, not kept read-only during it (landlock "));
     auto wrap = box.confine.run({"wrap", "--json", "--config", box.config.string(), "--workspace", g.ws.string(), "--", "/bin/true"},
                                 {"HOME=" + g.tree.home.string()}, as_user(unprivileged));
     REQUIRE(wrap.exit_code == 0);
     const auto j = json::parse(wrap.out);
-    CHECK(j["dimensions"]["protect"] == "none");
-    CHECK_THAT(j["dimensions"]["open"].get<std::string>(), Catch::Contains("protect: Landlock cannot keep a path inside a writable root read-only (git: "));
+    const std::string open = j["dimensions"]["open"].get<std::string>();
+    if (unprivileged) {
+        CHECK(j["dimensions"]["protect"] == "none");
+        CHECK_THAT(open, Catch::Contains("protect: Landlock cannot keep a path inside a writable root read-only (git: "));
+        CHECK_THAT(open, !Catch::Contains("put back after the run"));
+    } else {
+        CHECK(j["dimensions"]["protect"] == "partial");  // the mounts hold; what is absent only the run-end check
+        CHECK_THAT(open, Catch::Contains("is held absent only by the run-end check"));
+        const auto argv = j["argv"].dump();
+        CHECK_THAT(argv, Catch::Contains("\"--protect-held\",\"" + (g.ws / ".git").string() + "\""));
+    }
 }
 
 // A provider whose one runner is the test suite's fake (it confines nothing): for what
@@ -381,7 +397,9 @@ GIT_BWRAP_CASES(Way::bwrap, "the bwrap plugin")
 GIT_BWRAP_CASES(Way::runner_command, "an asserted runner_command")
 
 #define GIT_LANDLOCK_CASES(WAY, TAG)                                                                                                   \
-    TEST_CASE("the report says git is open, protect none, through " TAG, "[escape][e2e][git][linux-only]") {                        \
+    GIT_BWRAP_CASES(WAY, TAG)                                                                                                          \
+    TEST_CASE("the report says protect full as root and partial as nobody, and the wrap alone less, through " TAG,                  \
+              "[escape][e2e][git][linux-only]") {                                                                                    \
         attempt_landlock_says(WAY, false);                                                                                           \
         attempt_landlock_says(WAY, true);                                                                                            \
     }

@@ -137,23 +137,29 @@ std::string make(const fs::path& top, const KeptNode& node) {
     return {};
 }
 
-// The directories on the way from `root` down to `path`, with their identities; false when
-// one is not a directory.
+// The directories on the way from `root` down to `path`, and `path` itself where it is a
+// directory, with their identities; false when one above it is not a directory.
 bool record_way(KeptPath& k) {
     fs::path dir = k.root;
-    for (const auto& part : k.path.parent_path().lexically_relative(k.root)) {
+    for (const auto& part : k.path.lexically_relative(k.root)) {
         if (part.empty() || part == ".") continue;
         dir /= part;
         struct stat st {};
-        if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+        const bool there = ::lstat(dir.c_str(), &st) == 0;
+        if (dir == k.path) {
+            if (there && S_ISDIR(st.st_mode)) k.way.push_back({dir, static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)});
+            break;
+        }
+        if (!there || !S_ISDIR(st.st_mode)) return false;
         k.way.push_back({dir, static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)});
     }
     return true;
 }
 
-// Each directory on the way that is not the one that was there, where the command renamed
-// it within its own directory (`mv .git .git.m`, a new .git made in its place): what
-// stands there now moved aside, and the directory moved back (SetAside::restored).
+// Each directory on the way (and the kept directory itself) that is not the one that was
+// there, where the command renamed it within its own directory (`mv .git .git.m`, a new
+// .git made in its place): what stands there now moved aside, and the directory moved
+// back (SetAside::restored).
 void bring_back_way(const KeptPath& k, std::vector<SetAside>& out) {
     for (const auto& step : k.way) {
         struct stat st {};

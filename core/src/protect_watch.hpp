@@ -35,8 +35,9 @@ struct KeptNode {
 struct KeptPath {
     std::filesystem::path path, root;
     std::vector<KeptNode> nodes;  // the path first, then what lies beneath it, in order
-    // The directories on the way from the root down to it (`.git`), each with its
-    // identity: one the command renamed within its directory is moved back.
+    // The directories on the way from the root down to it (`.git`), and it where it is a
+    // directory, each with its identity: one the command renamed within its directory is
+    // moved back.
     struct Step {
         std::filesystem::path dir;
         std::uint64_t device = 0, inode = 0;

@@ -182,15 +182,7 @@ public:
             if (auto bad = sdk::untrusted_program(launcher_, writable); bad && (!in_process_ || ::access(launcher_.c_str(), F_OK) == 0))
                 return std::unexpected(sdk::unsupported("landlock-run launcher at " + launcher_ + " cannot be trusted: " + *bad));
         }
-        // The protected paths in a writable root: kept read-only by a mount namespace of the
-        // run's own where this process may make one (CAP_SYS_ADMIN: root), as bubblewrap
-        // keeps them; otherwise Landlock cannot, and says so below.
-        std::vector<std::pair<std::string, ll::ProtectKind>> mounts;
-        if (policy.mode == sdk::Mode::workspace_write && !policy.protect.empty() && may_mount())
-            for (const auto& [path, how] : sdk::bwrap_protect_mounts(policy))
-                mounts.emplace_back(path.string(), how == sdk::ProtectMount::held    ? ll::ProtectKind::held
-                                                   : how == sdk::ProtectMount::empty ? ll::ProtectKind::empty
-                                                                                     : ll::ProtectKind::read_only);
+        auto mounts = protect_mounts(policy);
         sdk::WrapResult r;
         r.argv = {launcher_};
         for (const auto& [grant, path] : grants) {
@@ -213,14 +205,7 @@ public:
         r.argv.insert(r.argv.end(), argv.begin(), argv.end());
         // Partial whatever the ABI: Landlock governs no metadata (dimensions below).
         r.enforcement = sdk::Enforcement::partial;
-        // Its refusals: EACCES for a file access and a TCP bind or connect it does not
-        // grant, and for the network filter's sockets; EPERM for a signal out of the domain
-        // (scoped from ABI 6) and for an abstract unix socket outside it; the tools' own
-        // words for a network that is not there.
-        r.denial_signatures = {"permission denied", "eacces", "eperm"};
-        if (ll::scopes(abi, network_none) & ll::scope::signal) r.denial_signatures.push_back("operation not permitted");
-        if (network_none)  // or through the proxy
-            for (auto& s : sdk::network_denial_signatures()) r.denial_signatures.push_back(std::move(s));
+        r.denial_signatures = denial_signatures(abi, network_none, !mounts.empty());
         r.failure_rule.evidence_exit_codes = {125};
         r.failure_rule.fatal_signatures = {"landlock-run: "};
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
@@ -248,6 +233,33 @@ private:
     static sdk::Error no_port_rules(int abi) {
         return sdk::unsupported("this kernel's Landlock ABI " + std::to_string(abi) + " has no TCP rules (ABI 4 has): it cannot keep the network to the run's proxy");
     }
+    // Its refusals, in its dialect (`mounted`: the protected paths' mounts are made):
+    static std::vector<std::string> denial_signatures(int abi, bool network_none, bool mounted) {
+        // EACCES for a file access and a TCP bind or connect it does not grant, and for the
+        // network filter's sockets; EPERM for a signal out of the domain (scoped from ABI 6)
+        // and for an abstract unix socket outside it; EROFS for a protected path's mount;
+        // the tools' own words for a network that is not there.
+        std::vector<std::string> out = {"permission denied", "eacces", "eperm"};
+        if (ll::scopes(abi, network_none) & ll::scope::signal) out.push_back("operation not permitted");
+        if (mounted) out.push_back("read-only file system");
+        if (network_none)  // or through the proxy
+            for (auto& s : sdk::network_denial_signatures()) out.push_back(std::move(s));
+        return out;
+    }
+
+    // The protected paths in a writable root: kept read-only by a mount namespace of the
+    // run's own where this process may make one (CAP_SYS_ADMIN: root), as bubblewrap keeps
+    // them; otherwise none, and Landlock cannot (secrets_dimensions() says so).
+    static std::vector<std::pair<std::string, ll::ProtectKind>> protect_mounts(const sdk::Policy& policy) {
+        std::vector<std::pair<std::string, ll::ProtectKind>> mounts;
+        if (policy.mode != sdk::Mode::workspace_write || policy.protect.empty() || !may_mount()) return mounts;
+        for (const auto& [path, how] : sdk::bwrap_protect_mounts(policy))
+            mounts.emplace_back(path.string(), how == sdk::ProtectMount::held    ? ll::ProtectKind::held
+                                               : how == sdk::ProtectMount::empty ? ll::ProtectKind::empty
+                                                                                 : ll::ProtectKind::read_only);
+        return mounts;
+    }
+
     // Whether this process may make mounts of its own: CAP_SYS_ADMIN in its effective set.
     static bool may_mount() {
         __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
