@@ -383,6 +383,27 @@ TEST_CASE("confinectl run fails closed on the default configuration when no runn
     CHECK_FALSE(fs::exists(marker));
 }
 
+// A run that falls back from the chain's first choice says so in one line, without -v:
+// what could not be used and why, and what the runner used enforces less than full.
+TEST_CASE("confinectl run says in one line that it fell back to a runner after the chain's first, and what is weaker", "[cli][run][e2e][linux-only]") {
+    test::require_landlock();
+    Installed confine;
+    test::Tree t(false);
+    auto r = confine.run({"run", "--config", confine.config_without_bwrap().string(), "--workspace", t.ws.string(), "--", "/bin/true"});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(test::line_count(r.err) == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("confinectl: warning: running under landlock, not bwrap, the first choice, which cannot be used here (" +
+                                        confine.absent_bwrap_reason() + "); enforced less here: write partial, processes partial"));
+    // The first choice used: nothing said.
+    test::require_bwrap();
+    const fs::path both = confine.scratch("both.toml");
+    test::write_file(both, "[platform.linux]\nchain = [\"bwrap\", \"landlock\"]\n");
+    auto first = confine.run({"run", "--config", both.string(), "--workspace", t.ws.string(), "--", "/bin/true"});
+    CHECK(first.exit_code == 0);
+    CHECK(first.err.empty());
+}
+
 TEST_CASE("a runner below a dimension's minimum runs nothing, and best-effort accepts it with a report that says what it is", "[cli][run][network]") {
     test::Installed confine;
     test::TempDir plugins, ws;

@@ -125,7 +125,43 @@ void attempt(Way way, bool unprivileged) {
     }
 }
 
+// --unprotect and [policy] unprotect lift one entry each, as written, and nothing else:
+// git config and the editor's settings are written, a shell start-up file still is not.
+void attempt_unprotect(Way way, bool unprivileged) {
+    if (unprivileged) test::require_user_switch();
+    Sandbox box(way);
+    test::write_file(box.config, test::read_file(box.config) + "[policy]\nunprotect = [\".vscode\"]\n");
+    Tree t(unprivileged);
+    REQUIRE(test::run({"/usr/bin/git", "init", "-q", t.ws.string()}).exit_code == 0);
+    fs::create_directories(t.ws / ".vscode");
+    test::write_file(t.ws / ".vscode" / "settings.json", original);
+    test::write_file(t.ws / ".bashrc", original);
+    give_to(unprivileged, t.root.path());
+    const std::string script = "cd " + quoted(t.ws) + " && git config user.name lifted && echo mine > .vscode/settings.json; echo evil > .bashrc; true";
+    auto args = box.args(t, {"/bin/sh", "-c", script});
+    args.insert(args.begin() + 1, {"--unprotect", ".git/config"});
+    auto r = box.confine.run(args, {"HOME=" + t.home.string()}, as_user(unprivileged));
+    INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(test::read_file(t.ws / ".git" / "config"), Catch::Contains("name = lifted"));
+    CHECK(test::read_file(t.ws / ".vscode" / "settings.json") == "mine\n");
+    CHECK(test::read_file(t.ws / ".bashrc") == original);
+    // A relative entry that climbs out of the roots is refused, in one line, nothing run.
+    auto bad = box.args(t, {"/bin/sh", "-c", "echo ran > " + quoted(t.ws / "ran")});
+    bad.insert(bad.begin() + 1, {"--unprotect", "../x"});
+    auto refused = box.confine.run(bad, {"HOME=" + t.home.string()}, as_user(unprivileged));
+    CHECK(refused.exit_code == 125);
+    CHECK(refused.err == "confinectl: --unprotect ../x: a path relative to the writable roots must not climb out of them with '..'\n");
+    CHECK_FALSE(fs::exists(t.ws / "ran"));
+}
+
 }  // namespace
+
+TEST_CASE("unprotect, as a flag and as a key, lifts one entry each and nothing else, through bubblewrap and Landlock, as root and as nobody",
+          "[escape][e2e][secrets][linux-only]") {
+    for (const Way way : {Way::bwrap, Way::landlock_forked})
+        for (const bool unprivileged : {false, true}) attempt_unprotect(way, unprivileged);
+}
 
 #define PROTECT_CASES(WAY, TAG)                                                                                                                \
     TEST_CASE("what the protect list names ends the run as it began through " TAG ", as root", "[escape][e2e][secrets][linux-only]") {       \

@@ -131,7 +131,8 @@ void attempt_git(Way way, bool unprivileged) {
     const std::string git = "git -c user.name=confine -c user.email=confine@example.org ";
     auto r = run_in(box, s,
                     "cd " + s.tree.ws.string() + " && " + git + "add a.txt && " + git + "commit -q -m first && " + git + "checkout -q -b topic && echo b > b.txt && " + git + "add b.txt && " +
-                        git + "commit -q -m second && " + git + "checkout -q - && mkdir sub && cd sub && git init -q && echo GIT-OK",
+                        git + "commit -q -m second && " + git + "checkout -q - && echo c > a.txt && " + git + "stash -q && " + git +
+                        "stash pop -q && " + git + "fetch -q " + s.tree.ws.string() + " topic && mkdir sub && cd sub && git init -q && echo GIT-OK",
                     unprivileged);
     INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << "\nstdout: " << r.out << "\nstderr: " << r.err);
     CHECK(r.exit_code == 0);
@@ -188,7 +189,7 @@ void attempt_agent(Way way, bool unprivileged) {
         attempt_protected(WAY, false);                                                                                                    \
         attempt_protected(WAY, true);                                                                                                     \
     }                                                                                                                                     \
-    TEST_CASE("git init, add, commit and checkout -b work under the default protection through " TAG, "[secrets][e2e]" TAGS) {                \
+    TEST_CASE("git init, add, commit, checkout -b, stash and fetch work under the default protection through " TAG, "[secrets][e2e]" TAGS) {                \
         attempt_git(WAY, false);                                                                                                          \
         attempt_git(WAY, true);                                                                                                           \
     }                                                                                                                                     \
