@@ -334,6 +334,8 @@ struct PolicyFlags {
     std::vector<std::string> deny_read;
     std::vector<std::string> protect;
     std::vector<std::string> unprotect;
+    std::optional<std::string> read_scope;
+    std::vector<std::string> read_roots;
     std::vector<std::string> env;  // --env NAME or NAME=VALUE, in order
 
     void read(const confine::cli::Parsed& p) {
@@ -341,6 +343,8 @@ struct PolicyFlags {
         deny_read = p.all("--deny-read");
         protect = p.all("--protect");
         unprotect = p.all("--unprotect");
+        read_scope = p.value("--read");
+        read_roots = p.all("--read-root");
         mode = p.value("--mode").value_or(mode);
         workspace = p.value("--workspace").value_or("");
         writable = p.all("--writable");
@@ -415,9 +419,21 @@ struct PolicyFlags {
                 if (ec) return std::unexpected("cannot resolve " + std::string(flag) + " " + v + ": " + ec.message());
                 into->push_back(abs);
             }
+        if (read_scope) {
+            if (*read_scope != "scoped" && *read_scope != "all") return std::unexpected("--read must be scoped or all, not '" + *read_scope + "'");
+            p.read_scoped = *read_scope == "scoped";
+        }
+        for (const auto& v : read_roots) {
+            if (v == "~" || v.starts_with("~/")) {
+                p.read_roots.emplace_back(v);
+                continue;
+            }
+            fs::path abs = fs::absolute(v, ec).lexically_normal();
+            if (ec) return std::unexpected("cannot resolve --read-root " + v + ": " + ec.message());
+            p.read_roots.push_back(abs);
+        }
         // As a protect entry is written: relative to each writable root, absolute, or "~/...".
         for (const auto& v : unprotect) {
-            if (v.empty()) return std::unexpected(std::string("--unprotect: an empty path"));
             const fs::path entry(v);
             if (!entry.is_absolute() && v != "~" && !v.starts_with("~/"))
                 for (const auto& part : entry)
@@ -747,6 +763,10 @@ const std::vector<confine::cli::OptionSpec> policy_options{
     {"--tmp", "TMP", false, "private (the run's own /tmp) or host (the host's); a runner that cannot give it fails closed (default: [policy] tmp, else either)"},
     {"--deny-read", "PATH", true, "A path the command may neither read nor list, besides [policy] deny_read"},
     {"--protect", "PATH", true, "A path inside a writable root that stays read-only, besides [policy] protect"},
+    {"--read", "SCOPE", false,
+     "scoped (the system's directories, the writable roots, where the command runs and [policy] read_roots; nothing else of the home) or all "
+     "(default: [policy] read, else all)"},
+    {"--read-root", "PATH", true, "A path a scoped run may read too, besides [policy] read_roots"},
     {"--unprotect", "ENTRY", true,
      "Lift a protect entry, as [policy] protect writes it (.git/config, .vscode: relative to each writable root), besides [policy] unprotect"},
     {"--env", "NAME[=VALUE]", true, "Pass the variable NAME (a pattern: every one it matches, 'AWS_*') through whatever [policy.env] says, or set it to VALUE"},

@@ -71,6 +71,7 @@ json tmp_json(confine::Tmp tmp) { return tmp == confine::Tmp::unsaid ? json(null
 // it, read and protect when it had no path to deny or to protect, limits when it set none.
 struct Asked {
     bool network, read, protect, limits;
+    bool read_scope;  // scoped reads, whose level is read's (what lies outside is denied)
 };
 json dimensions_json(const confine::Dimensions& d, Asked asked) {
     auto level = [](bool is, confine::Level l) { return is ? std::string(confine::to_string(l)) : std::string("not asked"); };
@@ -78,6 +79,7 @@ json dimensions_json(const confine::Dimensions& d, Asked asked) {
             {"network", level(asked.network, d.network)},
             {"processes", std::string(confine::to_string(d.processes))},
             {"read", level(asked.read, d.read)},
+            {"read_scope", level(asked.read_scope, d.read)},
             {"protect", level(asked.protect, d.protect)},
             {"lifetime", std::string(confine::to_string(d.lifetime))},
             {"limits", level(asked.limits, d.limits)},
@@ -232,7 +234,7 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
              {"fatal_signatures", w.failure_rule.fatal_signatures},
              {"informational_lines", w.failure_rule.informational_lines}}},
            {"attestation", attestation_json(w.attestation)},
-           {"dimensions", dimensions_json(dimensions, {w.network_asked, w.read_asked, protect_asked, w.limits_asked})},
+           {"dimensions", dimensions_json(dimensions, {w.network_asked, w.read_asked, protect_asked, w.limits_asked, w.read_scoped})},
            {"tmp", tmp_json(w.tmp)},
            {"placeholders", placeholders_json(w)},
            {"environment", std::move(*env)},
@@ -267,7 +269,7 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
            {"basis", std::string(confine::to_string(o.basis))},
            {"evidence", evidence},
            {"denial_hint", or_null(o.denial_hint)},
-           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked, o.limits_asked}) : json(nullptr)},
+           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked, o.limits_asked, o.read_scoped}) : json(nullptr)},
            {"tmp", tmp_json(o.tmp)},
            {"environment", {{"removed", o.environment_removed}}},
            {"passed_fds", o.passed_fds}};

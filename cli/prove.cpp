@@ -388,7 +388,7 @@ public:
 
     // Runs one canary confined, from `environment` (nullopt: this process's); what it
     // printed (its own view), or why it could not run.
-    std::string canary(const confine::Policy& policy, const std::string& what, const std::string& arg, const std::string& arg2 = "",
+    std::string canary(const confine::PolicyRequest& policy, const std::string& what, const std::string& arg, const std::string& arg2 = "",
                        std::optional<std::vector<std::string>> environment = std::nullopt, const confine::Limits& limits = {}) const {
         std::vector<std::string> argv{self_, "__canary", what, arg};
         if (!arg2.empty()) argv.push_back(arg2);
@@ -615,6 +615,27 @@ void prove_denied_read(const Prover& q, const confine::Policy& policy, const fs:
     proof.checks.back().costs = q.costs();
 }
 
+// Reads scoped ([policy] read = "scoped"): a secret beside the workspace, in no read
+// root, judged by the bytes that came out. The proof's own program (its installed tree)
+// is a read root of the canary's, which must run.
+void prove_read_scope(const Prover& q, const confine::Policy& policy, const fs::path& dir, const std::string& self, Proof& proof) {
+    const fs::path beside = dir / "beside";
+    fs::create_directories(beside);
+    const std::string secret = "confine-prove-scope-" + std::to_string(::getpid());
+    { std::ofstream(beside / "canary") << secret; }
+    confine::PolicyRequest scoped(policy);
+    scoped.read_scoped = true;
+    scoped.read_roots = {fs::path(self).parent_path().parent_path()};
+    const std::string read = q.canary(scoped, "read", (beside / "canary").string());
+    // A canary that did not run proves nothing: said, never counted as held.
+    if (!read.starts_with("ok") && !read.starts_with("refused")) {
+        proof.error = "the read scope's canary did not run: " + read.substr(0, read.find('\n'));
+        return;
+    }
+    add(proof, q, "a read outside the read scope (beside the workspace, in no read root)", "read", false, read.find(secret) != std::string::npos,
+        {"scope", beside.string()});
+}
+
 // git redirected: the workspace's repository made whole (HEAD, objects, refs, config) and
 // protected as a repository (an entry under .git), then a commondir planted where none
 // was, which would send the user's next git to a repository of the command's own, and
@@ -766,6 +787,7 @@ void prove_in(const confine::Provider& provider, const std::string& self, const 
     const auto lenient = canaries_provider(provider);
     const Prover q(lenient ? *lenient : provider, self, dir);
     prove_denied_read(q, policy, dir, proof);
+    prove_read_scope(q, policy, dir, self, proof);
     prove_protect(q, policy, ws, proof);
 
     if (!prove_network(p, policy, network == confine::Network::allow, dir, proof)) return;

@@ -477,7 +477,7 @@ TEST_CASE("confinectl probe --prove holds every check on bubblewrap and on Landl
                 CHECK(j["schema_version"] == 1);
                 CHECK(j["runner"] == runner);
                 CHECK(j["network"] == network);
-                REQUIRE(j["checks"].size() == 28);
+                REQUIRE(j["checks"].size() == 29);
                 CHECK(j["summary"]["cost"] == (runner == "landlock" ? 1 : 0));
                 for (const auto& c : j["checks"]) {
                     INFO(c.dump());

@@ -47,6 +47,9 @@ std::string statements(const confine::Config& c) {
     std::ostringstream out;
     if (c.source != d.source) out << "    c.source = " << literal(c.source) << ";\n";
     if (c.probe_timeout_ms != d.probe_timeout_ms) out << "    c.probe_timeout_ms = " << c.probe_timeout_ms << ";\n";
+    if (c.read_scoped != d.read_scoped) out << "    c.read_scoped = " << (c.read_scoped ? "true" : "false") << ";\n";
+    if (c.read_roots != d.read_roots) out << "    c.read_roots = " << strings(c.read_roots) << ";\n";
+    if (c.unprotect != d.unprotect) out << "    c.unprotect = " << strings(c.unprotect) << ";\n";
     if (c.deny_read != d.deny_read) out << "    c.deny_read = " << strings(c.deny_read) << ";\n";
     if (c.deny_read_where != d.deny_read_where) out << "    c.deny_read_where = " << positions(c.deny_read_where) << ";\n";
     if (c.protect != d.protect) out << "    c.protect = " << strings(c.protect) << ";\n";

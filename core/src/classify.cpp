@@ -78,6 +78,7 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     out.dimensions = wrap.dimensions;
     out.network_asked = wrap.network_asked;
     out.read_asked = wrap.read_asked;
+    out.read_scoped = wrap.read_scoped;
     out.protect_asked = wrap.protect_asked;
     out.limits_asked = wrap.limits_asked;
     out.tmp = wrap.tmp;

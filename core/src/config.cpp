@@ -157,10 +157,8 @@ private:
                 cfg.tmp = *text == "private" ? sdk::Tmp::private_ : sdk::Tmp::host;
                 continue;
             }
-            if (k == "unprotect") {
-                auto paths = policy_paths(*value_ptr, "policy.unprotect", true);
-                if (!paths) return paths.error();
-                cfg.unprotect = std::move(*paths);
+            if (k == "unprotect" || k == "read" || k == "read_roots") {
+                if (auto err = read_lifted_and_scoped(k, *value_ptr, cfg)) return err;
                 continue;
             }
             if (k == "deny_read" || k == "protect") {
@@ -185,7 +183,8 @@ private:
             }
             if (k != "network")
                 return fail(key_ptr->source(), "unknown key '" + k +
-                                                   "' in [policy] (known: network, allow_hosts, tmp, deny_read, protect, unprotect, env, timeout, kill_after, "
+                                                   "' in [policy] (known: network, allow_hosts, tmp, read, read_roots, deny_read, protect, unprotect, env, timeout, "
+                                                   "kill_after, "
                                                    "enforcement, limits, packages)");
             const auto text = value_ptr->value<std::string>();
             if (!text || (*text != "none" && *text != "allow"))
@@ -220,6 +219,21 @@ private:
         if (cfg.network == Network::allow)
             return fail(network_at_, "policy.network = \"allow\" opens every host, and policy.allow_hosts lists some: give one or the other");
         cfg.network = Network::proxy;
+        return std::nullopt;
+    }
+
+    // [policy] unprotect (as protect writes its entries); read ("all" or "scoped") and
+    // read_roots (absolute, or "~/...").
+    std::optional<Error> read_lifted_and_scoped(const std::string& k, const toml::node& value, Config& cfg) const {
+        if (k == "read") {
+            const auto text = value.value<std::string>();
+            if (!text || (*text != "all" && *text != "scoped")) return fail(value.source(), "policy.read must be \"all\" or \"scoped\"");
+            cfg.read_scoped = *text == "scoped";
+            return std::nullopt;
+        }
+        auto paths = policy_paths(value, "policy." + k, k == "unprotect");
+        if (!paths) return paths.error();
+        (k == "unprotect" ? cfg.unprotect : cfg.read_roots) = std::move(*paths);
         return std::nullopt;
     }
 

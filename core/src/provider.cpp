@@ -704,14 +704,21 @@ void log_selection(const Selection& s, const Config& config) {
         detail::log_debug("selected: none: {}", s.failure->message);
 }
 
+// The wrap, saying whether the call's reads are scoped (WrapResult::read_scoped).
+std::expected<WrapResult, Error> scoped(std::expected<WrapResult, Error> wrapped, bool read_scoped) {
+    if (wrapped) wrapped->read_scoped = read_scoped;
+    return wrapped;
+}
+
 // What -v says of what a wrap gives: each dimension's level, which /tmp, and what the
 // runner says is left open.
 std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped) {
     if (!wrapped || !detail::log_enabled(spdlog::level::debug)) return wrapped;
     const auto& d = wrapped->dimensions;
     auto asked = [](bool is, Level l) { return is ? std::string(to_string(l)) : std::string("not asked"); };
-    detail::log_debug("wrapped by {}: write {}, network {}, processes {}, read {}, protect {}, lifetime {}, limits {}; /tmp {}", wrapped->runner,
+    detail::log_debug("wrapped by {}: write {}, network {}, processes {}, read {}{}, protect {}, lifetime {}, limits {}; /tmp {}", wrapped->runner,
                       to_string(d.write), asked(wrapped->network_asked, d.network), to_string(d.processes), asked(wrapped->read_asked, d.read),
+                      wrapped->read_scoped ? " (scoped)" : "",
                       asked(wrapped->protect_asked, d.protect), to_string(d.lifetime), asked(wrapped->limits_asked, d.limits),
                       wrapped->tmp == Tmp::private_ ? "private (the run's own, gone after it)"
                       : wrapped->tmp == Tmp::host   ? "the host's"
@@ -896,6 +903,16 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
 
 }  // namespace
 
+// Whether the call's reads are scoped ([policy] read, PolicyRequest::read_scoped); if so,
+// what lies outside the scope added to `resolved`'s deny_read.
+static bool scope_reads(Policy& resolved, const PolicyRequest& request, const Config& config) {
+    if (!request.read_scoped.value_or(config.read_scoped)) return false;
+    std::vector<fs::path> roots(config.read_roots.begin(), config.read_roots.end());
+    roots.insert(roots.end(), request.read_roots.begin(), request.read_roots.end());
+    detail::hide_outside_read_scope(resolved, roots);
+    return true;
+}
+
 // The unprotect entries of a call: the configuration's, then the request's.
 static std::vector<fs::path> unprotect_entries(const PolicyRequest& request, const Config& config) {
     std::vector<fs::path> out;
@@ -956,6 +973,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
     auto resolved = checked_policy(completed, argv, &kept);
     if (!resolved) return std::unexpected(resolved.error());
     detail::drop_unprotected(*resolved, unprotect_entries(policy, impl_->config));
+    const bool read_scoped = scope_reads(*resolved, policy, impl_->config);
     const Selection& s = selection();
     if (!s.usable()) return std::unexpected(*s.failure);
     log_policy(*resolved);
@@ -976,8 +994,9 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
                                             : untrusted_runner_program(loopback, *resolved))
                 return std::unexpected(Error{ErrorCode::sandbox_unavailable, "cannot take the network through the run's proxy: " + *bad});
         }
-        return watched(logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv, loopback), *resolved,
-                                             impl_->config)),
+        return watched(logged(scoped(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv, loopback),
+                                                    *resolved, impl_->config),
+                                     read_scoped)),
                        *resolved, completed.protect, impl_->config, kept);
     }
     auto wrapped = impl_->selected->wrap(*resolved, argv);
@@ -992,7 +1011,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
     // runner below a minimum is skipped (docs/design.md §12).
     const ExplicitAsks asks = explicit_asks(policy, impl_->config);
     auto unmet = impl_->explicit_unmet(*impl_->selected, *checked, completed, asks, argv);
-    if (!unmet) return watched(logged(std::move(checked)), *resolved, completed.protect, impl_->config, kept);
+    if (!unmet) return watched(logged(scoped(std::move(checked), read_scoped)), *resolved, completed.protect, impl_->config, kept);
     if (!s.selected_without_probe && s.runner) {
         const auto selected = std::find(s.chain.begin(), s.chain.end(), *s.runner);
         for (auto it = selected == s.chain.end() ? selected : selected + 1; it != s.chain.end(); ++it) {
@@ -1004,7 +1023,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
             auto other_checked = meets_minimums(std::move(*other), *resolved, impl_->config);
             if (!other_checked || impl_->explicit_unmet(*runner, *other_checked, completed, asks, argv)) continue;
             detail::log_debug("runner {} wraps this call instead: {}", *it, *unmet);
-            return watched(logged(std::move(other_checked)), *resolved, completed.protect, impl_->config, kept);
+            return watched(logged(scoped(std::move(other_checked), read_scoped)), *resolved, completed.protect, impl_->config, kept);
         }
     }
     return std::unexpected(Error{ErrorCode::sandbox_unavailable, std::move(*unmet)});
@@ -1015,6 +1034,7 @@ std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, co
     auto resolved = checked_policy(complete(request, context), argv);
     if (!resolved) return std::unexpected(resolved.error());
     detail::drop_unprotected(*resolved, unprotect_entries(request, impl_->config));
+    const bool read_scoped = scope_reads(*resolved, request, impl_->config);
     if (const auto& bad = impl_->configuration_error()) return std::unexpected(*bad);
     fs::path file;
     auto opened = impl_->open_runner(std::string(runner), file);
@@ -1024,7 +1044,7 @@ std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, co
     auto wrapped = (*opened)->wrap(*resolved, argv);
     if (!wrapped) return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
     // For review: reported as a run would get it, minimums not applied.
-    return reported(std::move(*wrapped), *resolved);
+    return scoped(reported(std::move(*wrapped), *resolved), read_scoped);
 }
 
 std::optional<Error> untrusted_runner_command(const Config& config, std::string_view platform) {

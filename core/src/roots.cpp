@@ -10,7 +10,10 @@
 #include <string>
 #include <string_view>
 
+#include <cstring>
+
 #if !defined(_WIN32)
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -488,6 +491,60 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
                !always_writable(p);
     });
     return std::nullopt;
+}
+
+namespace {
+
+// Each entry of `dir` that is not readable: hidden when it holds nothing readable either,
+// walked when it is a directory on the way to a readable place.
+void hide_beside(const fs::path& dir, const std::vector<fs::path>& readable, std::vector<fs::path>& hidden, int depth) {
+#if defined(_WIN32)
+    (void)dir, (void)readable, (void)hidden, (void)depth;
+#else
+    if (depth > 64) return;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+    ::closedir(d);
+    for (const auto& name : names) {
+        const fs::path p = dir / name;
+        if (std::any_of(readable.begin(), readable.end(), [&](const fs::path& r) { return is_within(p, r); })) continue;
+        struct stat st {};
+        if (::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
+        if (S_ISDIR(st.st_mode) && std::any_of(readable.begin(), readable.end(), [&](const fs::path& r) { return is_within(r, p); }))
+            hide_beside(p, readable, hidden, depth + 1);
+        else
+            hidden.push_back(p);
+    }
+#endif
+}
+
+}  // namespace
+
+std::vector<fs::path> hide_outside_read_scope(Policy& resolved, const std::vector<fs::path>& read_roots) {
+    std::vector<fs::path> readable;
+    for (const char* system : {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/var/lib", "/proc", "/dev", "/sys",
+                               "/run/systemd/resolve"})
+        readable.emplace_back(system);
+    for (const auto& w : sdk::always_writable_places()) readable.push_back(w);
+    for (const auto& place : writable_places(resolved)) readable.emplace_back(place);
+    if (!resolved.working_directory.empty()) readable.push_back(resolved.working_directory);
+    for (const auto& r : with_homes(read_roots, caller_homes())) {
+        std::error_code ec;
+        const fs::path real = fs::canonical(r, ec);
+        if (!ec) readable.push_back(real);
+    }
+    std::vector<fs::path> hidden;
+    hide_beside("/", readable, hidden, 0);
+    std::sort(hidden.begin(), hidden.end());
+    for (const auto& h : hidden) {
+        if (std::any_of(resolved.deny_read.begin(), resolved.deny_read.end(), [&](const fs::path& d) { return is_within(h, d); })) continue;
+        std::erase_if(resolved.deny_read, [&](const fs::path& d) { return is_within(d, h); });
+        resolved.deny_read.push_back(h);
+    }
+    return hidden;
 }
 
 void drop_unprotected(Policy& resolved, const std::vector<fs::path>& entries) {

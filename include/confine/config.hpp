@@ -128,6 +128,14 @@ struct Config {
     std::vector<SourcePosition> allow_hosts_where;
     // [policy] tmp: which /tmp a call asks for when it does not say (unsaid: either).
     Tmp tmp = Tmp::unsaid;
+    // [policy] read: "scoped" (true) limits what a command may read to the system's
+    // directories, the writable roots, where it runs and `read_roots`; everything else —
+    // the rest of the home, other users' data — is hidden as deny_read hides a path.
+    // "all" (false, the default): everything but deny_read.
+    bool read_scoped = false;
+    // [policy] read_roots: what a scoped run may read besides, as written: absolute, or
+    // "~/..." (the toolchains and settings in the home that builds need).
+    std::vector<std::string> read_roots;
     // [policy] deny_read: what no command may read or list, as written: absolute, or
     // "~/..." beneath the caller's home. The provider adds it to every policy.
     std::vector<std::string> deny_read;

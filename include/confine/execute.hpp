@@ -90,6 +90,7 @@ struct Outcome {
     std::optional<Dimensions> dimensions;
     bool network_asked = true;
     bool read_asked = false;     // the policy had paths to deny reading
+    bool read_scoped = false;    // its reads were scoped (WrapResult::read_scoped)
     bool protect_asked = false;  // the policy had paths to protect
     bool limits_asked = false;   // the run had limits
     Tmp tmp = Tmp::unsaid;  // which /tmp the command got, once a wrap said (unsaid: it did not)

@@ -45,6 +45,11 @@ struct PolicyRequest {
     // one said here is an explicit ask ([policy.enforcement]).
     std::vector<std::filesystem::path> deny_read;
     std::vector<std::filesystem::path> protect;
+    // Unsaid: [policy] read ("scoped": true). Scoped, the command reads the system's
+    // directories, the writable roots, where it runs, [policy] read_roots and these
+    // `read_roots` (absolute, or "~/..."), and nothing else (Config::read_scoped).
+    std::optional<bool> read_scoped;
+    std::vector<std::filesystem::path> read_roots;
     // Protect entries lifted, besides [policy] unprotect (as written there: relative to
     // each writable root, absolute, or "~/..."): see Config::unprotect.
     std::vector<std::filesystem::path> unprotect;

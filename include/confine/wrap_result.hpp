@@ -51,6 +51,10 @@ struct WrapResult : sdk::WrapResult {
     // and dimensions.protect then say how much of them is enforced).
     bool read_asked = false;
     bool protect_asked = false;
+    // Whether the call's reads are scoped ([policy] read = "scoped"): what lies outside
+    // the scope is in the policy's deny_read, so dimensions.read says how much of the
+    // scope is enforced too.
+    bool read_scoped = false;
     // Whether the run has limits ([policy.limits], RunOptions::limits): dimensions.limits
     // then says how much of them the host enforces.
     bool limits_asked = false;

@@ -103,7 +103,7 @@ struct Request {
     bool network_none = false;    // the network confined (--no-network, or --proxy-port)
     std::uint16_t proxy_port = 0;  // --proxy-port: TCP connects to this port only
     // The denied paths (--deny-read), each absolute: a read-only grant goes around them.
-    const char* denied[256] = {};
+    const char* denied[4096] = {};
     std::size_t denied_count = 0;
     bool protects = false;  // any --protect, --protect-held or --protect-empty
 };
