@@ -198,7 +198,7 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     CHECK(ro["denial_signatures"] == dialect);
     CHECK(ro["failure_rule"]["fatal_signatures"] == json::array({"bwrap: ", "confine-loopback: "}));
     CHECK(ro["enforcement"] == "full");
-    CHECK(ro["dimensions"] == json{{"write", "full"}, {"network", "full"}, {"processes", "full"}, {"read", "not asked"}, {"protect", "not asked"},
+    CHECK(ro["dimensions"] == json{{"write", "full"}, {"network", "full"}, {"processes", "full"}, {"read", "not asked"}, {"read_scope", "not asked"}, {"protect", "not asked"},
                                    {"lifetime", "full"}, {"limits", "not asked"}, {"open", nullptr}});
     CHECK(ro["runner"] == "bwrap");
 

@@ -142,7 +142,11 @@ TEST_CASE("[policy] network is none by default, allow when it says so, and nothi
     CHECK(confine::parse_config("[policy]\nnetwork = \"none\"\n", "test.toml")->network == confine::Network::none);
     CHECK(error_of("[policy]\nnetwork = \"off\"\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
     CHECK(error_of("[policy]\nnetwork = false\n").message == "test.toml:2:11: policy.network must be \"none\" or \"allow\"");
-    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:1: unknown key 'read' in [policy] (known: network, allow_hosts, tmp, deny_read, protect, unprotect, env, timeout, kill_after, enforcement, limits, packages)");
+    CHECK(error_of("[policy]\nreads = 1\n").message == "test.toml:2:1: unknown key 'reads' in [policy] (known: network, allow_hosts, tmp, read, read_roots, deny_read, protect, unprotect, env, timeout, kill_after, enforcement, limits, packages)");
+    CHECK(error_of("[policy]\nread = 1\n").message == "test.toml:2:8: policy.read must be \"all\" or \"scoped\"");
+    CHECK(error_of("[policy]\nread = \"some\"\n").message == "test.toml:2:8: policy.read must be \"all\" or \"scoped\"");
+    CHECK(error_of("[policy]\nread_roots = [\"relative\"]\n").message == "test.toml:2:15: policy.read_roots entry 'relative' must be an absolute path or begin with ~/");
+    CHECK(test::config_from("[policy]\nread = \"scoped\"\nread_roots = [\"/srv/x\"]\n").read_scoped);
     CHECK(error_of("policy = \"none\"\n").message == "test.toml:1:10: policy must be a table, not string");
 }
 

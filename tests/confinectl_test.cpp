@@ -447,8 +447,8 @@ TEST_CASE("a runner below a dimension's minimum runs nothing, and best-effort ac
     CHECK_THAT(dimensions["open"].get<std::string>(), Catch::StartsWith("what a fake leaves open"));
     dimensions.erase("lifetime");
     dimensions.erase("open");
-    CHECK(dimensions == json{{"write", "partial"}, {"network", "none"}, {"processes", "partial"}, {"read", "not asked"}, {"protect", "not asked"},
-                             {"limits", "not asked"}});
+    CHECK(dimensions == json{{"write", "partial"}, {"network", "none"}, {"processes", "partial"}, {"read", "not asked"}, {"read_scope", "not asked"},
+                             {"protect", "not asked"}, {"limits", "not asked"}});
     CHECK(j["enforcement"] == "partial");
     fs::remove(marker);
     // A minimum of full refuses partial.
