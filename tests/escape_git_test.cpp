@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 
 namespace fs = std::filesystem;
@@ -407,3 +408,79 @@ GIT_BWRAP_CASES(Way::runner_command, "an asserted runner_command")
 GIT_LANDLOCK_CASES(Way::landlock_launcher, "landlock-run")
 GIT_LANDLOCK_CASES(Way::landlock_forked, "landlock in a forked child")
 GIT_LANDLOCK_CASES(Way::landlock_in_place, "landlock in place")
+
+// A runner that cannot keep the protected paths read-only (the fake says protect none):
+// the host records them at the wrap and, at the run-end check, moves aside what changed
+// and puts each back as it was, a renamed .git moved back first.
+TEST_CASE("run_end_check puts back the protected paths a runner could not keep, and a renamed .git", "[git][run][linux-only]") {
+    test::TempDir plugins;
+    auto provider = fake_provider(plugins);
+    GitTree g(false);
+    g.init(g.ws);
+    const fs::path config = g.ws / ".git" / "config", hook = g.ws / ".git" / "hooks" / "pre-commit";
+    const std::string config_before = test::read_file(config);
+    test::write_file(g.ws / ".envrc", "export A=1\n");
+    std::vector<std::string> argv{"true"};
+    auto wrapped = provider->wrap({confine::Mode::workspace_write, g.ws, {}}, argv);
+    REQUIRE(wrapped);
+    CHECK(wrapped->protect_restored);
+    CHECK(wrapped->dimensions.protect == confine::Level::partial);
+    CHECK(confine::run_end_check(*wrapped).empty());  // nothing changed yet
+    // What a command would have done: the configuration rewritten, a hook added, .envrc
+    // replaced by a link, .git renamed and a new one built in its place.
+    test::write_file(config, "[core]\n\tfsmonitor = touch /x\n");
+    test::write_file(hook, "#!/bin/sh\n");
+    fs::remove(g.ws / ".envrc");
+    fs::create_symlink("/etc/passwd", g.ws / ".envrc");
+    fs::rename(g.ws / ".git", g.ws / ".git.moved");
+    fs::create_directories(g.ws / ".git" / "hooks");
+    test::write_file(g.ws / ".git" / "config", "[core]\n\thooksPath = /x\n");
+    const auto put_back = confine::run_end_check(*wrapped);
+    for (const auto& s : put_back) {
+        INFO(s.path << " -> " << s.moved_to << " " << s.error);
+        CHECK(s.restored);
+        CHECK(s.error.empty());
+    }
+    CHECK(fs::is_directory(g.ws / ".git" / "objects"));  // the repository itself, moved back
+    CHECK_FALSE(fs::exists(g.ws / ".git.moved"));
+    CHECK(test::read_file(config) == config_before);
+    CHECK_FALSE(fs::exists(hook));
+    CHECK(fs::is_regular_file(fs::symlink_status(g.ws / ".envrc")));
+    CHECK(test::read_file(g.ws / ".envrc") == "export A=1\n");
+    CHECK(g.git(g.ws, {"status"}).exit_code == 0);
+    const auto again = confine::run_end_check(*wrapped);  // as it began: nothing more to do
+    std::string said;
+    for (const auto& s : again) said += s.path.string() + " -> " + s.moved_to.string() + " " + s.error + (s.restored ? " (restored)\n" : "\n");
+    INFO(said);
+    CHECK(again.empty());
+}
+
+// More than the host records (64 MiB in all): nothing runs, unless the operator accepts
+// best-effort, and then the runner's own level is reported.
+TEST_CASE("protected paths too large to put back fail the wrap closed, unless protect is best-effort", "[git][run][linux-only]") {
+    test::TempDir plugins;
+    auto provider = fake_provider(plugins);
+    GitTree g(false);
+    g.init(g.ws);
+    {
+        std::ofstream big(g.ws / ".git" / "hooks" / "big");
+        big.seekp((std::streamoff{65} << 20) - 1);
+        big.put('\n');
+    }
+    std::vector<std::string> argv{"true"};
+    auto refused = provider->wrap({confine::Mode::workspace_write, g.ws, {}}, argv);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == confine::ErrorCode::sandbox_unavailable);
+    CHECK_THAT(refused.error().message, Catch::StartsWith("runner 'usable' cannot keep the protected paths read-only, and " +
+                                                          (g.ws / ".git" / "hooks").string() + " cannot be recorded to be put back after the run") &&
+                                            Catch::EndsWith("([policy.enforcement] protect)"));
+    test::install_fake(plugins.path(), "usable");
+    auto lenient = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"usable\"]\n[policy.enforcement]\nprotect = \"best-effort\"\n"),
+                                             {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins.path()}});
+    REQUIRE(lenient);
+    auto accepted = (*lenient)->wrap({confine::Mode::workspace_write, g.ws, {}}, argv);
+    REQUIRE(accepted);
+    CHECK(accepted->dimensions.protect == confine::Level::none);
+    CHECK_FALSE(accepted->protect_restored);
+    CHECK_THAT(accepted->dimensions.open, Catch::Contains("cannot be recorded to be put back after the run"));
+}

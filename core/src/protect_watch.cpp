@@ -169,7 +169,8 @@ void bring_back_way(const KeptPath& k, std::vector<SetAside>& out) {
         if (!parent) return;
         fs::path found;
         while (const dirent* e = ::readdir(parent)) {
-            if (static_cast<std::uint64_t>(e->d_ino) != step.inode) continue;
+            // Never what a check moved aside (NAME.confine-blocked-N): that is the command's.
+            if (static_cast<std::uint64_t>(e->d_ino) != step.inode || std::strstr(e->d_name, ".confine-blocked-")) continue;
             const fs::path candidate = step.dir.parent_path() / e->d_name;
             struct stat cs {};
             if (::lstat(candidate.c_str(), &cs) == 0 && S_ISDIR(cs.st_mode) && static_cast<std::uint64_t>(cs.st_dev) == step.device) found = candidate;
