@@ -75,10 +75,6 @@ std::string attack_absent(const fs::path& ws, const fs::path& decoy) {
     return s + "echo work > " + quoted(ws / "work.txt") + "; true";
 }
 
-void give_to(bool unprivileged, const fs::path& root) {
-    if (!unprivileged) return;
-    for (const auto& entry : fs::recursive_directory_iterator(root)) REQUIRE(::lchown(entry.path().c_str(), test::nobody, test::nobody) == 0);
-}
 
 void attempt(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
@@ -96,7 +92,7 @@ void attempt(Way way, bool unprivileged) {
                 test::write_file(e.directory ? p / "settings.json" : p, original);
                 ::chmod(p.c_str(), e.directory ? 0755 : 0644);
             }
-        give_to(unprivileged, t.root.path());
+        if (unprivileged) test::give_to_nobody(t.root.path());
         const std::string script = present ? attack_present(t.ws, decoy) : attack_absent(t.ws, decoy);
         auto args = box.args(t, {"/bin/sh", "-c", script});
         args.insert(args.begin(), "-v");
@@ -136,7 +132,7 @@ void attempt_unprotect(Way way, bool unprivileged) {
     fs::create_directories(t.ws / ".vscode");
     test::write_file(t.ws / ".vscode" / "settings.json", original);
     test::write_file(t.ws / ".bashrc", original);
-    give_to(unprivileged, t.root.path());
+    if (unprivileged) test::give_to_nobody(t.root.path());
     const std::string script = "cd " + quoted(t.ws) + " && git config user.name lifted && echo mine > .vscode/settings.json; echo evil > .bashrc; true";
     auto args = box.args(t, {"/bin/sh", "-c", script});
     args.insert(args.begin() + 1, {"--unprotect", ".git/config"});

@@ -167,6 +167,8 @@ TEST_CASE("landlock-run prints the contract's fatal lines and exits 125, running
         {{"--rw", "--", "/usr/bin/touch", marker}, "landlock-run: usage error: --rw requires a path\n"},
         {{"--probe", "--ro", "/"}, "landlock-run: usage error: --probe takes no other arguments\n"},
         {{"--ro", "/", "--probe"}, "landlock-run: usage error: --probe takes no other arguments\n"},
+        {{"--protect", "--", "/usr/bin/touch", marker}, "landlock-run: usage error: --protect requires a path\n"},
+        {{"--protect-held", "relative", "--", "/usr/bin/touch", marker}, "landlock-run: usage error: --protect needs an absolute path: relative\n"},
     };
     for (const auto& [args, line] : cases) {
         std::vector<std::string> argv{launcher};
@@ -191,6 +193,34 @@ TEST_CASE("an unopenable grant root gives 125 and the command never runs", "[lan
     auto exec = test::run({launcher, "--ro", "/", "--", "/nonexistent/command"});
     CHECK(exec.exit_code == 125);
     CHECK(exec.err == "landlock-run: exec failed: No such file or directory\n");
+}
+
+// A protected path the launcher cannot keep (no CAP_SYS_ADMIN for its mount namespace, a
+// link on its way, a path that is not there): 125, the command never run.
+TEST_CASE("landlock-run fails closed when it cannot keep a protected path read-only", "[landlock][e2e][linux-only]") {
+    test::require_landlock();
+    test::require_user_switch();
+    test::TempDir dir("/var/tmp");
+    const std::string marker = (dir / "ran").string();
+    fs::create_directories(dir / "ws" / "real");
+    fs::create_directory_symlink(dir / "ws" / "real", dir / "ws" / "link");
+    ::chmod(dir.path().c_str(), 0777);
+    const std::vector<std::string> touch{"--", "/usr/bin/touch", marker};
+    auto as_nobody = test::run([&] {
+        auto a = test::as_user(true);
+        a.insert(a.end(), {launcher, "--ro", "/", "--protect", (dir / "ws" / "real").string()});
+        a.insert(a.end(), touch.begin(), touch.end());
+        return a;
+    }());
+    CHECK(as_nobody.exit_code == 125);
+    CHECK(as_nobody.err == "landlock-run: cannot make the run's mount namespace: Operation not permitted\n");
+    auto linked = test::run({launcher, "--ro", "/", "--protect", (dir / "ws" / "link").string(), "--", "/usr/bin/touch", marker});
+    CHECK(linked.exit_code == 125);
+    CHECK(linked.err == "landlock-run: cannot keep a protected path read-only: " + (dir / "ws" / "link").string() + ": Too many levels of symbolic links\n");
+    auto missing = test::run({launcher, "--ro", "/", "--protect", (dir / "ws" / "gone").string(), "--", "/usr/bin/touch", marker});
+    CHECK(missing.exit_code == 125);
+    CHECK(missing.err == "landlock-run: cannot keep a protected path read-only: " + (dir / "ws" / "gone").string() + ": No such file or directory\n");
+    CHECK_FALSE(fs::exists(marker));
 }
 
 TEST_CASE("landlock-run --status-fd says there that it is confined before the exec, or why it stopped, and the command never inherits it", "[landlock][e2e][linux-only]") {
@@ -497,8 +527,7 @@ void protect_minimum(bool unprivileged) {
     fs::create_directories(t.ws / ".git" / "hooks");
     const fs::path hook = t.ws / ".git" / "hooks" / "pre-commit";
     test::write_file(hook, "original\n");
-    if (unprivileged)
-        for (const auto& entry : fs::recursive_directory_iterator(t.ws)) REQUIRE(::lchown(entry.path().c_str(), test::nobody, test::nobody) == 0);
+    if (unprivileged) test::give_to_nobody(t.ws);
     const auto user = as_user(unprivileged);
     const fs::path config = confine.scratch("protect.toml");
     const std::string evil = "echo evil > " + hook.string();

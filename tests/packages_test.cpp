@@ -283,11 +283,6 @@ void put(const fs::path& file, const std::string& text, fs::perms mode = fs::per
     test::write_file(file, text, mode);
 }
 
-void give_to_nobody(const fs::path& root) {
-    for (const auto& entry : fs::recursive_directory_iterator(root))
-        if (::lchown(entry.path().c_str(), test::nobody, test::nobody) != 0) FAIL("lchown " << entry.path());
-}
-
 void require_program(const fs::path& program, const std::string& package) {
     if (::access(program.c_str(), X_OK) != 0) test::skip_test(program.string() + " is not installed (Debian's " + package + "; scripts/install-deps --tests)");
 }
@@ -308,7 +303,7 @@ struct PackageRun {
     }
 
     test::Result sh(const std::string& script) {
-        if (unprivileged) give_to_nobody(tree.root.path());
+        if (unprivileged) test::give_to_nobody(tree.root.path());
         std::vector<std::string> args{"run", "--config", config.string(), "--workspace", tree.ws.string(), "--network", "allow"};
         if (way == Way::landlock_forked) args.insert(args.end(), {"--report", (tree.root / "report.json").string()});
         // The system's programs (cargo's rustc among them), not a toolchain of the caller's home.

@@ -28,10 +28,6 @@ void put(const fs::path& file, const std::string& text) {
     test::write_file(file, text);
 }
 
-void give_to(bool unprivileged, const fs::path& root) {
-    if (!unprivileged) return;
-    for (const auto& entry : fs::recursive_directory_iterator(root)) REQUIRE(::lchown(entry.path().c_str(), test::nobody, test::nobody) == 0);
-}
 
 void attempt_scope(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
@@ -43,7 +39,7 @@ void attempt_scope(Way way, bool unprivileged) {
     put(t.home / ".cargo" / "env", "toolchain\n");                      // a default read root
     put(t.outside_dir / "named.txt", "named\n");                        // --read-root
     put(t.ws / "src.txt", "workspace\n");
-    give_to(unprivileged, t.root.path());
+    if (unprivileged) test::give_to_nobody(t.root.path());
     const std::string script = "cat " + (t.home / "notes.txt").string() + "; cat " + (t.sibling / "data.txt").string() + "; ls " + t.home.string() +
                                "; cat " + (t.home / ".cargo" / "env").string() + " " + (t.outside_dir / "named.txt").string() + " " +
                                (t.ws / "src.txt").string() + " /etc/hostname >/dev/null && echo READ-OK";

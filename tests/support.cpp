@@ -249,6 +249,11 @@ Tree::Tree(bool for_nobody) {
     if (::chown(root.path().c_str(), nobody, nobody) != 0) throw std::runtime_error("chown " + root.path().string());
 }
 
+void give_to_nobody(const fs::path& root) {
+    for (const auto& entry : fs::recursive_directory_iterator(root))
+        if (::lchown(entry.path().c_str(), nobody, nobody) != 0) throw std::runtime_error("lchown " + entry.path().string());
+}
+
 std::vector<std::string> as_user(bool unprivileged) {
     if (!unprivileged) return {};
     return {"/usr/bin/setpriv", "--reuid=" + std::to_string(nobody), "--regid=" + std::to_string(nobody), "--clear-groups", "--"};

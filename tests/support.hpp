@@ -156,6 +156,9 @@ struct Tree {
     explicit Tree(bool for_nobody);
 };
 
+// Everything beneath `root` handed to `nobody` (not `root` itself), for a test run as nobody.
+void give_to_nobody(const fs::path& root);
+
 // The argv prefix that runs a command as `nobody` (empty when privileged).
 std::vector<std::string> as_user(bool unprivileged);
 // Skips unless the test can switch to an unprivileged user.

@@ -129,8 +129,10 @@ std::string make(const fs::path& top, const KeptNode& node) {
     }
     }
     if (rc != 0) return p.string() + ": " + std::strerror(errno);
-    // As it was: its owner where this process may give it, its mode, its time.
+    // As it was: its owner where this process may give it, its mode (a directory's once
+    // what it holds is made), its time.
     if (::geteuid() == 0 && ::lchown(p.c_str(), node.uid, node.gid) != 0) return p.string() + ": " + std::strerror(errno);
+    if (node.kind == KeptNode::Kind::directory) return {};
     if (node.kind != KeptNode::Kind::link && ::chmod(p.c_str(), node.mode) != 0) return p.string() + ": " + std::strerror(errno);
     const std::timespec times[2] = {{0, UTIME_OMIT}, node.modified};
     ::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW);
@@ -233,10 +235,12 @@ SetAside restore(const KeptPath& kept, std::vector<SetAside>& out) {
             r.error = "cannot put back " + bad;
             return r;
         }
-    // The directories' times last: what was made in them changed them.
+    // The directories' modes and times last, deepest first: what was made in them changed
+    // their times, and a mode without write would have kept it from being made.
     for (auto it = kept.nodes.rbegin(); it != kept.nodes.rend(); ++it)
         if (it->kind == KeptNode::Kind::directory) {
             const fs::path p = it->relative.empty() ? kept.path : kept.path / it->relative;
+            if (::chmod(p.c_str(), it->mode) != 0 && r.error.empty()) r.error = "cannot put back the mode of " + p.string() + ": " + std::strerror(errno);
             const std::timespec times[2] = {{0, UTIME_OMIT}, it->modified};
             ::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW);
         }

@@ -904,11 +904,14 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
 }  // namespace
 
 // Whether the call's reads are scoped ([policy] read, PolicyRequest::read_scoped); if so,
-// what lies outside the scope added to `resolved`'s deny_read.
-static bool scope_reads(Policy& resolved, const PolicyRequest& request, const Config& config) {
+// what lies outside the scope added to `resolved`'s deny_read. confine's own plugin
+// directories stay readable: a runner may start a program of its own inside the sandbox
+// (bubblewrap's confine-loopback).
+static bool scope_reads(Policy& resolved, const PolicyRequest& request, const Config& config, const std::vector<fs::path>& plugin_dirs) {
     if (!request.read_scoped.value_or(config.read_scoped)) return false;
     std::vector<fs::path> roots(config.read_roots.begin(), config.read_roots.end());
     roots.insert(roots.end(), request.read_roots.begin(), request.read_roots.end());
+    roots.insert(roots.end(), plugin_dirs.begin(), plugin_dirs.end());
     detail::hide_outside_read_scope(resolved, roots);
     return true;
 }
@@ -973,7 +976,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
     auto resolved = checked_policy(completed, argv, &kept);
     if (!resolved) return std::unexpected(resolved.error());
     detail::drop_unprotected(*resolved, unprotect_entries(policy, impl_->config));
-    const bool read_scoped = scope_reads(*resolved, policy, impl_->config);
+    const bool read_scoped = scope_reads(*resolved, policy, impl_->config, impl_->plugin_dirs);
     const Selection& s = selection();
     if (!s.usable()) return std::unexpected(*s.failure);
     log_policy(*resolved);
@@ -1034,7 +1037,7 @@ std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, co
     auto resolved = checked_policy(complete(request, context), argv);
     if (!resolved) return std::unexpected(resolved.error());
     detail::drop_unprotected(*resolved, unprotect_entries(request, impl_->config));
-    const bool read_scoped = scope_reads(*resolved, request, impl_->config);
+    const bool read_scoped = scope_reads(*resolved, request, impl_->config, impl_->plugin_dirs);
     if (const auto& bad = impl_->configuration_error()) return std::unexpected(*bad);
     fs::path file;
     auto opened = impl_->open_runner(std::string(runner), file);

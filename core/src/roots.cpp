@@ -530,8 +530,12 @@ std::vector<fs::path> hide_outside_read_scope(Policy& resolved, const std::vecto
         readable.emplace_back(system);
     for (const auto& w : sdk::always_writable_places()) readable.push_back(w);
     for (const auto& place : writable_places(resolved)) readable.emplace_back(place);
-    if (!resolved.working_directory.empty()) readable.push_back(resolved.working_directory);
-    for (const auto& r : with_homes(read_roots, caller_homes())) {
+    // Where the command runs, unless that is a home or above one: the scope is what keeps
+    // the rest of the home unread.
+    const auto homes = caller_homes();
+    const fs::path& here = resolved.working_directory;
+    if (!here.empty() && std::none_of(homes.begin(), homes.end(), [&](const fs::path& h) { return is_within(h, here); })) readable.push_back(here);
+    for (const auto& r : with_homes(read_roots, homes)) {
         std::error_code ec;
         const fs::path real = fs::canonical(r, ec);
         if (!ec) readable.push_back(real);

@@ -89,7 +89,8 @@ std::optional<Error> resolve_protected(const std::vector<std::filesystem::path>&
 // down, each entry that is not readable and holds nothing readable — the readable places
 // being the system's directories (/usr, /etc, /bin, /sbin, /lib*, /opt, /var/lib, /proc,
 // /dev, /sys, /run/systemd/resolve), the writable places (the roots, /tmp, /dev/shm),
-// where the command runs, and `read_roots` ("~/..." beneath each of caller_homes(); one
+// where the command runs (unless that is a home or above one), and `read_roots` ("~/..."
+// beneath each of caller_homes(); one
 // that does not exist is skipped) — while each directory on the way to a readable place
 // is walked in turn. A symbolic link is never hidden: what it leads to is judged where it
 // is. The hidden paths, sorted.

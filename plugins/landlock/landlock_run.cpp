@@ -108,7 +108,7 @@ struct Request {
     bool protects = false;  // any --protect, --protect-held or --protect-empty
 };
 
-// The kind of protect mount `option` asks for; nullptr-like 0 when it is none.
+// The kind of protect mount `option` asks for (ProtectKind), or 0 when it asks none.
 char protect_kind(const char* option) {
     if (std::strcmp(option, "--protect") == 0) return static_cast<char>(ll::ProtectKind::read_only);
     if (std::strcmp(option, "--protect-held") == 0) return static_cast<char>(ll::ProtectKind::held);
