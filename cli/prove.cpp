@@ -419,6 +419,9 @@ public:
         if (dimension == "write") return std::string(confine::to_string(d.write));
         if (dimension == "network") return asked(last_.network_asked, d.network);
         if (dimension == "processes") return std::string(confine::to_string(d.processes));
+        // A scoped run's reads: the scope's level, and the deny list's where it asked one.
+        if (dimension == "read" && last_.read_scoped)
+            return std::string(confine::to_string(last_.read_asked ? std::min(d.read, d.read_scope) : d.read_scope));
         if (dimension == "read") return asked(last_.read_asked, d.read);
         if (dimension == "protect") return asked(last_.protect_asked, d.protect);
         if (dimension == "lifetime") return std::string(confine::to_string(d.lifetime));

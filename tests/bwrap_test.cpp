@@ -775,3 +775,29 @@ TEST_CASE("confine's own device nodes for root's bubblewrap are made, made again
     }
 }
 #endif
+
+// Scoped reads: the host's root is not bound whole; only what the scope names, read-only,
+// the links at the top of the root made again, and a denied path outside the scope not
+// masked at all (it is not there).
+TEST_CASE("bwrap's scoped reads bind only the scope and the root's links, never the whole root", "[bwrap]") {
+    Bwrapped c("[policy]\nread = \"scoped\"\n");
+    test::TempDir ws("/var/tmp");
+    const auto argv = c.wrap({"--workspace", ws.path().string(), "--deny-read", "/srv"})["argv"].get<std::vector<std::string>>();
+    std::string said;
+    for (const auto& a : argv) said += a + " ";
+    INFO(said);
+    auto bound = [&](const std::string& p) {
+        const std::vector<std::string> bind{"--ro-bind", p, p};
+        return std::search(argv.begin(), argv.end(), bind.begin(), bind.end()) != argv.end();
+    };
+    CHECK_FALSE(bound("/"));
+    CHECK(bound("/usr"));
+    CHECK(bound("/etc"));
+    CHECK_FALSE(bound(ws.path().string()));  // bound writable, after
+    std::error_code ec;
+    if (fs::is_symlink("/bin", ec)) {
+        const std::vector<std::string> link{"--symlink", fs::read_symlink("/bin").string(), "/bin"};
+        CHECK(std::search(argv.begin(), argv.end(), link.begin(), link.end()) != argv.end());
+    }
+    CHECK(std::find(argv.begin(), argv.end(), "/srv") == argv.end());
+}

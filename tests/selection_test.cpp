@@ -830,3 +830,36 @@ TEST_CASE("run() and spawn() return a configuration error as it is, and run noth
     CHECK(spawned.error().message == ran.error().message);
     CHECK_FALSE(fs::exists(marker));
 }
+
+// A runner that does not apply Policy::read_scope (the fake, as a plugin older than ABI
+// 1.12) is given the scope again as deny_read entries: everything beside the way to a
+// readable place, and its read level is the scope's.
+TEST_CASE("a runner that does not apply the read scope gets it as deny_read entries, its read level the scope's", "[selection][secrets]") {
+    test::TempDir dir, tree("/var/tmp");
+    test::install_fake(dir.path(), "usable");
+    const fs::path ws = tree / "ws";
+    fs::create_directories(ws);
+    fs::create_directories(tree / "beside");
+    fs::create_directories(tree / "tools");
+    test::write_file(tree / "note.txt", "x");
+    auto provider = provider_for(dir, chain({"usable"}) + "[policy]\nread = \"scoped\"\nread_roots = [\"" + (tree / "tools").string() + "\"]\n");
+    std::vector<std::string> argv{"true"};
+    auto wrapped = provider->wrap({confine::Mode::workspace_write, ws, {}}, argv);
+    REQUIRE(wrapped);
+    CHECK(wrapped->read_scoped);
+    CHECK(wrapped->dimensions.read_scope == wrapped->dimensions.read);
+    const auto denied = given(*wrapped, "FAKE_DENY_READ=");
+    auto has = [&](const fs::path& p) { return std::find(denied.begin(), denied.end(), p.string()) != denied.end(); };
+    CHECK(has(tree / "beside"));
+    CHECK(has(tree / "note.txt"));
+    CHECK_FALSE(has(tree / "tools"));  // a read root
+    CHECK_FALSE(has(ws));
+    CHECK_FALSE(has("/usr"));
+    CHECK_FALSE(has("/var/tmp"));  // on the way: walked, not hidden
+    // Not scoped: none of it.
+    auto open = provider_for(dir, chain({"usable"}))->wrap({confine::Mode::workspace_write, ws, {}}, argv);
+    REQUIRE(open);
+    CHECK_FALSE(open->read_scoped);
+    const auto unscoped = given(*open, "FAKE_DENY_READ=");
+    CHECK(std::find(unscoped.begin(), unscoped.end(), (tree / "beside").string()) == unscoped.end());
+}

@@ -200,7 +200,8 @@ WrapResult reported(WrapResult wrapped, const Policy& policy) {
         d.open += (d.open.empty() ? "" : "; ") + wrapped.restore_open;
     }
     const bool all_full = d.write == Level::full && d.processes == Level::full && (!wrapped.network_asked || d.network == Level::full) &&
-                          (!wrapped.read_asked || d.read == Level::full) && (!wrapped.protect_asked || d.protect == Level::full) &&
+                          (!wrapped.read_asked || d.read == Level::full) && (!wrapped.read_scoped || d.read_scope == Level::full) &&
+                          (!wrapped.protect_asked || d.protect == Level::full) &&
                           d.lifetime == Level::full && (!wrapped.limits_asked || d.limits == Level::full);
     if (!all_full) wrapped.enforcement = Enforcement::partial;
     return wrapped;
@@ -223,7 +224,8 @@ std::expected<WrapResult, Error> meets_minimums(WrapResult wrapped, const Policy
         {"write", {wrapped.dimensions.write, config.minimums.write}},
         {"network", {wrapped.network_asked ? wrapped.dimensions.network : Level::full, config.minimums.network}},
         {"processes", {wrapped.dimensions.processes, config.minimums.processes}},
-        {"read", {wrapped.read_asked ? wrapped.dimensions.read : Level::full, config.minimums.read}},
+        {"read", {std::min(wrapped.read_asked ? wrapped.dimensions.read : Level::full, wrapped.read_scoped ? wrapped.dimensions.read_scope : Level::full),
+                  config.minimums.read}},
         {"protect", {wrapped.protect_asked ? wrapped.dimensions.protect : Level::full, config.minimums.protect}},
         {"lifetime", {wrapped.dimensions.lifetime, config.minimums.lifetime}},
         {"limits", {wrapped.limits_asked ? wrapped.dimensions.limits : Level::full, config.minimums.limits}},
@@ -704,12 +706,6 @@ void log_selection(const Selection& s, const Config& config) {
         detail::log_debug("selected: none: {}", s.failure->message);
 }
 
-// The wrap, saying whether the call's reads are scoped (WrapResult::read_scoped).
-std::expected<WrapResult, Error> scoped(std::expected<WrapResult, Error> wrapped, bool read_scoped) {
-    if (wrapped) wrapped->read_scoped = read_scoped;
-    return wrapped;
-}
-
 // What -v says of what a wrap gives: each dimension's level, which /tmp, and what the
 // runner says is left open.
 std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped) {
@@ -718,7 +714,7 @@ std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped
     auto asked = [](bool is, Level l) { return is ? std::string(to_string(l)) : std::string("not asked"); };
     detail::log_debug("wrapped by {}: write {}, network {}, processes {}, read {}{}, protect {}, lifetime {}, limits {}; /tmp {}", wrapped->runner,
                       to_string(d.write), asked(wrapped->network_asked, d.network), to_string(d.processes), asked(wrapped->read_asked, d.read),
-                      wrapped->read_scoped ? " (scoped)" : "",
+                      wrapped->read_scoped ? ", read scope " + std::string(to_string(d.read_scope)) : std::string(),
                       asked(wrapped->protect_asked, d.protect), to_string(d.lifetime), asked(wrapped->limits_asked, d.limits),
                       wrapped->tmp == Tmp::private_ ? "private (the run's own, gone after it)"
                       : wrapped->tmp == Tmp::host   ? "the host's"
@@ -880,10 +876,13 @@ std::optional<std::string> untrusted_runner_program(const std::string& program, 
 
 // The bwrap-shaped wrap of an asserted runner command (docs/design.md §3, §4): the
 // bwrap runner's profile, after the operator's command.
-WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Policy& policy,
-                         std::span<const std::string> argv, const std::string& loopback) {
+WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Policy& resolved,
+                         std::span<const std::string> argv, const std::string& loopback, const std::vector<fs::path>& scope) {
+    Policy policy = resolved;
+    policy.read_scope = scope;  // bubblewrap-shaped: binds only what the scope names
     WrapResult r;
     r.runner = std::string(asserted_runner_name);
+    r.read_scoped = !scope.empty();
     r.argv = sdk::bwrap_profile(s.runner_command, policy);
     for (auto& a : sdk::bwrap_proxy_arguments(loopback, policy)) r.argv.push_back(std::move(a));
     r.argv.emplace_back("--");
@@ -903,17 +902,37 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
 
 }  // namespace
 
-// Whether the call's reads are scoped ([policy] read, PolicyRequest::read_scoped); if so,
-// what lies outside the scope added to `resolved`'s deny_read. confine's own plugin
+// The places a scoped call may read ([policy] read, PolicyRequest::read_scoped;
+// detail::read_scope_places), or none for a call that is not scoped. confine's own plugin
 // directories stay readable: a runner may start a program of its own inside the sandbox
 // (bubblewrap's confine-loopback).
-static bool scope_reads(Policy& resolved, const PolicyRequest& request, const Config& config, const std::vector<fs::path>& plugin_dirs) {
-    if (!request.read_scoped.value_or(config.read_scoped)) return false;
+static std::vector<fs::path> read_scope(const Policy& resolved, const PolicyRequest& request, const Config& config,
+                                        const std::vector<fs::path>& plugin_dirs) {
+    if (!request.read_scoped.value_or(config.read_scoped)) return {};
     std::vector<fs::path> roots(config.read_roots.begin(), config.read_roots.end());
     roots.insert(roots.end(), request.read_roots.begin(), request.read_roots.end());
     roots.insert(roots.end(), plugin_dirs.begin(), plugin_dirs.end());
-    detail::hide_outside_read_scope(resolved, roots);
-    return true;
+    return detail::read_scope_places(resolved, roots);
+}
+
+// `runner`'s wrap of `resolved` with the read scope `scope` (empty: reads not scoped):
+// given to the runner (Policy::read_scope), or — where it says it did not apply it, as a
+// plugin older than ABI 1.12 says — given again as deny_read entries for everything
+// outside it (detail::hide_outside_read_scope), whose level is then the runner's read level.
+static std::expected<WrapResult, Error> wrap_scoped(PluginRunner& runner, const Policy& resolved, std::span<const std::string> argv,
+                                                    const std::vector<fs::path>& scope) {
+    if (scope.empty()) return runner.wrap(resolved, argv);
+    Policy given = resolved;
+    given.read_scope = scope;
+    auto wrapped = runner.wrap(given, argv);
+    if (wrapped && wrapped->dimensions.read_scope == Level::none) {
+        Policy hidden = resolved;
+        detail::hide_outside_read_scope(hidden, scope);
+        wrapped = runner.wrap(hidden, argv);
+        if (wrapped) wrapped->dimensions.read_scope = wrapped->dimensions.read;
+    }
+    if (wrapped) wrapped->read_scoped = true;
+    return wrapped;
 }
 
 // The unprotect entries of a call: the configuration's, then the request's.
@@ -976,7 +995,7 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
     auto resolved = checked_policy(completed, argv, &kept);
     if (!resolved) return std::unexpected(resolved.error());
     detail::drop_unprotected(*resolved, unprotect_entries(policy, impl_->config));
-    const bool read_scoped = scope_reads(*resolved, policy, impl_->config, impl_->plugin_dirs);
+    const auto scope = read_scope(*resolved, policy, impl_->config, impl_->plugin_dirs);
     const Selection& s = selection();
     if (!s.usable()) return std::unexpected(*s.failure);
     log_policy(*resolved);
@@ -997,12 +1016,11 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
                                             : untrusted_runner_program(loopback, *resolved))
                 return std::unexpected(Error{ErrorCode::sandbox_unavailable, "cannot take the network through the run's proxy: " + *bad});
         }
-        return watched(logged(scoped(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv, loopback),
-                                                    *resolved, impl_->config),
-                                     read_scoped)),
+        return watched(logged(meets_minimums(asserted_wrap(s, impl_->config.platforms.at(impl_->platform), *resolved, argv, loopback, scope),
+                                             *resolved, impl_->config)),
                        *resolved, completed.protect, impl_->config, kept);
     }
-    auto wrapped = impl_->selected->wrap(*resolved, argv);
+    auto wrapped = wrap_scoped(*impl_->selected, *resolved, argv, scope);
     if (!wrapped) {
         // Whatever stopped the runner from wrapping, nothing may run unconfined.
         return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
@@ -1014,19 +1032,19 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
     // runner below a minimum is skipped (docs/design.md §12).
     const ExplicitAsks asks = explicit_asks(policy, impl_->config);
     auto unmet = impl_->explicit_unmet(*impl_->selected, *checked, completed, asks, argv);
-    if (!unmet) return watched(logged(scoped(std::move(checked), read_scoped)), *resolved, completed.protect, impl_->config, kept);
+    if (!unmet) return watched(logged(std::move(checked)), *resolved, completed.protect, impl_->config, kept);
     if (!s.selected_without_probe && s.runner) {
         const auto selected = std::find(s.chain.begin(), s.chain.end(), *s.runner);
         for (auto it = selected == s.chain.end() ? selected : selected + 1; it != s.chain.end(); ++it) {
             fs::path file;
             PluginRunner* runner = impl_->later_runner(*it, file);
             if (!runner || writable_by_the_run(*resolved, relied_on(impl_->config, file))) continue;
-            auto other = runner->wrap(*resolved, argv);
+            auto other = wrap_scoped(*runner, *resolved, argv, scope);
             if (!other) continue;
             auto other_checked = meets_minimums(std::move(*other), *resolved, impl_->config);
             if (!other_checked || impl_->explicit_unmet(*runner, *other_checked, completed, asks, argv)) continue;
             detail::log_debug("runner {} wraps this call instead: {}", *it, *unmet);
-            return watched(logged(scoped(std::move(other_checked), read_scoped)), *resolved, completed.protect, impl_->config, kept);
+            return watched(logged(std::move(other_checked)), *resolved, completed.protect, impl_->config, kept);
         }
     }
     return std::unexpected(Error{ErrorCode::sandbox_unavailable, std::move(*unmet)});
@@ -1037,17 +1055,17 @@ std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, co
     auto resolved = checked_policy(complete(request, context), argv);
     if (!resolved) return std::unexpected(resolved.error());
     detail::drop_unprotected(*resolved, unprotect_entries(request, impl_->config));
-    const bool read_scoped = scope_reads(*resolved, request, impl_->config, impl_->plugin_dirs);
+    const auto scope = read_scope(*resolved, request, impl_->config, impl_->plugin_dirs);
     if (const auto& bad = impl_->configuration_error()) return std::unexpected(*bad);
     fs::path file;
     auto opened = impl_->open_runner(std::string(runner), file);
     if (!opened && is_configuration_error(opened.error().code)) return std::unexpected(opened.error());
     if (!opened) return std::unexpected(Error{ErrorCode::sandbox_unavailable, "runner '" + std::string(runner) + "' cannot be used: " + opened.error().message});
     if (auto bad = writable_by_the_run(*resolved, relied_on(impl_->config, file))) return std::unexpected(*bad);
-    auto wrapped = (*opened)->wrap(*resolved, argv);
+    auto wrapped = wrap_scoped(**opened, *resolved, argv, scope);
     if (!wrapped) return std::unexpected(Error{ErrorCode::sandbox_unavailable, wrapped.error().message});
     // For review: reported as a run would get it, minimums not applied.
-    return scoped(reported(std::move(*wrapped), *resolved), read_scoped);
+    return reported(std::move(*wrapped), *resolved);
 }
 
 std::optional<Error> untrusted_runner_command(const Config& config, std::string_view platform) {

@@ -523,25 +523,36 @@ void hide_beside(const fs::path& dir, const std::vector<fs::path>& readable, std
 
 }  // namespace
 
-std::vector<fs::path> hide_outside_read_scope(Policy& resolved, const std::vector<fs::path>& read_roots) {
-    std::vector<fs::path> readable;
+std::vector<fs::path> read_scope_places(const Policy& resolved, const std::vector<fs::path>& read_roots) {
+    std::vector<fs::path> wanted;
     for (const char* system : {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/var/lib", "/proc", "/dev", "/sys",
                                "/run/systemd/resolve"})
-        readable.emplace_back(system);
-    for (const auto& w : sdk::always_writable_places()) readable.push_back(w);
-    for (const auto& place : writable_places(resolved)) readable.emplace_back(place);
+        wanted.emplace_back(system);
+    for (const auto& w : sdk::always_writable_places()) wanted.push_back(w);
+    for (const auto& place : writable_places(resolved)) wanted.emplace_back(place);
     // Where the command runs, unless that is a home or above one: the scope is what keeps
     // the rest of the home unread.
     const auto homes = caller_homes();
     const fs::path& here = resolved.working_directory;
-    if (!here.empty() && std::none_of(homes.begin(), homes.end(), [&](const fs::path& h) { return is_within(h, here); })) readable.push_back(here);
-    for (const auto& r : with_homes(read_roots, homes)) {
+    if (!here.empty() && std::none_of(homes.begin(), homes.end(), [&](const fs::path& h) { return is_within(h, here); })) wanted.push_back(here);
+    for (const auto& r : with_homes(read_roots, homes)) wanted.push_back(r);
+    std::vector<fs::path> places;
+    for (const auto& w : wanted) {
         std::error_code ec;
-        const fs::path real = fs::canonical(r, ec);
-        if (!ec) readable.push_back(real);
+        const fs::path real = fs::canonical(w, ec);
+        if (!ec) places.push_back(real);
     }
+    std::sort(places.begin(), places.end());
+    places.erase(std::unique(places.begin(), places.end()), places.end());
+    std::vector<fs::path> outermost;
+    for (const auto& p : places)
+        if (std::none_of(places.begin(), places.end(), [&](const fs::path& q) { return q != p && is_within(p, q); })) outermost.push_back(p);
+    return outermost;
+}
+
+std::vector<fs::path> hide_outside_read_scope(Policy& resolved, const std::vector<fs::path>& places) {
     std::vector<fs::path> hidden;
-    hide_beside("/", readable, hidden, 0);
+    hide_beside("/", places, hidden, 0);
     std::sort(hidden.begin(), hidden.end());
     for (const auto& h : hidden) {
         if (std::any_of(resolved.deny_read.begin(), resolved.deny_read.end(), [&](const fs::path& d) { return is_within(h, d); })) continue;

@@ -85,16 +85,20 @@ std::optional<Error> resolve_denied(const std::vector<std::filesystem::path>& en
 std::optional<Error> resolve_protected(const std::vector<std::filesystem::path>& entries, const std::filesystem::path& home, Policy& out,
                                       KeptGitScan* kept = nullptr);
 
-// What a scoped read (Config::read_scoped) hides, added to `resolved.deny_read`: from `/`
-// down, each entry that is not readable and holds nothing readable — the readable places
-// being the system's directories (/usr, /etc, /bin, /sbin, /lib*, /opt, /var/lib, /proc,
-// /dev, /sys, /run/systemd/resolve), the writable places (the roots, /tmp, /dev/shm),
-// where the command runs (unless that is a home or above one), and `read_roots` ("~/..."
-// beneath each of caller_homes(); one
-// that does not exist is skipped) — while each directory on the way to a readable place
-// is walked in turn. A symbolic link is never hidden: what it leads to is judged where it
-// is. The hidden paths, sorted.
-std::vector<std::filesystem::path> hide_outside_read_scope(Policy& resolved, const std::vector<std::filesystem::path>& read_roots);
+// The places a scoped call (Config::read_scoped) may read: the system's directories
+// (/usr, /etc, /bin, /sbin, /lib*, /opt, /var/lib, /proc, /dev, /sys,
+// /run/systemd/resolve), the writable places (the roots, /tmp, /dev/shm), where the
+// command runs (unless that is a home or above one), and `read_roots` ("~/..." beneath
+// each of caller_homes()); each canonical and existing (one that is not is skipped), none
+// beneath another, sorted (Policy::read_scope).
+std::vector<std::filesystem::path> read_scope_places(const Policy& resolved, const std::vector<std::filesystem::path>& read_roots);
+
+// The read scope `places` as deny_read entries, added to `resolved.deny_read`, for a
+// runner that does not apply Policy::read_scope: from `/` down, each entry that is not
+// readable and holds nothing readable, while each directory on the way to a readable
+// place is walked in turn. A symbolic link is never hidden: what it leads to is judged
+// where it is. The hidden paths, sorted.
+std::vector<std::filesystem::path> hide_outside_read_scope(Policy& resolved, const std::vector<std::filesystem::path>& places);
 
 // `resolved.protect` without what the unprotect `entries` (lexically normal) name: a
 // relative entry in each writable root, an absolute or "~/..." one where it leads; each

@@ -161,7 +161,11 @@ public:
         // the inherited descriptors did not already give, and the terminal filter still
         // refuses input injection. In workspace-write mode, /dev/shm too, so that POSIX
         // shared memory and semaphores work (the host's, as /tmp is).
-        std::vector<std::pair<ll::Grant, std::string>> grants{{ll::Grant::read_only, "/"}, {ll::Grant::read_write, "/dev/null"}};
+        // With scoped reads, only the places the scope names instead of the whole root.
+        std::vector<std::pair<ll::Grant, std::string>> grants;
+        if (policy.read_scope.empty()) grants.emplace_back(ll::Grant::read_only, "/");
+        for (const auto& r : policy.read_scope) grants.emplace_back(ll::Grant::read_only, r.string());
+        grants.emplace_back(ll::Grant::read_write, "/dev/null");
         if (policy.terminal)
             for (const std::string& terminal : terminals()) grants.emplace_back(ll::Grant::read_write, terminal);
         if (policy.mode == sdk::Mode::workspace_write) {
@@ -212,6 +216,7 @@ public:
         r.attestation = sdk::Attestation::status_fd(status_argument, std::string(ll::status_marker));
         r.dimensions = dimensions(abi, partial_ || !ll::fully_enforced(abi), network_none, proxy);
         secrets_dimensions(r.dimensions, policy, grants, network_none, !mounts.empty());
+        if (!policy.read_scope.empty()) r.dimensions.read_scope = sdk::Level::full;
         r.tmp = sdk::Tmp::host;  // Landlock cannot give a /tmp of the run's own
         if (in_process_) {
             auto prepared = prepare(abi, grants, policy.deny_read, network_none, proxy ? policy.proxy_port : 0);

@@ -25,8 +25,9 @@ constexpr std::size_t wrap_result_layouts[] = {
     CONFINE_WRAP_RESULT_SIZE_1_9,  // 1.7: + the levels of read and protect (0: not said, none)
     CONFINE_WRAP_RESULT_SIZE_1_9,  // 1.8: unchanged (the policy grew: its working directory)
     CONFINE_WRAP_RESULT_SIZE_1_9,  // 1.9: unchanged (the host grew: setting_at_fault)
-    sizeof(confine_wrap_result),   // 1.10: + the runner's own lifetime level (0: not said, none)
-    sizeof(confine_wrap_result),   // 1.11: unchanged (the policy grew: the proxy's port)
+    CONFINE_WRAP_RESULT_SIZE_1_11,  // 1.10: + the runner's own lifetime level (0: not said, none)
+    CONFINE_WRAP_RESULT_SIZE_1_11,  // 1.11: unchanged (the policy grew: the proxy's port)
+    sizeof(confine_wrap_result),    // 1.12: + the level of the read scope (0: not applied)
 };
 static_assert(std::size(wrap_result_layouts) == CONFINE_ABI_MINOR + 1);
 
@@ -120,9 +121,10 @@ std::optional<Error> read_dimensions(const confine_wrap_result& r, WrapResult& o
     };
     const auto write = level(r.write_level, said_write), network = level(r.network_level, Level::none),
                processes = level(r.processes_level, Level::none), read = level(r.read_level, Level::none),
-               protect = level(r.protect_level, Level::none), lifetime = level(r.lifetime_level, Level::none);
-    if (!write || !network || !processes || !read || !protect || !lifetime) return bad("malformed wrap result (dimension levels)");
-    out.dimensions = {*write, *network, *processes, r.dimensions_open ? r.dimensions_open : "", *read, *protect, *lifetime, Level::none};
+               protect = level(r.protect_level, Level::none), lifetime = level(r.lifetime_level, Level::none),
+               read_scope = level(r.read_scope_level, Level::none);
+    if (!write || !network || !processes || !read || !protect || !lifetime || !read_scope) return bad("malformed wrap result (dimension levels)");
+    out.dimensions = {*write, *network, *processes, r.dimensions_open ? r.dimensions_open : "", *read, *protect, *lifetime, Level::none, *read_scope};
     switch (r.tmp) {
     case CONFINE_TMP_UNSAID: out.tmp = Tmp::unsaid; break;
     case CONFINE_TMP_PRIVATE: out.tmp = Tmp::private_; break;

@@ -234,9 +234,12 @@ std::expected<WrapResult, Error> PluginRunner::wrap(const Policy& policy, std::s
     std::vector<std::string> deny_read, protect;
     for (const auto& d : policy.deny_read) deny_read.push_back(d.string());
     for (const auto& d : policy.protect) protect.push_back(d.string());
-    std::vector<const char*> deny_read_ptrs, protect_ptrs;
+    std::vector<std::string> read_scope;
+    for (const auto& d : policy.read_scope) read_scope.push_back(d.string());
+    std::vector<const char*> deny_read_ptrs, protect_ptrs, read_scope_ptrs;
     for (const auto& d : deny_read) deny_read_ptrs.push_back(d.c_str());
     for (const auto& d : protect) protect_ptrs.push_back(d.c_str());
+    for (const auto& d : read_scope) read_scope_ptrs.push_back(d.c_str());
     confine_policy p{};
     p.struct_size = sizeof p;
     p.mode = policy.mode == Mode::workspace_write ? CONFINE_MODE_WORKSPACE_WRITE : CONFINE_MODE_READ_ONLY;
@@ -250,6 +253,7 @@ std::expected<WrapResult, Error> PluginRunner::wrap(const Policy& policy, std::s
     p.terminal = policy.terminal ? 1 : 0;
     p.deny_read = {deny_read_ptrs.data(), deny_read_ptrs.size()};
     p.protect = {protect_ptrs.data(), protect_ptrs.size()};
+    p.read_scope = {read_scope_ptrs.data(), read_scope_ptrs.size()};
     const std::string working_directory = policy.working_directory.string();
     p.working_directory = working_directory.empty() ? nullptr : working_directory.c_str();
 

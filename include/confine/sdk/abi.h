@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define CONFINE_ABI_MAJOR 1
-#define CONFINE_ABI_MINOR 11
+#define CONFINE_ABI_MINOR 12
 /* "CNFN": guards against a shared object that merely happens to export the name. */
 #define CONFINE_ABI_MAGIC 0x434E464Eu
 
@@ -247,15 +247,23 @@ typedef struct confine_policy {
     /* ABI 1.11: with CONFINE_NETWORK_PROXY, the TCP port of the run's proxy on 127.0.0.1
      * as the command sees it; 0 otherwise. Read it only when struct_size covers it. */
     uint32_t proxy_port;
+    /* ABI 1.12: scoped reads. Empty: the command may read everything but deny_read. Not
+     * empty: the only places it may read (canonical, existing, none beneath another):
+     * the system's directories, the writable roots, where it runs, the read roots;
+     * deny_read still applies within them. A runner says what it enforces of it as
+     * read_scope_level; one that says nothing of it (UNSAID) is given the scope again as
+     * deny_read entries by the host. Read it only when struct_size covers it. */
+    confine_string_list read_scope;
 } confine_policy;
 
-/* Size of a confine_policy from an ABI 1.0-1.4 / 1.5 / 1.6 / 1.7 / 1.8-1.10 host (1.11 and
- * later: sizeof(confine_policy)). A runner reads a field only when struct_size covers it. */
+/* Size of a confine_policy from an ABI 1.0-1.4 / 1.5 / 1.6 / 1.7 / 1.8-1.10 / 1.11 host
+ * (1.12 and later: sizeof(confine_policy)). A runner reads a field only when struct_size covers it. */
 #define CONFINE_POLICY_SIZE_1_0 (offsetof(confine_policy, network))
 #define CONFINE_POLICY_SIZE_1_5 (offsetof(confine_policy, tmp))
 #define CONFINE_POLICY_SIZE_1_6 (offsetof(confine_policy, deny_read))
 #define CONFINE_POLICY_SIZE_1_7 (offsetof(confine_policy, working_directory))
 #define CONFINE_POLICY_SIZE_1_8 (offsetof(confine_policy, proxy_port))
+#define CONFINE_POLICY_SIZE_1_11 (offsetof(confine_policy, read_scope))
 
 typedef struct confine_verdict {
     uint32_t struct_size;
@@ -327,9 +335,14 @@ typedef struct confine_wrap_result {
      * that process or dies with it). The host supervises the run itself and reports the
      * higher of the two. */
     int32_t lifetime_level;
+    /* ABI 1.12: what the wrap enforces of the policy's read_scope (CONFINE_LEVEL_*).
+     * UNSAID: the runner did not apply it, and the host wraps again with the scope given
+     * as deny_read entries. */
+    int32_t read_scope_level;
 } confine_wrap_result;
 
-/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 / 1.4 / 1.5 / 1.6 / 1.7-1.9 plugin. */
+/* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 / 1.4 / 1.5 / 1.6 / 1.7-1.9 /
+ * 1.10-1.11 plugin. */
 #define CONFINE_WRAP_RESULT_SIZE_1_0 (offsetof(confine_wrap_result, attestation))
 #define CONFINE_WRAP_RESULT_SIZE_1_1 (offsetof(confine_wrap_result, in_process_apply))
 #define CONFINE_WRAP_RESULT_SIZE_1_2 (offsetof(confine_wrap_result, attestation_status_argument))
@@ -338,6 +351,7 @@ typedef struct confine_wrap_result {
 #define CONFINE_WRAP_RESULT_SIZE_1_5 (offsetof(confine_wrap_result, tmp))
 #define CONFINE_WRAP_RESULT_SIZE_1_6 (offsetof(confine_wrap_result, read_level))
 #define CONFINE_WRAP_RESULT_SIZE_1_9 (offsetof(confine_wrap_result, lifetime_level))
+#define CONFINE_WRAP_RESULT_SIZE_1_11 (offsetof(confine_wrap_result, read_scope_level))
 
 /* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
  * calls any plugin code. */

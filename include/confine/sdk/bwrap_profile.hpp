@@ -133,6 +133,32 @@ inline std::vector<std::pair<std::filesystem::path, ProtectMount>> bwrap_protect
     return m;
 }
 
+// Scoped reads (Policy::read_scope): instead of the host's whole root, only what the scope
+// names, each bound read-only onto itself (/dev and /proc are the sandbox's own, the
+// writable roots and /tmp bound after), and the links at the top of the host's root
+// (/bin -> usr/bin) made again, so that the paths a program names still lead where they
+// do on the host. Nothing else exists in the sandbox: not hidden, absent — and what the
+// host creates during the run outside the scope never appears.
+inline void bwrap_scoped_root(const Policy& policy, std::vector<std::string>& a) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> roots;
+    if (policy.mode == Mode::workspace_write) {
+        roots.push_back(policy.workspace);
+        roots.insert(roots.end(), policy.writable.begin(), policy.writable.end());
+    }
+    for (const auto& r : policy.read_scope) {
+        if (is_within(r, "/dev") || is_within(r, "/proc")) continue;
+        if (std::any_of(roots.begin(), roots.end(), [&r](const fs::path& root) { return is_within(r, root); })) continue;  // bound after
+        a.insert(a.end(), {"--ro-bind", r.string(), r.string()});
+    }
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/", ec)) {
+        if (!entry.is_symlink(ec)) continue;
+        const fs::path target = fs::read_symlink(entry.path(), ec);
+        if (!ec) a.insert(a.end(), {"--symlink", target.string(), entry.path().string()});
+    }
+}
+
 // `prefix` (the bubblewrap program and any arguments of its own, such as an operator's
 // runner_command), then bubblewrap's options that confine a command to `policy` (given
 // resolved, as a host gives it). The caller appends "--" and the command. With
@@ -140,8 +166,10 @@ inline std::vector<std::pair<std::filesystem::path, ProtectMount>> bwrap_protect
 inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefix, const Policy& policy,
                                               std::uint32_t* status_argument = nullptr) {
     std::vector<std::string> a(prefix.begin(), prefix.end());
-    a.insert(a.end(), {"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--unshare-ipc",
-                       "--die-with-parent", "--cap-drop", "ALL", "--new-session"});
+    if (policy.read_scope.empty()) a.insert(a.end(), {"--ro-bind", "/", "/"});
+    else bwrap_scoped_root(policy, a);
+    a.insert(a.end(), {"--dev", "/dev", "--proc", "/proc", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop",
+                       "ALL", "--new-session"});
 #if defined(__linux__)
     // For root, the device nodes of --dev are confine's own, which it cannot change
     // (bwrap_devices.hpp); where they cannot be had, the host's (bwrap_dimensions says so).
@@ -173,6 +201,10 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
         }
     }
     for (const auto& d : policy.deny_read) {
+        // With scoped reads, one outside the scope is not in the sandbox at all.
+        if (!policy.read_scope.empty() &&
+            std::none_of(policy.read_scope.begin(), policy.read_scope.end(), [&d](const std::filesystem::path& r) { return is_within(d, r); }))
+            continue;
         std::error_code ec;
         if (std::filesystem::is_directory(d, ec))
             a.insert(a.end(), {"--perms", "0000", "--tmpfs", d.string(), "--remount-ro", d.string()});
@@ -222,6 +254,7 @@ inline Dimensions bwrap_dimensions(const Policy& policy, std::span<const std::st
     d.processes = Level::full;
     d.read = Level::full;
     d.protect = Level::full;
+    if (!policy.read_scope.empty()) d.read_scope = Level::full;
     // Its PID namespace ends with its init, which ends with the command, and the whole of
     // it with the host (--die-with-parent): no process of the run outlives it.
     d.lifetime = Level::full;

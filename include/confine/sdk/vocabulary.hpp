@@ -63,6 +63,9 @@ struct Dimensions {
     Level protect = Level::none;   // ABI 1.7
     Level lifetime = Level::none;  // ABI 1.10
     Level limits = Level::none;    // the host's; never a runner's
+    // ABI 1.12: how much of Policy::read_scope the runner enforces; none (as constructed)
+    // where it did not apply it, and the host then gives it again as deny_read entries.
+    Level read_scope = Level::none;
 };
 
 // Whether `path` is `root` or lies beneath it, component by component (both absolute and
@@ -118,6 +121,12 @@ struct Policy {
     // (confine/allow_hosts.hpp). The host's: not carried to a runner, which has nothing to
     // do with them.
     std::vector<std::string> allow_hosts;
+    // Scoped reads (ABI 1.12): empty, the command reads everything but deny_read; else
+    // the only places it may read, canonical and existing, none beneath another — the
+    // system's directories, the writable roots, where it runs, the read roots — with
+    // deny_read still applied within them. A runner that applies it says so in
+    // Dimensions::read_scope (bwrap_profile() binds only these; Landlock grants only these).
+    std::vector<std::filesystem::path> read_scope;
 };
 
 // A probe's answer: whether the runner works on this machine, and how completely.

@@ -102,7 +102,8 @@ inline constexpr std::size_t policy_layouts[] = {
     CONFINE_POLICY_SIZE_1_8,  // 1.8: + working_directory
     CONFINE_POLICY_SIZE_1_8,  // 1.9: unchanged
     CONFINE_POLICY_SIZE_1_8,  // 1.10: unchanged
-    sizeof(confine_policy),   // 1.11: + proxy_port
+    CONFINE_POLICY_SIZE_1_11,  // 1.11: + proxy_port
+    sizeof(confine_policy),    // 1.12: + read_scope
 };
 static_assert(std::size(policy_layouts) == CONFINE_ABI_MINOR + 1);
 
@@ -120,6 +121,7 @@ inline confine_policy policy_defaults() noexcept {
     p.protect = {nullptr, 0};
     p.working_directory = nullptr;
     p.proxy_port = 0;
+    p.read_scope = {nullptr, 0};
     return p;
 }
 
@@ -164,8 +166,10 @@ inline std::optional<Policy> policy_from(const confine_policy& given) {
     }
     p.tmp = c->tmp == CONFINE_TMP_PRIVATE ? Tmp::private_ : c->tmp == CONFINE_TMP_HOST ? Tmp::host : Tmp::unsaid;
     p.terminal = c->terminal != 0;
-    auto writable = paths_from(c->writable), deny_read = paths_from(c->deny_read), protect = paths_from(c->protect);
-    if (!writable || !deny_read || !protect) return std::nullopt;
+    auto writable = paths_from(c->writable), deny_read = paths_from(c->deny_read), protect = paths_from(c->protect),
+         read_scope = paths_from(c->read_scope);
+    if (!writable || !deny_read || !protect || !read_scope) return std::nullopt;
+    p.read_scope = std::move(*read_scope);
     p.writable = std::move(*writable);
     p.deny_read = std::move(*deny_read);
     p.protect = std::move(*protect);
@@ -212,6 +216,7 @@ inline void attestation_and_dimensions_to_c(const WrapResult& r, OwnedWrapResult
     c.read_level = level_to_c(r.dimensions.read);
     c.protect_level = level_to_c(r.dimensions.protect);
     c.lifetime_level = level_to_c(r.dimensions.lifetime);
+    c.read_scope_level = r.dimensions.read_scope == Level::none ? CONFINE_LEVEL_UNSAID : level_to_c(r.dimensions.read_scope);
     owned.dimensions_open = r.dimensions.open;
     c.dimensions_open = owned.dimensions_open.c_str();
 }
