@@ -504,11 +504,6 @@ std::expected<TimeLimit, std::string> time_limit(const confine::cli::Parsed& p, 
     return limit;
 }
 
-// The run itself, with the signals sent to confinectl passed on to the command.
-// Without a report, no denial hint is looked for, so that an attesting runner's command
-// writes to stderr directly; and where the configuration accepts a run whose processes
-// may outlive it ([policy.enforcement] lifetime = "best-effort") and no time limit is set,
-// a runner that confines in-process turns confinectl into the command itself.
 // A run under a runner that is not the chain's first choice, because that one cannot be
 // used here, is said in one line (docs/design.md §12): what was passed over and why, and
 // each dimension asked that the runner used enforces below full.
@@ -522,6 +517,7 @@ void say_fallback(const confine::Selection& s, const confine::WrapResult& w) {
         {"network", w.network_asked ? std::optional(d.network) : std::nullopt},
         {"processes", d.processes},
         {"read", w.read_asked ? std::optional(d.read) : std::nullopt},
+        {"read scope", w.read_scoped ? std::optional(d.read_scope) : std::nullopt},
         {"protect", w.protect_asked ? std::optional(d.protect) : std::nullopt},
         {"lifetime", d.lifetime},
         {"limits", w.limits_asked ? std::optional(d.limits) : std::nullopt},
@@ -533,6 +529,11 @@ void say_fallback(const confine::Selection& s, const confine::WrapResult& w) {
                  first->runner.c_str(), first->verdict->reason.c_str(), weaker.empty() ? "" : "; enforced less here: ", weaker.c_str());
 }
 
+// The run itself, with the signals sent to confinectl passed on to the command.
+// Without a report, no denial hint is looked for, so that an attesting runner's command
+// writes to stderr directly; and where the configuration accepts a run whose processes
+// may outlive it ([policy.enforcement] lifetime = "best-effort") and no time limit is set,
+// a runner that confines in-process turns confinectl into the command itself.
 std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::PolicyRequest& policy,
                                                                         const std::vector<std::string>& command, bool reporting,
                                                                         const std::vector<std::string>& env, const std::vector<int>& pass_fds,

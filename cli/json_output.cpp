@@ -71,7 +71,7 @@ json tmp_json(confine::Tmp tmp) { return tmp == confine::Tmp::unsaid ? json(null
 // it, read and protect when it had no path to deny or to protect, limits when it set none.
 struct Asked {
     bool network, read, protect, limits;
-    bool read_scope;  // scoped reads, whose level is read's (what lies outside is denied)
+    bool read_scope;  // scoped reads ([policy] read = "scoped")
 };
 json dimensions_json(const confine::Dimensions& d, Asked asked) {
     auto level = [](bool is, confine::Level l) { return is ? std::string(confine::to_string(l)) : std::string("not asked"); };
@@ -79,7 +79,7 @@ json dimensions_json(const confine::Dimensions& d, Asked asked) {
             {"network", level(asked.network, d.network)},
             {"processes", std::string(confine::to_string(d.processes))},
             {"read", level(asked.read, d.read)},
-            {"read_scope", level(asked.read_scope, d.read)},
+            {"read_scope", level(asked.read_scope, d.read_scope)},
             {"protect", level(asked.protect, d.protect)},
             {"lifetime", std::string(confine::to_string(d.lifetime))},
             {"limits", level(asked.limits, d.limits)},

@@ -417,9 +417,9 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     // Nor the run's proxy, which lives as long as the run and reports at its end.
     // Nor a check after the run (git's, the protected paths'): nothing is left to make it.
     const bool checked_after = wrapped.git_watch || wrapped.protect_watch;
-    if (options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy && checked_after)
-        detail::log_debug("not executed in place: the run-end check of the protected paths is made after the run");
-    if (options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy && !checked_after) {
+    const bool in_place = options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy;
+    if (in_place && checked_after) detail::log_debug("not executed in place: the run-end check of the protected paths is made after the run");
+    if (in_place && !checked_after) {
         wrapped.dimensions.lifetime = Level::none;
         detail::log_debug("lifetime none: the command is executed in place of this process, and nothing is left to end what it starts");
         detail::ExecSpec spec = spec_for(wrapped, options, false, p.command_file);
