@@ -8,6 +8,7 @@
 #if !defined(_WIN32)
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -41,6 +42,14 @@ std::optional<std::string> link_target(const fs::path& p) {
     return target;
 }
 
+// When `node`'s data last changed, as utimensat takes it.
+std::timespec modified_time(const KeptNode& node) {
+    std::timespec t{};
+    t.tv_sec = static_cast<std::time_t>(node.modified_seconds);
+    t.tv_nsec = static_cast<long>(node.modified_nanoseconds);
+    return t;
+}
+
 // `top` and everything beneath it into `out`, names in order, links not followed; a git
 // directory's objects/ left out (what it holds is named by its hash, and runs nothing).
 // False when something cannot be read, or the budget runs out.
@@ -54,7 +63,8 @@ bool walk(const fs::path& top, const fs::path& relative, bool in_git, Budget& bu
     node.mode = st.st_mode & 07777;
     node.uid = st.st_uid;
     node.gid = st.st_gid;
-    node.modified = st.st_mtim;
+    node.modified_seconds = st.st_mtim.tv_sec;
+    node.modified_nanoseconds = st.st_mtim.tv_nsec;
     if (S_ISREG(st.st_mode)) {
         node.kind = KeptNode::Kind::file;
         if (static_cast<std::size_t>(st.st_size) > budget.bytes) return false;
@@ -134,7 +144,7 @@ std::string make(const fs::path& top, const KeptNode& node) {
     if (::geteuid() == 0 && ::lchown(p.c_str(), node.uid, node.gid) != 0) return p.string() + ": " + std::strerror(errno);
     if (node.kind == KeptNode::Kind::directory) return {};
     if (node.kind != KeptNode::Kind::link && ::chmod(p.c_str(), node.mode) != 0) return p.string() + ": " + std::strerror(errno);
-    const std::timespec times[2] = {{0, UTIME_OMIT}, node.modified};
+    const std::timespec times[2] = {{0, UTIME_OMIT}, modified_time(node)};
     ::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW);
     return {};
 }
@@ -241,7 +251,7 @@ SetAside restore(const KeptPath& kept, std::vector<SetAside>& out) {
         if (it->kind == KeptNode::Kind::directory) {
             const fs::path p = it->relative.empty() ? kept.path : kept.path / it->relative;
             if (::chmod(p.c_str(), it->mode) != 0 && r.error.empty()) r.error = "cannot put back the mode of " + p.string() + ": " + std::strerror(errno);
-            const std::timespec times[2] = {{0, UTIME_OMIT}, it->modified};
+            const std::timespec times[2] = {{0, UTIME_OMIT}, modified_time(*it)};
             ::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW);
         }
     return r;

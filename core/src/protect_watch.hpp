@@ -10,7 +10,6 @@
 #include <confine/wrap_result.hpp>
 
 #include <cstdint>
-#include <ctime>
 #include <expected>
 #include <filesystem>
 #include <string>
@@ -28,7 +27,7 @@ struct KeptNode {
     unsigned mode = 0;  // the permission bits
     unsigned uid = 0, gid = 0;
     std::string data;  // a file's bytes, a link's target
-    std::timespec modified{};
+    std::int64_t modified_seconds = 0, modified_nanoseconds = 0;  // the last change of its data
 };
 
 // A protected path (resolved, in the writable root `root`) as it was at the start.
