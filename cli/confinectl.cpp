@@ -4,6 +4,7 @@
 // Exit status: 0 on success, 125 for confinectl's own failures (usage, configuration,
 // a sandbox that is unavailable), like env, timeout and chroot.
 #include <confine/allow_hosts.hpp>
+#include <confine/managed.hpp>
 #include <confine/absent_paths.hpp>
 #include <confine/config.hpp>
 #include <confine/execute.hpp>
@@ -117,6 +118,13 @@ std::expected<std::unique_ptr<confine::Provider>, confine::Error> provider_for(c
     auto config = confine::load_config(lookup);
     if (!config) return std::unexpected(config.error());
     if (source.plugin) {
+        const confine::Managed& managed = config->managed;
+        if (!managed.plugins)
+            return std::unexpected(confine::Error{confine::ErrorCode::config_managed,
+                                                  "--plugin crosses a managed bound: " + confine::describe_bound(managed, "plugins")});
+        if (managed.runners && std::find(managed.runners->begin(), managed.runners->end(), source.plugin->runner) == managed.runners->end())
+            return std::unexpected(confine::Error{confine::ErrorCode::config_managed, "--plugin " + source.plugin->runner +
+                                                                                          " crosses a managed bound: " + confine::describe_bound(managed, "runners")});
         confine::PlatformConfig& platform = config->platforms[std::string(confine::current_platform())];
         platform.chain = {source.plugin->runner};
         platform.runner_command.clear();
@@ -450,6 +458,25 @@ struct ReportRequest {
     std::optional<int> fd;
 };
 
+// Why what the flags ask crosses the managed layer of `config`, as one line naming the
+// flag, or nullopt. `timeout` and `limits` are run's.
+std::optional<std::string> crosses_managed(const confine::Config& config, const PolicyFlags& flags, const confine::PolicyRequest& request,
+                                           std::optional<std::chrono::milliseconds> timeout = std::nullopt, const confine::Limits& limits = {}) {
+    confine::ManagedAsk ask;
+    ask.network = request.network;
+    ask.allow_hosts = request.allow_hosts;
+    ask.tmp = request.tmp;
+    ask.read_scoped = request.read_scoped;
+    ask.timeout = timeout;
+    ask.limits = limits;
+    ask.env = flags.env;
+    ask.unprotect = flags.unprotect;
+    static const std::map<std::string, std::string> named{{"network", "--network"}, {"allow_hosts", "--allow-host"}, {"tmp", "--tmp"},
+                                                          {"read", "--read"},       {"timeout", "--timeout"},         {"limits", "--limit"},
+                                                          {"env", "--env"},         {"unprotect", "--unprotect"}};
+    return confine::managed_crossing(config, ask, named);
+}
+
 // The run report's destination, made ready before the command runs, so that a report
 // that could not be written stops the run before it starts.
 class Report {
@@ -623,6 +650,10 @@ RunJudgement judge_run(const confine::Provider& provider, const confine::Selecti
         judged.refusal = *bad;
         return judged;
     }
+    if (auto bad = crosses_managed(provider.config(), flags, request)) {
+        judged.refusal = *bad;
+        return judged;
+    }
     const std::vector<std::string> stand_in{confinectl::own_program()};
     if (auto bad = confine::check_run(provider, request, stand_in))
         judged.refusal = bad->code == confine::ErrorCode::sandbox_unavailable ? "sandbox unavailable: " + bad->message : bad->message;
@@ -674,6 +705,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     warn_absent_paths(*policy, provider->config(), flags.deny_read, flags.protect);
     const auto limit = time_limit(parsed, provider->config());
     if (!limit) return fail(limit.error());
+    if (auto bad = crosses_managed(provider->config(), flags, *policy, limit->timeout, limits)) return fail(*bad);
     auto report = Report::prepare(report_request);
     if (!report) return fail(report.error());
     // Probing happens here, before any signal is forwarded: a signal now ends confinectl
@@ -725,6 +757,11 @@ int cmd_wrap(const Source& source, const PolicyFlags& flags, const std::vector<s
     auto policy = flags.request();
     if (!policy) return failed(confine::ErrorCode::usage, policy.error());
     if (auto bad = flags.env_problem()) return failed(confine::ErrorCode::usage, *bad);
+    if (auto bad = crosses_managed((*provider)->config(), flags, *policy)) return failed(confine::ErrorCode::config_managed, *bad);
+    const auto& allowed = (*provider)->config().managed.runners;
+    if (runner && allowed && std::find(allowed->begin(), allowed->end(), *runner) == allowed->end())
+        return failed(confine::ErrorCode::config_managed,
+                      "--runner " + *runner + " crosses a managed bound: " + confine::describe_bound((*provider)->config().managed, "runners"));
     warn_absent_paths(*policy, (*provider)->config(), flags.deny_read, flags.protect);
     // The environment run would give the runner: the host gives it exactly that.
     confine::RunOptions options;

@@ -104,5 +104,6 @@ TEST_CASE("a file's unsaid settings are the compiled-in default's", "[config]") 
     confine::Config expected = confine::detail::compiled_default_config();
     expected.source = "/etc/confine/confine.toml";
     expected.probe_timeout_ms = 1500;
+    expected.origins["probe_timeout_ms"] = {"/etc/confine/confine.toml", 1, 1};
     CHECK(*from_file == expected);
 }

@@ -1,5 +1,6 @@
 #include <confine/config.hpp>
 #include <confine/allow_hosts.hpp>
+#include <confine/managed.hpp>
 
 #include "default_config.hpp"
 
@@ -105,11 +106,26 @@ public:
             else err = fail(key.source(), "unknown key '" + k + "'");
             if (err) return std::unexpected(*err);
         }
+        if (source_ != embedded_config_name) record_origins(root, "", cfg.origins);
         return cfg;
     }
 
 private:
     std::string source_;
+
+    // Where each key of `table` (named beneath `prefix`) is written, over what the files
+    // before said; a table that replaces its namesake whole ([platform.<os>],
+    // [runner.<name>], [policy.limits]) takes the origins of the one it replaces with it.
+    void record_origins(const toml::table& table, const std::string& prefix, std::map<std::string, SourcePosition>& origins) const {
+        for (auto [key_ptr, node_ptr] : in_file_order(table)) {
+            const std::string name = prefix + std::string(key_ptr->str());
+            const toml::table* inner = node_ptr->as_table();
+            const bool whole = inner && (prefix == "platform." || prefix == "runner." || name == "policy.limits");
+            if (whole) std::erase_if(origins, [&](const auto& o) { return o.first.starts_with(name + "."); });
+            origins[name] = at(key_ptr->source());
+            if (inner) record_origins(*inner, name + ".", origins);
+        }
+    }
     toml::source_region network_at_;  // where [policy] network is written, if it is
 
     static std::string type_name(const toml::node& n) {
@@ -576,15 +592,8 @@ private:
     }
 };
 
-std::expected<Config, Error> load_from(const std::filesystem::path& p, std::string_view origin) {
-    auto cfg = load_config_file(p);
-    if (!cfg) cfg.error().message += " (from " + std::string(origin) + ")";
-    return cfg;
-}
-
-}  // namespace
-
-std::expected<Config, Error> parse_config(std::string_view text, std::string source) {
+// `text` (from `source`) over `base`: what it leaves unsaid keeps the base's value.
+std::expected<Config, Error> parse_over(std::string_view text, std::string source, Config base) {
     // toml++ is given stand-ins for the characters it cannot read safely (toml_text.hpp).
     const auto safe = detail::toml_stand_ins(text);
     if (!safe)
@@ -600,45 +609,119 @@ std::expected<Config, Error> parse_config(std::string_view text, std::string sou
                                                                         std::to_string(b.column) + ": " + std::string(e.description()))});
     }
     detail::restore_strings(root);
+    return Validator(std::move(source)).run(root, std::move(base));
+}
+
+// One file's text, read as trusted configuration (trust.hpp), or why not.
+std::expected<std::string, Error> read_config_text(const std::filesystem::path& file) {
+    auto text = detail::read_trusted_file(file, max_config_bytes);
+    if (text) return std::move(*text);
+    using Kind = detail::ReadFailure::Kind;
+    const std::string& why = text.error().message;
+    switch (text.error().kind) {
+    case Kind::not_found: return std::unexpected(Error{ErrorCode::config_not_found, file.string() + ": configuration file not found"});
+    case Kind::not_regular:
+    case Kind::unreadable: return std::unexpected(Error{ErrorCode::config_unreadable, why});
+    case Kind::untrusted: return std::unexpected(Error{ErrorCode::config_untrusted, file.string() + ": refusing configuration: " + why});
+    case Kind::too_large: break;
+    }
+    return std::unexpected(Error{ErrorCode::config_invalid, file.string() + ": larger than 1 MiB"});
+}
+
+// `file` over `config`, said as coming from `origin` when it fails.
+std::optional<Error> apply_file(Config& config, const std::filesystem::path& file, std::string_view origin) {
+    auto text = read_config_text(file);
+    auto layered = text ? parse_over(*text, file.string(), std::move(config)) : std::unexpected(text.error());
+    if (!layered) {
+        Error e = layered.error();
+        e.message += " (from " + std::string(origin) + ")";
+        return e;
+    }
+    config = std::move(*layered);
+    config.files.push_back(file);
+    return std::nullopt;
+}
+
+// The *.toml files of `dir`, in name order; none when it does not exist.
+std::expected<std::vector<std::filesystem::path>, Error> drop_ins(const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(dir, ec))) return files;
+    if (auto why = detail::untrusted_reason(dir))
+        return std::unexpected(Error{ErrorCode::config_untrusted, dir.string() + ": refusing configuration: " + *why});
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".toml" && it->path().filename().string().front() != '.') files.push_back(it->path());
+    if (ec) return std::unexpected(Error{ErrorCode::config_unreadable, dir.string() + ": " + ec.message()});
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+}  // namespace
+
+std::expected<Config, Error> parse_config(std::string_view text, std::string source) {
     // A file is read over the embedded default (config/confine.toml), so that what it
     // leaves unsaid — the chains, above all — is the default's, never nothing.
     // That default is compiled in (default_config.hpp): the text is not parsed again.
     Config base;
     if (source != embedded_config_name) base = detail::compiled_default_config();
-    return Validator(std::move(source)).run(root, std::move(base));
+    return parse_over(text, std::move(source), std::move(base));
 }
 
 std::expected<Config, Error> load_config_file(const std::filesystem::path& file) {
-    auto text = detail::read_trusted_file(file, max_config_bytes);
-    if (!text) {
-        using Kind = detail::ReadFailure::Kind;
-        const std::string& why = text.error().message;
-        switch (text.error().kind) {
-        case Kind::not_found: return std::unexpected(Error{ErrorCode::config_not_found, file.string() + ": configuration file not found"});
-        case Kind::not_regular:
-        case Kind::unreadable: return std::unexpected(Error{ErrorCode::config_unreadable, why});
-        case Kind::untrusted: return std::unexpected(Error{ErrorCode::config_untrusted, file.string() + ": refusing configuration: " + why});
-        case Kind::too_large: return std::unexpected(Error{ErrorCode::config_invalid, file.string() + ": larger than 1 MiB"});
-        }
-    }
-    return parse_config(*text, file.string());
+    auto text = read_config_text(file);
+    if (!text) return std::unexpected(text.error());
+    auto cfg = parse_config(*text, file.string());
+    if (cfg) cfg->files = {file};
+    return cfg;
+}
+
+std::filesystem::path user_config_path() {
+    const char* xdg = std::getenv("XDG_CONFIG_HOME");
+    if (xdg && *xdg && std::filesystem::path(xdg).is_absolute()) return std::filesystem::path(xdg) / "confine" / "confine.toml";
+    const char* home = std::getenv("HOME");
+    if (home && *home && std::filesystem::path(home).is_absolute()) return std::filesystem::path(home) / ".config" / "confine" / "confine.toml";
+    return {};
 }
 
 std::expected<Config, Error> load_config(const ConfigLookup& lookup) {
-    if (lookup.explicit_path) return load_from(*lookup.explicit_path, "--config");
+    namespace fs = std::filesystem;
+    Config config = detail::compiled_default_config();
+    std::error_code ec;
+    const fs::path etc = lookup.system_path.parent_path();
+    // The operator's: the system file, then its drop-ins.
+    std::vector<std::pair<fs::path, std::string>> layers;
+    if (fs::exists(fs::symlink_status(lookup.system_path, ec))) layers.emplace_back(lookup.system_path, "the system configuration");
+    auto system_drop_ins = drop_ins(etc / "confine.d");
+    if (!system_drop_ins) return std::unexpected(system_drop_ins.error());
+    for (const auto& f : *system_drop_ins) layers.emplace_back(f, "the system configuration");
+    const std::size_t operators = layers.size();
+    // The user's: their own file, then --config or CONFINE_CONFIG.
+    std::optional<fs::path> user = lookup.user_path;
+    if (!user && lookup.read_environment) {
+        if (fs::path p = user_config_path(); !p.empty()) user = p;
+    }
+    if (user && fs::exists(fs::symlink_status(*user, ec))) layers.emplace_back(*user, "the user's configuration");
     std::optional<std::string> env = lookup.environment_value;
     if (!env && lookup.read_environment) {
         if (const char* v = std::getenv("CONFINE_CONFIG")) env = std::string(v);
     }
-    if (env && !env->empty()) {
-        std::filesystem::path p(*env);
-        if (!p.is_absolute())
+    if (lookup.explicit_path) {
+        layers.emplace_back(*lookup.explicit_path, "--config");
+    } else if (env && !env->empty()) {
+        if (!fs::path(*env).is_absolute())
             return std::unexpected(Error{ErrorCode::config_not_found, "CONFINE_CONFIG must be an absolute path, got '" + *env + "'"});
-        return load_from(p, "CONFINE_CONFIG");
+        layers.emplace_back(fs::path(*env), "CONFINE_CONFIG");
     }
-    std::error_code ec;
-    if (std::filesystem::exists(lookup.system_path, ec)) return load_from(lookup.system_path, "the system configuration");
-    return detail::compiled_default_config();
+    for (const auto& [file, origin] : layers)
+        if (auto err = apply_file(config, file, origin)) return std::unexpected(*err);
+    // Above them all, the managed layer's bounds.
+    auto managed = load_managed(etc / "managed.toml", etc / "managed.d");
+    if (!managed) return std::unexpected(managed.error());
+    config.managed = std::move(*managed);
+    const std::vector<fs::path> users(config.files.begin() + static_cast<std::ptrdiff_t>(operators), config.files.end());
+    if (auto err = apply_managed(config, users)) return std::unexpected(*err);
+    return config;
 }
 
 std::expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view text) {

@@ -73,7 +73,7 @@ Error invalid(std::string message) { return Error{ErrorCode::invalid_policy, std
 // The policy's own patterns and names, for a policy built by hand (a configuration's were
 // checked when it was read, naming their line).
 std::optional<Error> check_policy(const EnvironmentPolicy& policy) {
-    for (const auto& [list, key] : {std::pair{&policy.exclude, "exclude"}, std::pair{&policy.include, "include"}})
+    for (const auto& [list, key] : {std::pair{&policy.exclude, "exclude"}, std::pair{&policy.include, "include"}, std::pair{&policy.held, "held"}})
         for (const auto& p : *list)
             if (auto why = invalid_environment_pattern(p)) return invalid("[policy.env] " + std::string(key) + " entry " + quoted(p) + ": " + *why);
     for (const auto& [name, value] : policy.set) {
@@ -221,6 +221,7 @@ std::expected<FilteredEnvironment, Error> filter_environment(const EnvironmentPo
         });
     };
     auto kept = [&](std::string_view name, std::string_view value) {
+        if (matches_any(policy.held, name)) return false;
         if (is_passed(name) || matches_any(policy.include, name)) return true;
         if (matches_any(policy.exclude, name)) return false;
         if (policy.exclude_url_passwords && url_carries_password(value)) return false;
@@ -242,6 +243,10 @@ std::expected<FilteredEnvironment, Error> filter_environment(const EnvironmentPo
         else removed.emplace(std::string(name));
     }
     for (auto& [name, value] : set) {
+        if (matches_any(policy.held, name)) {
+            removed.emplace(name);
+            continue;
+        }
         out.variables.push_back(name + "=" + value);
         out.set.push_back(name);
     }

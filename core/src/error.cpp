@@ -13,6 +13,7 @@ std::string_view error_code_name(ErrorCode code) noexcept {
     case ErrorCode::config_syntax: return "CONFIG_SYNTAX";
     case ErrorCode::config_invalid: return "CONFIG_INVALID";
     case ErrorCode::config_untrusted: return "CONFIG_UNTRUSTED";
+    case ErrorCode::config_managed: return "CONFIG_MANAGED";
     case ErrorCode::plugin_not_found: return "PLUGIN_NOT_FOUND";
     case ErrorCode::plugin_untrusted: return "PLUGIN_UNTRUSTED";
     case ErrorCode::plugin_load_failed: return "PLUGIN_LOAD_FAILED";
@@ -39,6 +40,7 @@ bool is_configuration_error(ErrorCode code) noexcept {
     case ErrorCode::config_syntax:
     case ErrorCode::config_invalid:
     case ErrorCode::config_untrusted:
+    case ErrorCode::config_managed:
     case ErrorCode::plugin_untrusted:
     case ErrorCode::plugin_duplicate:
     case ErrorCode::plugin_create_failed: return true;

@@ -1,4 +1,5 @@
 #include <confine/execute.hpp>
+#include <confine/managed.hpp>
 #include <confine/loader_environment.hpp>
 #include <confine/provider.hpp>
 
@@ -355,6 +356,14 @@ std::optional<Error> start_proxy(WrapResult& wrapped, const std::shared_ptr<deta
 std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyRequest& request, std::span<const std::string> argv,
                                        const RunOptions& given, bool background, bool judging_only = false) {
     Prepared p;
+    // What the call asks beyond its policy, within the managed layer (its policy is the
+    // wrap's to judge).
+    ManagedAsk ask;
+    ask.timeout = given.timeout;
+    ask.limits = given.limits;
+    ask.env = given.environment_overrides;
+    if (auto why = managed_crossing(provider.config(), ask, {{"timeout", "RunOptions::timeout"}, {"limits", "RunOptions::limits"}, {"env", "the override"}}))
+        return std::unexpected(Error{ErrorCode::config_managed, *why});
     // The command is looked up, and its runner started, with the environment it gets.
     auto filtered = with_run_environment(provider, given, p.removed);
     if (!filtered) return std::unexpected(filtered.error());

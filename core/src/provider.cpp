@@ -1,4 +1,5 @@
 #include <confine/provider.hpp>
+#include <confine/managed.hpp>
 #include <confine/allow_hosts.hpp>
 
 #include "executor.hpp"
@@ -689,7 +690,14 @@ namespace {
 // What -v says of a selection, one line each: where the configuration came from, each
 // runner's verdict and whence, and what was selected (or why nothing was).
 void log_selection(const Selection& s, const Config& config) {
-    detail::log_debug("configuration: {}", config.source);
+    std::string files;
+    for (const auto& f : config.files) files += (files.empty() ? "" : ", ") + f.string();
+    detail::log_debug("configuration: {}", files.empty() ? config.source : files);
+    if (config.managed.any()) {
+        std::string managed;
+        for (const auto& f : config.managed.files) managed += (managed.empty() ? "" : ", ") + f.string();
+        detail::log_debug("managed: {}", managed);
+    }
     if (s.asserted) detail::log_debug("platform {}: asserted runner_command {} (not probed)", s.platform, s.runner_command.empty() ? "" : s.runner_command.front());
     for (const Candidate& c : s.candidates) {
         if (!c.verdict) {
@@ -859,7 +867,9 @@ std::optional<Error> writable_by_the_run(const Policy& resolved, const std::vect
 // from a file, and the plugin.
 std::vector<std::pair<std::string, fs::path>> relied_on(const Config& config, const fs::path& plugin) {
     std::vector<std::pair<std::string, fs::path>> files{{"the plugin", plugin}};
-    if (config.source != embedded_config_name) files.emplace_back("the configuration", config.source);
+    for (const auto& f : config.files) files.emplace_back("the configuration", f);
+    if (config.files.empty() && config.source != embedded_config_name) files.emplace_back("the configuration", config.source);
+    for (const auto& f : config.managed.files) files.emplace_back("the managed configuration", f);
     return files;
 }
 
@@ -988,8 +998,26 @@ Policy Provider::complete(const PolicyRequest& request, const RunContext& contex
     return complete_policy(request, impl_->config, context);
 }
 
+namespace {
+
+// Why `request` crosses the managed layer of `config` (confine/managed.hpp), or nullopt.
+std::optional<Error> crosses_managed(const Config& config, const PolicyRequest& request) {
+    ManagedAsk ask;
+    ask.network = request.network;
+    ask.allow_hosts = request.allow_hosts;
+    ask.tmp = request.tmp;
+    ask.read_scoped = request.read_scoped;
+    for (const auto& u : request.unprotect) ask.unprotect.push_back(u.string());
+    if (auto why = managed_crossing(config, ask, {{"network", "network"}, {"allow_hosts", "allow_hosts"}, {"unprotect", "unprotect"}}))
+        return Error{ErrorCode::config_managed, *why};
+    return std::nullopt;
+}
+
+}  // namespace
+
 std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std::span<const std::string> argv,
                                                 const RunContext& context) const {
+    if (auto bad = crosses_managed(impl_->config, policy)) return std::unexpected(*bad);
     const Policy completed = complete(policy, context);
     detail::KeptGitScan kept;
     auto resolved = checked_policy(completed, argv, &kept);
@@ -1052,6 +1080,11 @@ std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std
 
 std::expected<WrapResult, Error> Provider::wrap_with(std::string_view runner, const PolicyRequest& request,
                                                      std::span<const std::string> argv, const RunContext& context) const {
+    if (auto bad = crosses_managed(impl_->config, request)) return std::unexpected(*bad);
+    const auto& allowed = impl_->config.managed.runners;
+    if (allowed && std::find(allowed->begin(), allowed->end(), runner) == allowed->end())
+        return std::unexpected(Error{ErrorCode::config_managed,
+                                     "the runner " + std::string(runner) + " crosses a managed bound: " + describe_bound(impl_->config.managed, "runners")});
     auto resolved = checked_policy(complete(request, context), argv);
     if (!resolved) return std::unexpected(resolved.error());
     detail::drop_unprotected(*resolved, unprotect_entries(request, impl_->config));

@@ -3,9 +3,11 @@
 //   auto cfg = confine::load_config({.explicit_path = flag_value});
 //   if (!cfg) { report(cfg.error().message); return 125; }
 //
-// Where the configuration comes from, in order: an explicit path (`--config`),
-// CONFINE_CONFIG, the system file, else the default embedded at build time from
-// config/confine.toml. Never a file from the current directory or the workspace.
+// Where the configuration comes from, each layer over the one before (load_config): the
+// default embedded at build time from config/confine.toml, the system file and its
+// drop-ins, the user's file, then an explicit path (`--config`) or CONFINE_CONFIG; above
+// them, the managed layer's bounds (confine/managed.hpp). Never a file from the current
+// directory or the workspace.
 #pragma once
 
 #include <confine/environment.hpp>
@@ -116,6 +118,31 @@ struct PackageCaches {
     bool operator==(const PackageCaches&) const = default;
 };
 
+// The managed layer in force (confine/managed.hpp): bounds no configuration file or
+// flag below can cross.
+struct Managed {
+    // The files read, in order.
+    std::vector<std::filesystem::path> files;
+    std::optional<std::vector<std::string>> runners;
+    bool plugins = true, runner_settings = true, runner_command = true;
+    enum class NetworkBound { none, hosts, allow };
+    std::optional<NetworkBound> network;
+    std::vector<std::string> allow_hosts;  // canonical host patterns, with network = hosts
+    std::vector<std::string> deny_read, protect, env_exclude;
+    std::optional<EnvInherit> env_inherit;
+    std::optional<std::chrono::milliseconds> timeout;
+    Limits limits;
+    bool tmp_private = false, read_scoped = false;
+    std::map<std::string, Minimum> enforcement;  // by dimension ("write", ...)
+    // Where each bound is written, by its key ("network", "limits.memory",
+    // "enforcement.write"; "protect:.git/hooks" for one entry of a list): the file that
+    // set the tightest.
+    std::map<std::string, SourcePosition> where;
+
+    bool any() const noexcept { return !files.empty(); }
+    bool operator==(const Managed&) const = default;
+};
+
 struct Config {
     std::string source;  // where it came from: a path or "<embedded default>"
     std::uint32_t probe_timeout_ms = 2000;
@@ -170,6 +197,14 @@ struct Config {
     std::vector<SourcePosition> plugin_dirs_where;  // where each entry of plugin_dirs is written
     std::map<std::string, PlatformConfig> platforms;
     std::map<std::string, RunnerTable> runners;
+    // The configuration files applied, in order, each over the one before (the embedded
+    // default is none of them); `source` is the last.
+    std::vector<std::filesystem::path> files;
+    // Where each value in force is written, by its key as the file spells it
+    // ("policy.network", "policy.limits.memory", "platform.linux.chain",
+    // "runner.bwrap"): a key the embedded default gives has none.
+    std::map<std::string, SourcePosition> origins;
+    Managed managed;
 
     bool operator==(const Config&) const = default;
 };
@@ -194,11 +229,26 @@ struct ConfigLookup {
     std::optional<std::filesystem::path> explicit_path;  // --config
     // CONFINE_CONFIG as read by the caller; nullopt reads the environment.
     std::optional<std::string> environment_value;
+    // Whether CONFINE_CONFIG, XDG_CONFIG_HOME and HOME are read (for CONFINE_CONFIG and the
+    // user's file).
     bool read_environment = true;
+    // The operator's file. Beside it: confine.d/*.toml (drop-ins, over it, in name order),
+    // managed.toml and managed.d/*.toml (the managed layer, confine/managed.hpp).
     std::filesystem::path system_path = std::string(system_config_path);
+    // The user's file; nullopt: user_config_path() where the environment is read.
+    std::optional<std::filesystem::path> user_path;
 };
 
-// Resolves the configuration by the documented order.
+// $XDG_CONFIG_HOME/confine/confine.toml, else ~/.config/confine/confine.toml; empty when
+// neither variable holds an absolute path.
+std::filesystem::path user_config_path();
+
+// The configuration in force, each layer over the one before, key by key (a key a layer
+// writes replaces the one below; a [platform.<os>], [runner.<name>] or [policy.limits]
+// table replaces its namesake whole): the embedded default < the system file <
+// its confine.d/*.toml in name order < the user's file < --config, else CONFINE_CONFIG.
+// Then the managed layer's bounds (apply_managed). Every file is judged as trusted
+// configuration (owned by root or the caller, writable by no one else).
 std::expected<Config, Error> load_config(const ConfigLookup& lookup = {});
 
 // True when `name` is a valid runner name: [a-z0-9][a-z0-9_-]* up to 64 bytes.

@@ -34,7 +34,7 @@ std::string_view to_string(EnvInherit inherit) noexcept;  // "all", "core", "non
 
 // [policy.env]. Patterns are globs on a variable's NAME, compared case-insensitively
 // (ASCII): `*` matches any run of characters, empty included; every other character
-// matches itself. Precedence, highest first: a value set (`set`, then an override
+// matches itself. Precedence, highest first: a name held (`held`), a value set (`set`, then an override
 // NAME=VALUE over it), a name passed through (an override NAME or pattern, then
 // `include`), a name excluded (`exclude`) or a value that carries a URL's password
 // (`exclude_url_passwords`), then `inherit`.
@@ -45,6 +45,9 @@ struct EnvironmentPolicy {
     std::vector<std::string> exclude;
     // Passed through even when excluded or outside the core set.
     std::vector<std::string> include;
+    // Removed above all: no override, `include` or `set` passes or sets them (the managed
+    // layer's env_exclude, confine/managed.hpp).
+    std::vector<std::string> held;
     // Given to the command with these values, whatever the caller's environment says.
     std::vector<std::pair<std::string, std::string>> set;
     // Removed even where `inherit` keeps them, whatever their names: the variables whose

@@ -18,6 +18,7 @@ enum class ErrorCode : int {
     config_syntax = 12,           // not TOML
     config_invalid = 13,          // TOML, but not a valid confine.toml
     config_untrusted = 14,        // writable by others, or owned by another user
+    config_managed = 15,          // a setting or flag crosses a bound of the managed layer
     plugin_not_found = 20,        // no plugin file for a runner name
     plugin_untrusted = 21,        // file or directory writable by others / foreign owner
     plugin_load_failed = 22,      // the dynamic loader refused the file
