@@ -14,6 +14,7 @@
 #include <confine/provider.hpp>
 
 #include "arguments.hpp"
+#include "effective_config.hpp"
 #include "json_output.hpp"
 #include "prove.hpp"
 #include "platform.hpp"
@@ -282,6 +283,17 @@ void warn_absent_paths(const confine::PolicyRequest& request, const confine::Con
         const std::string what = roots.empty() ? " does not exist" : " is in no writable root (" + roots + ")";
         std::fprintf(stderr, "confinectl: warning: %s%s: nothing is %s there\n", named.c_str(), what.c_str(), denied ? "denied" : "protected");
     }
+}
+
+// `config`: the configuration in effect, as run would read it, with origins.
+int cmd_config(const std::string& config_path, bool as_json) {
+    confine::ConfigLookup lookup;
+    if (!config_path.empty()) lookup.explicit_path = config_path;
+    auto config = confine::load_config(lookup);
+    if (!config) return fail(config.error().message);
+    Output out;
+    out << (as_json ? confinectl::effective_json(*config) : confinectl::effective_text(*config));
+    return 0;
 }
 
 int cmd_check_config(const std::string& file) {
@@ -680,7 +692,7 @@ int cmd_probe(const Source& runners, const PolicyFlags& flags, bool as_json, boo
     const RunJudgement judged = judge_run(*provider, s, flags, *request);
     if (!proving) {
         if (as_json) {
-            out << confinectl::probe_json(s, source, judged.workspace, judged.refusal);
+            out << confinectl::probe_json(s, provider->config(), judged.workspace, judged.refusal);
         } else {
             print_probe(out, s, source);
             print_judgement(out, judged);
@@ -838,6 +850,8 @@ std::vector<confine::cli::CommandSpec> command_specs() {
         {"plugins", "List the plugins found, where, their ABI, and why any was refused", "", Operands::none,
          {config, {"--json", "", false, "Machine-readable output"}}},
         {"check-config", "Validate a configuration file (default: the one confine would use)", "[FILE]", Operands::optional, {}},
+        {"config", "Show the configuration in effect, each value with the file and line it comes from, and the managed layer's bounds", "",
+         Operands::none, {config, {"--json", "", false, "Machine-readable output"}}},
         {"run", "Run a command confined", "[--] COMMAND [ARG...]", Operands::command, std::move(run_options)},
         {"wrap", "Print, as JSON, how a command would be wrapped, for hosts that spawn it themselves", "[--] COMMAND [ARG...]",
          Operands::command, std::move(wrap_options)},
@@ -921,6 +935,7 @@ int run_command(const confine::cli::Parsed& p) {
     if (name == "probe") return cmd_probe(source, policy, as_json, p.has("--prove"), p.has("--strict"));
     if (name == "plugins") return cmd_plugins(config_path, as_json);
     if (name == "check-config") return cmd_check_config(p.operands.empty() ? std::string() : p.operands.front());
+    if (name == "config") return cmd_config(config_path, as_json);
     if (name == "wrap") {
         auto passed = pass_fds(p, false, std::nullopt);
         if (!passed) {

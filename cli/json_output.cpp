@@ -1,4 +1,6 @@
 #include "json_output.hpp"
+
+#include "effective_config.hpp"
 #include "prove.hpp"
 
 #include <confine/internal/network_filter_linux.hpp>
@@ -130,11 +132,12 @@ json attestation_json(const confine::Attestation& a) {
 
 }  // namespace
 
-std::string probe_json(const confine::Selection& s, const std::string& config_source, const std::string& workspace,
+std::string probe_json(const confine::Selection& s, const confine::Config& config, const std::string& workspace,
                        const std::optional<std::string>& run_refused) {
     json j{{"schema_version", schema_version},
            {"platform", s.platform},
-           {"config", config_source},
+           {"config", config.source},
+           {"effective", effective_document(config)},
            {"chain", s.chain},
            {"asserted", s.asserted},
            {"usable", s.usable()}};

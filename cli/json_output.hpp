@@ -18,11 +18,13 @@
 
 namespace confinectl {
 
-// `probe --json`: the platform, the configuration in effect (`config_source`), the chain
+// `probe --json`: the platform, the configuration in effect (`config`: the last file read,
+// or "<embedded default>"; `effective`: every value with its origin, the files read and
+// the managed layer's files and bounds, as `config --json` gives them), the chain
 // or the asserted runner command, each candidate's verdict, the selection and, when
 // nothing is usable, why; the workspace judged (empty: none, read-only mode) and the line
 // `run` would refuse with there (`run_refused`), or null. Indented.
-std::string probe_json(const confine::Selection& selection, const std::string& config_source, const std::string& workspace,
+std::string probe_json(const confine::Selection& selection, const confine::Config& config, const std::string& workspace,
                        const std::optional<std::string>& run_refused);
 // {"schema_version": 1, "error": {"code": "SANDBOX_UNAVAILABLE", "message": ...}}
 std::string error_json(confine::ErrorCode code, const std::string& message);

@@ -13,6 +13,7 @@
 #include <confine/provider.hpp>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -84,7 +85,7 @@ TEST_CASE("configuration layers apply key by key in order, each value with the f
     CHECK_FALSE(cfg->origins.contains("policy.deny_read"));
 }
 
-TEST_CASE("a layer's [platform] table replaces the one below whole, its origins too; a bad layer names its file", "[config][managed]") {
+TEST_CASE("a layer's [platform] table replaces the one below whole, its origins too, and a bad layer names its file", "[config][managed]") {
     Etc etc({{"confine.toml", "[platform.linux]\nrunner_command = [\"/usr/bin/env\"]\nrunner_failure_signatures = [\"x\"]\n"},
              {"user.toml", "[platform.linux]\nchain = [\"landlock\"]\n"},
              {"bad.toml", "[policy]\nnetwork = \"sometimes\"\n"}});
@@ -123,7 +124,7 @@ TEST_CASE("the managed layer brings the embedded default within its bounds and a
     CHECK(confine::describe_bound(cfg->managed, "timeout") == "timeout at most 10m (" + managed + ":9:11)");
 }
 
-TEST_CASE("a file that crosses a managed bound fails with its line, the managed line and what it allows; one that tightens is taken",
+TEST_CASE("a file that crosses a managed bound fails with its line, the managed line and what it allows, and one that tightens is taken",
           "[config][managed]") {
     struct Case {
         const char* text;
@@ -230,7 +231,7 @@ TEST_CASE("a broken, untrusted or foreign managed file fails the configuration c
     CHECK(writable.error().code == ErrorCode::config_untrusted);
 }
 
-TEST_CASE("what a call asks beyond the configuration crosses the managed layer by name; within it, it is taken", "[config][managed]") {
+TEST_CASE("what a call asks beyond the configuration crosses the managed layer by name, and within it, it is taken", "[config][managed]") {
     Etc etc({{"managed.toml", team_policy}});
     auto cfg = etc.load();
     REQUIRE(cfg);
@@ -445,4 +446,48 @@ TEST_CASE("as nobody, a broken managed file, or one the user owns, fails every c
     CHECK(r.exit_code == 125);
     CHECK_THAT(r.err, Catch::Contains("/etc/confine/managed.toml: refusing managed configuration: /etc/confine/managed.toml is owned by uid 65534, not root"));
     CHECK_FALSE(fs::exists(marker));
+}
+
+TEST_CASE("confinectl config shows each value in effect with where it comes from, and probe --json carries it", "[e2e][managed][linux-only]") {
+    require_managed_machine();
+    test::Tree tree(true);
+    Etc etc({{"managed.toml", team_policy_denying(tree.outside_file)}, {"confine.toml", "[policy]\nkill_after = \"2s\"\n"}});
+    ManagedMachine machine(etc.etc);
+    const fs::path mine = tree.home / "mine.toml";
+    test::write_file(mine, "[policy]\ntimeout = \"5m\"\n");
+    test::give_to_nobody(tree.home);
+    auto r = machine.run({"config", "--json", "--config", mine.string()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc["files"] == nlohmann::json({"/etc/confine/confine.toml", mine.string()}));
+    CHECK(doc["managed"]["files"] == nlohmann::json({"/etc/confine/managed.toml"}));
+    CHECK(doc["managed"]["bounds"]["timeout"] == "timeout at most 10m (/etc/confine/managed.toml:9:11)");
+    std::map<std::string, std::pair<nlohmann::json, std::string>> settings;
+    std::vector<std::pair<std::string, std::string>> denied;
+    for (const auto& s : doc["settings"]) {
+        settings[s["key"]] = {s["value"], s["origin"]};
+        if (s["key"] == "policy.deny_read[]") denied.emplace_back(s["value"], s["origin"]);
+    }
+    CHECK(settings["policy.timeout"] == std::pair<nlohmann::json, std::string>{"5m", mine.string() + ":2:1"});
+    CHECK(settings["policy.kill_after"] == std::pair<nlohmann::json, std::string>{"2s", "/etc/confine/confine.toml:2:1"});
+    CHECK(settings["policy.tmp"] == std::pair<nlohmann::json, std::string>{"private", "managed /etc/confine/managed.toml:10:7"});
+    CHECK(settings["policy.limits.memory"].second == "managed /etc/confine/managed.toml:12:10");
+    CHECK(settings["policy.enforcement.network"] == std::pair<nlohmann::json, std::string>{"partial", "default"});
+    CHECK(settings["platform.linux.chain"].first == nlohmann::json({"bwrap"}));
+    CHECK(std::find(denied.begin(), denied.end(), std::pair<std::string, std::string>{tree.outside_file.string(), "managed /etc/confine/managed.toml:5:14"}) !=
+          denied.end());
+    CHECK(std::find(denied.begin(), denied.end(), std::pair<std::string, std::string>{"~/.ssh", "default"}) != denied.end());
+    // The text form says the same, a line each.
+    auto text = machine.run({"config", "--config", mine.string()});
+    REQUIRE(text.exit_code == 0);
+    CHECK_THAT(text.out, Catch::Contains("# managed: /etc/confine/managed.toml\n"));
+    CHECK_THAT(text.out, Catch::Contains("policy.timeout = \"5m\""));
+    CHECK_THAT(text.out, Catch::Contains("  # " + mine.string() + ":2:1\n"));
+    // probe --json: the same document under "effective".
+    auto probe = machine.run({"probe", "--json", "--config", mine.string(), "--workspace", tree.ws.string()});
+    INFO(probe.err);
+    const auto probed = nlohmann::json::parse(probe.out);
+    CHECK(probed["effective"]["managed"]["files"] == nlohmann::json({"/etc/confine/managed.toml"}));
+    CHECK(probed["effective"]["settings"] == doc["settings"]);
 }

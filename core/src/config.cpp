@@ -724,6 +724,14 @@ std::expected<Config, Error> load_config(const ConfigLookup& lookup) {
     return config;
 }
 
+std::string format_duration(std::chrono::milliseconds duration) {
+    const auto ms = duration.count();
+    if (ms != 0 && ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
+    if (ms != 0 && ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
+    if (ms != 0 && ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+    return std::to_string(ms) + "ms";
+}
+
 std::expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view text) {
     const std::string_view shape = "is not a duration: a positive number with ms, s, m or h (500ms, 30s, 5m)";
     std::size_t at = 0;

@@ -36,14 +36,6 @@ std::string_view name_of(Managed::NetworkBound n) {
     return n == Managed::NetworkBound::none ? "none" : n == Managed::NetworkBound::hosts ? "hosts" : "allow";
 }
 
-// "10m", "90s", "1500ms": a duration as the files write it.
-std::string duration_text(std::chrono::milliseconds d) {
-    const auto ms = d.count();
-    if (ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
-    if (ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
-    if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
-    return std::to_string(ms) + "ms";
-}
 
 // "2G", "512M", "100": a limit as the files write it.
 std::string amount_text(std::uint64_t n, bool bytes) {
@@ -352,10 +344,14 @@ std::string describe_bound(const Managed& m, std::string_view key) {
             for (const auto& h : m.allow_hosts) what += " " + h;
             what += m.allow_hosts.empty() ? " none)" : ")";
         }
+    } else if (k == "allow_hosts") {
+        what = "allow_hosts: only";
+        for (const auto& h : m.allow_hosts) what += " " + h;
+        if (m.allow_hosts.empty()) what += " none";
     } else if (k == "env_inherit") {
         what = "env_inherit at most " + in_quotes(to_string(m.env_inherit.value_or(EnvInherit::all)));
     } else if (k == "timeout") {
-        what = "timeout at most " + (m.timeout ? duration_text(*m.timeout) : std::string("none"));
+        what = "timeout at most " + (m.timeout ? format_duration(*m.timeout) : std::string("none"));
     } else if (k == "tmp") {
         what = "tmp must be \"private\"";
     } else if (k == "read") {
@@ -531,7 +527,7 @@ private:
     std::optional<Error> amounts() {
         if (m_.timeout && cfg_.timeout && *cfg_.timeout > *m_.timeout)
             if (const auto where = written("policy.timeout"))
-                return crossing_error(*where, "policy.timeout = " + in_quotes(duration_text(*cfg_.timeout)), m_, "timeout");
+                return crossing_error(*where, "policy.timeout = " + in_quotes(format_duration(*cfg_.timeout)), m_, "timeout");
         if (m_.timeout && (!cfg_.timeout || *cfg_.timeout > *m_.timeout)) cfg_.timeout = m_.timeout;
         for (const auto& f : limit_fields) {
             const auto bound = m_.limits.*f.field;
@@ -590,7 +586,7 @@ std::optional<std::string> managed_crossing(const Config& config, const ManagedA
     }
     if (m.tmp_private && ask.tmp == Tmp::host) return cross(named("tmp") + " host", "tmp");
     if (m.read_scoped && ask.read_scoped == false) return cross(named("read") + " all", "read");
-    if (m.timeout && ask.timeout && *ask.timeout > *m.timeout) return cross(named("timeout") + " " + duration_text(*ask.timeout), "timeout");
+    if (m.timeout && ask.timeout && *ask.timeout > *m.timeout) return cross(named("timeout") + " " + format_duration(*ask.timeout), "timeout");
     for (const auto& f : limit_fields) {
         const auto bound = m.limits.*f.field;
         const auto asked = ask.limits.*f.field;

@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: confined-run WORKSPACE COMMAND [ARGS...]\n");
         return 125;
     }
-    auto config = confine::load_config();  // CONFINE_CONFIG, /etc/confine/confine.toml or the default
+    auto config = confine::load_config();  // the layers and the managed layer, as confinectl reads them
     if (!config) {
         std::fprintf(stderr, "confined-run: %s\n", config.error().message.c_str());
         return 125;

@@ -259,4 +259,7 @@ bool is_valid_runner_name(std::string_view name) noexcept;
 // "5"). Otherwise why not, one phrase naming the text.
 std::expected<std::chrono::milliseconds, std::string> parse_duration(std::string_view text);
 
+// A duration as the files write it, in its largest whole unit: "10m", "90s", "1500ms".
+std::string format_duration(std::chrono::milliseconds duration);
+
 }  // namespace confine
