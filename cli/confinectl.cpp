@@ -16,6 +16,7 @@
 #include "arguments.hpp"
 #include "effective_config.hpp"
 #include "json_output.hpp"
+#include "records.hpp"
 #include "prove.hpp"
 #include "platform.hpp"
 
@@ -512,8 +513,11 @@ public:
 
     // A report that cannot be written is said, and does not change the exit status.
     void write(const confine::Outcome& outcome, const std::vector<confine::Candidate>& skipped) {
+        write_text(confinectl::run_report_json(outcome, skipped));
+    }
+    // The report of a run refused before it started: {"schema_version", "error"}.
+    void write_text(const std::string& text) {
         if (!wanted()) return;
-        const std::string text = confinectl::run_report_json(outcome, skipped);
         const std::optional<std::string> error = file_ ? file_->write(text) : confinectl::write_to_descriptor(*fd_, text);
         if (error) std::fprintf(stderr, "confinectl: cannot write the report: %s\n", error->c_str());
     }
@@ -595,15 +599,6 @@ std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const con
     auto outcome = confine::run(provider, policy, command, options);
     g_child_pid = 0;
     return outcome;
-}
-
-// A command that could not be started, said; like env and timeout: 127 for a command
-// that is not there, 126 for one that cannot run.
-int fail_to_start(const confine::Error& error) {
-    fail(error.message);
-    if (error.code == confine::ErrorCode::command_not_found) return 127;
-    if (error.code == confine::ErrorCode::command_not_executable) return 126;
-    return exit_failure;
 }
 
 // Ends confinectl the way the command ended: its exit status, or its signal.
@@ -703,31 +698,10 @@ int cmd_probe(const Source& runners, const PolicyFlags& flags, bool as_json, boo
     return proving ? prove(out, *provider, as_json, strict) : 0;
 }
 
-int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
-            const ReportRequest& report_request, const std::vector<int>& pass_fds, const confine::cli::Parsed& parsed,
-            const confine::Limits& limits) {
-    if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
-    if (auto bad = own_loader_problem(flags)) return fail(*bad);
-    auto provider = open_provider(source, provider_options(false));
-    if (!provider) return exit_failure;
-    if (auto bad = plugin_unusable(source, *provider)) return fail(*bad);
-    auto policy = flags.request();
-    if (!policy) return fail(policy.error());
-    if (auto bad = flags.env_problem()) return fail(*bad);
-    warn_absent_paths(*policy, provider->config(), flags.deny_read, flags.protect);
-    const auto limit = time_limit(parsed, provider->config());
-    if (!limit) return fail(limit.error());
-    if (auto bad = crosses_managed(provider->config(), flags, *policy, limit->timeout, limits)) return fail(*bad);
-    auto report = Report::prepare(report_request);
-    if (!report) return fail(report.error());
-    // Probing happens here, before any signal is forwarded: a signal now ends confinectl
-    // by its default action, and the command never starts.
-    provider->selection();
-    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds, *limit, limits);
-    if (!outcome) return fail_to_start(outcome.error());
-    // What the run-end check moved aside, and what it put back: a line each (docs/design.md §11).
+// What the run-end check moved aside, and what it put back: a line each (docs/design.md §11).
+void say_set_aside(const confine::Outcome& outcome) {
     std::string planted_line, restored_line;
-    for (const auto& m : outcome->set_aside) {
+    for (const auto& m : outcome.set_aside) {
         std::string& line = m.restored ? restored_line : planted_line;
         line += (line.empty() ? " " : "; ") + m.path.string();
         if (m.restored)
@@ -738,11 +712,94 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     }
     if (!planted_line.empty()) fail("moved aside what the command planted where git or another tool would read it on the host:" + planted_line);
     if (!restored_line.empty()) fail("put back the protected paths the command changed:" + restored_line);
+}
+
+// The exit status end_as() gives `outcome` (128 + the signal for one that dies by it).
+int status_of(const confine::Outcome& outcome) {
+    if (outcome.kind == confine::OutcomeKind::sandbox_unavailable) return exit_failure;
+    if (outcome.timed_out) return exit_timed_out;
+    if (const auto interrupted = confinectl::interrupted_by()) return 128 + *interrupted;
+    if (outcome.signal) return 128 + *outcome.signal;
+    return outcome.exit_code.value_or(exit_failure);
+}
+
+// What a run says of itself when it ends or is refused: the report (--report,
+// --report-fd) and the run record ([report] records, journal), a refusal included.
+class RunAccount {
+public:
+    RunAccount(Report& report, const std::vector<std::string>& command) : report_(report) { context_.command = command; }
+
+    // Once the configuration is in force: its records, opened before anything runs.
+    std::optional<std::string> open_records(const confine::Config& config, const std::string& workspace) {
+        config_ = &config;
+        context_.workspace = workspace;
+        auto opened = confinectl::Records::open(config.records);
+        if (!opened) return opened.error();
+        records_ = std::move(*opened);
+        return std::nullopt;
+    }
+
+    // The run refused with `line`: said, reported and recorded; the status.
+    int refuse(confine::ErrorCode code, const std::string& line, int status = exit_failure) {
+        fail(line);
+        const nlohmann::json body{{"outcome", "refused"}, {"error", {{"code", std::string(confine::error_code_name(code))}, {"message", line}}}};
+        report_.write_text(confinectl::error_json(code, line));
+        // Without a configuration in force, the managed layer alone says where records go.
+        if (!records_ && !config_)
+            if (auto managed = confine::load_managed(); managed)
+                if (auto opened = confinectl::Records::open(managed->records); opened) records_ = std::move(*opened);
+        if (records_) records_->write(context_, config_, body, status);
+        return status;
+    }
+
+    void ended(const confine::Outcome& outcome, const std::vector<confine::Candidate>& skipped) {
+        report_.write(outcome, skipped);
+        if (records_) records_->write(context_, config_, nlohmann::json::parse(confinectl::run_report_json(outcome, skipped)), status_of(outcome));
+    }
+
+private:
+    Report& report_;
+    confinectl::RecordContext context_;
+    const confine::Config* config_ = nullptr;
+    std::optional<confinectl::Records> records_;
+};
+
+int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
+            const ReportRequest& report_request, const std::vector<int>& pass_fds, const confine::cli::Parsed& parsed,
+            const confine::Limits& limits) {
+    if (command.empty()) return fail("run: no command given (confinectl run [options] -- command [args...])");
+    auto report = Report::prepare(report_request);
+    if (!report) return fail(report.error());
+    RunAccount account(*report, command);
+    using Code = confine::ErrorCode;
+    if (auto bad = own_loader_problem(flags)) return account.refuse(Code::invalid_policy, *bad);
+    auto opened = provider_for(source, provider_options(false));
+    if (!opened) return account.refuse(opened.error().code, opened.error().message);
+    auto& provider = *opened;
+    auto policy = flags.request();
+    if (auto bad = account.open_records(provider->config(), policy ? policy->workspace.string() : std::string())) return account.refuse(Code::usage, *bad);
+    if (auto bad = plugin_unusable(source, *provider)) return account.refuse(Code::sandbox_unavailable, *bad);
+    if (!policy) return account.refuse(Code::usage, policy.error());
+    if (auto bad = flags.env_problem()) return account.refuse(Code::usage, *bad);
+    warn_absent_paths(*policy, provider->config(), flags.deny_read, flags.protect);
+    const auto limit = time_limit(parsed, provider->config());
+    if (!limit) return account.refuse(Code::usage, limit.error());
+    if (auto bad = crosses_managed(provider->config(), flags, *policy, limit->timeout, limits)) return account.refuse(Code::config_managed, *bad);
+    // Probing happens here, before any signal is forwarded: a signal now ends confinectl
+    // by its default action, and the command never starts.
+    provider->selection();
+    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds, *limit, limits);
+    if (!outcome) {
+        const auto& e = outcome.error();
+        const int status = e.code == Code::command_not_found ? 127 : e.code == Code::command_not_executable ? 126 : exit_failure;
+        return account.refuse(e.code, e.message, status);
+    }
+    say_set_aside(*outcome);
     // The runners the chain passed over, as unusable here, stay visible in the report.
     std::vector<confine::Candidate> skipped;
     for (const auto& c : provider->selection().candidates)
         if (c.verdict && !c.verdict->usable()) skipped.push_back(c);
-    report->write(*outcome, skipped);
+    account.ended(*outcome, skipped);
     end_as(*outcome);
 }
 

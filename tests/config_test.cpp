@@ -252,7 +252,7 @@ TEST_CASE("a TOML syntax error names file, line and column", "[config]") {
 TEST_CASE("unknown keys are rejected at their position", "[config]") {
     auto top = error_of("probe_timeout_ms = 5\nbogus = 1\n");
     CHECK(top.code == ErrorCode::config_invalid);
-    CHECK(top.message == "test.toml:2:1: unknown key 'bogus'");
+    CHECK_THAT(top.message, Catch::StartsWith("test.toml:2:1: unknown key 'bogus' (known: "));
     auto in_platform = error_of("[platform.linux]\nchain = []\nchian = []\n");
     CHECK_THAT(in_platform.message, Catch::StartsWith("test.toml:3:1: unknown key 'chian' in [platform.linux]"));
     auto platform = error_of("[platform.linx]\nchain = []\n");

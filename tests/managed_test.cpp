@@ -17,6 +17,8 @@
 
 #include <unistd.h>
 
+#include <fstream>
+
 namespace fs = std::filesystem;
 using confine::ErrorCode;
 
@@ -318,19 +320,37 @@ struct ManagedMachine {
 
     explicit ManagedMachine(fs::path etc_dir) : etc(std::move(etc_dir)) {}
 
-    test::Result run(std::vector<std::string> args, std::vector<std::string> env = {}) const {
+    // With `journal` set, a journal of the namespace's own takes the first datagram sent to
+    // /run/systemd/journal/socket (a tmpfs on /run) and writes it to that file.
+    test::Result run(std::vector<std::string> args, std::vector<std::string> env = {}, const fs::path& journal = {}) const {
         static const std::string script =
             "set -e\n"
-            "src=$1 scratch=$2\n"
-            "shift 2\n"
+            "src=$1 scratch=$2 journal=$3\n"
+            "shift 3\n"
             "mount -t tmpfs tmpfs \"$scratch\"\n"
             "mkdir \"$scratch/u\" \"$scratch/w\"\n"
             "mount -t overlay overlay -o \"lowerdir=/etc,upperdir=$scratch/u,workdir=$scratch/w\" /etc\n"
             "mkdir -p /etc/confine\n"
             "cp -a \"$src/.\" /etc/confine/\n"
-            "exec \"$@\"\n";
+            "[ -n \"$journal\" ] || exec \"$@\"\n"
+            "mount -t tmpfs tmpfs /run\n"
+            "mkdir -p /run/systemd/journal\n"
+            "python3 -c '\n"
+            "import os, socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+            "s.bind(\"/run/systemd/journal/socket\")\n"
+            "os.chmod(\"/run/systemd/journal/socket\", 0o666)\n"
+            "open(\"/run/journal-ready\", \"w\").close()\n"
+            "s.settimeout(30)\n"
+            "open(sys.argv[1], \"wb\").write(s.recv(1 << 22))\n"
+            "' \"$journal\" &\n"
+            "while [ ! -e /run/journal-ready ]; do sleep 0.05; done\n"
+            "status=0\n"
+            "\"$@\" || status=$?\n"
+            "wait\n"
+            "exit $status\n";
         std::vector<std::string> prefix{"/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, "sh", etc.string(),
-                                        scratch.path().string()};
+                                        scratch.path().string(), journal.string()};
         for (const auto& a : test::as_user(true)) prefix.push_back(a);
         return confine.run(std::move(args), std::move(env), prefix);
     }
@@ -490,4 +510,106 @@ TEST_CASE("confinectl config shows each value in effect with where it comes from
     const auto probed = nlohmann::json::parse(probe.out);
     CHECK(probed["effective"]["managed"]["files"] == nlohmann::json({"/etc/confine/managed.toml"}));
     CHECK(probed["effective"]["settings"] == doc["settings"]);
+}
+
+namespace {
+
+// The fields of a native journal datagram: KEY=VALUE lines (no binary fields here).
+std::map<std::string, std::string> journal_fields(const fs::path& datagram) {
+    std::ifstream in(datagram, std::ios::binary);
+    std::map<std::string, std::string> out;
+    for (std::string line; std::getline(in, line);)
+        if (const auto eq = line.find('='); eq != std::string::npos) out[line.substr(0, eq)] = line.substr(eq + 1);
+    return out;
+}
+
+// The records a user's file holds, one JSON document per line.
+std::vector<nlohmann::json> records_in(const fs::path& file) {
+    std::ifstream in(file);
+    std::vector<nlohmann::json> out;
+    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("as nobody under a managed policy that requires records, every run is recorded, refused ones too, in the file and the journal",
+          "[e2e][managed][linux-only]") {
+    require_managed_machine();
+    if (!fs::exists("/usr/bin/python3")) test::skip_test("needs python3 for the journal of the test's own");
+    test::Tree tree(true);
+    test::TempDir logs{"/var/tmp"};
+    const fs::path dir = logs / "confine";
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms(01733));
+    Etc etc({{"managed.toml", "records = \"" + dir.string() + "\"\njournal = true\n" + team_policy_denying(tree.outside_file)}});
+    ManagedMachine machine(etc.etc);
+    const fs::path datagram = logs / "journal";
+    // A run that completes: the file's line and the journal's fields.
+    auto ran = machine.run({"run", "--workspace", tree.ws.string(), "--", "/bin/sh", "-c", "exit 3"}, {}, datagram);
+    INFO(ran.err);
+    REQUIRE(ran.exit_code == 3);
+    const fs::path mine = dir / "nobody.jsonl";
+    auto records = records_in(mine);
+    REQUIRE(records.size() == 1);
+    const auto& r = records[0];
+    for (const char* key : {"time", "duration_ms", "user", "host", "version", "command", "working_directory", "workspace", "configuration", "policy",
+                            "runner", "dimensions", "outcome", "exit_code", "exit_status", "timed_out", "limit", "denial_hint", "network_requests"})
+        CHECK(r.contains(key));
+    CHECK(r["user"]["name"] == "nobody");
+    CHECK(r["user"]["uid"] == test::nobody);
+    CHECK(r["command"] == nlohmann::json({"/bin/sh", "-c", "exit 3"}));
+    CHECK(r["workspace"] == tree.ws.string());
+    CHECK(r["outcome"] == "task_failed");
+    CHECK(r["exit_status"] == 3);
+    CHECK(r["runner"] == "bwrap");
+    CHECK(r["configuration"]["managed"][0]["path"] == "/etc/confine/managed.toml");
+    CHECK_THAT(r["configuration"]["managed"][0]["hash"].get<std::string>(), Catch::StartsWith("fnv1a64:"));
+    CHECK((fs::status(mine).permissions() & fs::perms::all) == fs::perms(0600));
+    const auto fields = journal_fields(datagram);
+    CHECK(fields.at("SYSLOG_IDENTIFIER") == "confinectl");
+    CHECK(fields.at("CONFINE_OUTCOME") == "task_failed");
+    CHECK(fields.at("CONFINE_EXIT_STATUS") == "3");
+    CHECK(fields.at("CONFINE_RUNNER") == "bwrap");
+    CHECK(fields.at("CONFINE_USER") == "nobody");
+    CHECK(nlohmann::json::parse(fields.at("CONFINE_RECORD"))["command"] == r["command"]);
+    // Refused by a bound, and by a user's file that does not load: recorded with the line.
+    auto crossed = machine.run({"run", "--workspace", tree.ws.string(), "--network", "allow", "--", "/bin/true"});
+    CHECK(crossed.exit_code == 125);
+    const fs::path broken = tree.home / "broken.toml";
+    test::write_file(broken, "[policy]\nnetwork = 1\n");
+    test::give_to_nobody(tree.home);
+    auto bad = machine.run({"run", "--config", broken.string(), "--workspace", tree.ws.string(), "--", "/bin/true"}, {}, datagram);
+    CHECK(bad.exit_code == 125);
+    records = records_in(mine);
+    REQUIRE(records.size() == 3);
+    CHECK(records[1]["outcome"] == "refused");
+    CHECK(records[1]["error"]["code"] == "CONFIG_MANAGED");
+    CHECK_THAT(records[1]["error"]["message"].get<std::string>(), Catch::StartsWith("--network allow crosses a managed bound"));
+    CHECK(records[2]["outcome"] == "refused");
+    CHECK(records[2]["configuration"].is_null());
+    CHECK_THAT(records[2]["error"]["message"].get<std::string>(), Catch::StartsWith(broken.string() + ":2:11: policy.network must be"));
+    CHECK(journal_fields(datagram).at("CONFINE_OUTCOME") == "refused");
+    // A user's file cannot turn the records off.
+    const fs::path quiet = tree.home / "quiet.toml";
+    test::write_file(quiet, "[report]\nrecords = \"\"\n");
+    test::give_to_nobody(tree.home);
+    auto off = machine.run({"run", "--config", quiet.string(), "--workspace", tree.ws.string(), "--", "/bin/true"});
+    CHECK(off.exit_code == 125);
+    CHECK_THAT(off.err, Catch::StartsWith("confinectl: " + quiet.string() + ":2:1: report.records = \"\" crosses a managed bound: records must be \"" +
+                                          dir.string() + "\""));
+}
+
+TEST_CASE("the report of a run refused before it started says why, a configuration error too", "[e2e][managed][linux-only]") {
+    test::Installed confine;
+    test::TempDir dir{"/var/tmp"};
+    const fs::path broken = dir / "broken.toml", report = dir / "report.json";
+    test::write_file(broken, "[policy]\nnetwork = 1\n");
+    auto r = confine.run({"run", "--config", broken.string(), "--report", report.string(), "--", "/bin/true"});
+    CHECK(r.exit_code == 125);
+    REQUIRE(fs::exists(report));
+    std::ifstream in(report);
+    const auto doc = nlohmann::json::parse(in);
+    CHECK(doc["error"]["code"] == "CONFIG_INVALID");
+    CHECK_THAT(doc["error"]["message"].get<std::string>(), Catch::StartsWith(broken.string() + ":2:11:"));
 }

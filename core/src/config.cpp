@@ -103,7 +103,8 @@ public:
             else if (k == "platform") err = read_platforms(node, cfg);
             else if (k == "runner") err = read_runners(node, cfg);
             else if (k == "policy") err = read_policy(node, cfg);
-            else err = fail(key.source(), "unknown key '" + k + "'");
+            else if (k == "report") err = read_report(node, cfg.records);
+            else err = fail(key.source(), "unknown key '" + k + "' (known: probe_timeout_ms, plugin_dirs, platform, runner, policy, report)");
             if (err) return std::unexpected(*err);
         }
         if (source_ != embedded_config_name) record_origins(root, "", cfg.origins);
@@ -142,6 +143,27 @@ private:
         case toml::node_type::date_time: return "date-time";
         }
         return "value";
+    }
+
+    // [report]: records (an absolute directory, or "" for none) and journal.
+    std::optional<Error> read_report(const toml::node& node, RunRecords& records) const {
+        const toml::table* table = node.as_table();
+        if (!table) return fail(node.source(), "report must be a table, not " + type_name(node));
+        for (auto [key_ptr, value_ptr] : in_file_order(*table)) {
+            const std::string k(key_ptr->str());
+            if (k == "records") {
+                const auto text = value_ptr->value<std::string>();
+                if (!text || (!text->empty() && (!std::filesystem::path(*text).is_absolute() || text->find('\0') != std::string::npos)))
+                    return fail(value_ptr->source(), "report.records must be an absolute directory, or \"\" for none");
+                records.directory = std::filesystem::path(*text).lexically_normal();
+            } else if (k == "journal") {
+                if (!value_ptr->is_boolean()) return fail(value_ptr->source(), "report.journal must be true or false, not " + type_name(*value_ptr));
+                records.journal = *value_ptr->value<bool>();
+            } else {
+                return fail(key_ptr->source(), "unknown key '" + k + "' in [report] (known: records, journal)");
+            }
+        }
+        return std::nullopt;
     }
 
     // [policy]: what a call asks when it does not say.

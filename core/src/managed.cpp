@@ -212,6 +212,15 @@ private:
             const bool tighter = !m_.timeout || *d < *m_.timeout;
             note(k, node.source(), tighter);
             if (tighter) m_.timeout = *d;
+        } else if (k == "records") {
+            const auto text = node.value<std::string>();
+            if (!text || !fs::path(*text).is_absolute()) return fail(node.source(), "records must be an absolute directory");
+            m_.records.directory = fs::path(*text).lexically_normal();
+            note(k, node.source(), true);
+        } else if (k == "journal") {
+            if (!node.is_boolean()) return fail(node.source(), "journal must be true or false");
+            note(k, node.source(), !m_.records.journal && *node.value<bool>());
+            m_.records.journal = m_.records.journal || *node.value<bool>();
         } else if (k == "tmp") {
             auto text = one_of(node, k, {"private"});
             if (!text) return text.error();
@@ -225,7 +234,7 @@ private:
         } else {
             return fail(key_at, "unknown key '" + k +
                                     "' in a managed file (known: runners, plugins, runner_settings, runner_command, network, allow_hosts, deny_read, "
-                                    "protect, env_exclude, env_inherit, timeout, tmp, read, limits, enforcement)");
+                                    "protect, env_exclude, env_inherit, timeout, tmp, read, records, journal, limits, enforcement)");
         }
         return std::nullopt;
     }
@@ -352,6 +361,10 @@ std::string describe_bound(const Managed& m, std::string_view key) {
         what = "env_inherit at most " + in_quotes(to_string(m.env_inherit.value_or(EnvInherit::all)));
     } else if (k == "timeout") {
         what = "timeout at most " + (m.timeout ? format_duration(*m.timeout) : std::string("none"));
+    } else if (k == "records") {
+        what = "records must be " + in_quotes(m.records.directory.string());
+    } else if (k == "journal") {
+        what = "journal must be true";
     } else if (k == "tmp") {
         what = "tmp must be \"private\"";
     } else if (k == "read") {
@@ -545,6 +558,20 @@ private:
         if (m_.read_scoped && !cfg_.read_scoped)
             if (const auto where = written("policy.read")) return crossing_error(*where, "policy.read = \"all\"", m_, "read");
         if (m_.read_scoped) cfg_.read_scoped = true;
+        return records();
+    }
+
+    // Where every run's record goes, when the operator requires it.
+    std::optional<Error> records() {
+        if (!m_.records.directory.empty() && cfg_.records.directory != m_.records.directory) {
+            if (const auto where = written("report.records"))
+                return crossing_error(*where, "report.records = " + in_quotes(cfg_.records.directory.string()), m_, "records");
+            cfg_.records.directory = m_.records.directory;
+        }
+        if (m_.records.journal && !cfg_.records.journal) {
+            if (const auto where = written("report.journal")) return crossing_error(*where, "report.journal = false", m_, "journal");
+            cfg_.records.journal = true;
+        }
         return std::nullopt;
     }
 

@@ -118,6 +118,19 @@ struct PackageCaches {
     bool operator==(const PackageCaches&) const = default;
 };
 
+// [report]: where confinectl writes the record of every run it is asked for (refused
+// ones too), for an operator to collect (docs/operators.md).
+struct RunRecords {
+    // records: a directory; each user's records are appended, one JSON line each, to
+    // DIRECTORY/USER.jsonl. Empty: none.
+    std::filesystem::path directory;
+    // journal: each record also to the systemd journal (native protocol, through
+    // libsystemd's sd_journal_sendv), where one runs.
+    bool journal = false;
+
+    bool operator==(const RunRecords&) const = default;
+};
+
 // The managed layer in force (confine/managed.hpp): bounds no configuration file or
 // flag below can cross.
 struct Managed {
@@ -134,6 +147,7 @@ struct Managed {
     Limits limits;
     bool tmp_private = false, read_scoped = false;
     std::map<std::string, Minimum> enforcement;  // by dimension ("write", ...)
+    RunRecords records;  // required: the directory, and the journal when true
     // Where each bound is written, by its key ("network", "limits.memory",
     // "enforcement.write"; "protect:.git/hooks" for one entry of a list): the file that
     // set the tightest.
@@ -193,6 +207,7 @@ struct Config {
     Limits limits;
     // [policy.packages]: the package managers' caches and settings in a run.
     PackageCaches packages;
+    RunRecords records;
     std::vector<std::filesystem::path> plugin_dirs;
     std::vector<SourcePosition> plugin_dirs_where;  // where each entry of plugin_dirs is written
     std::map<std::string, PlatformConfig> platforms;
