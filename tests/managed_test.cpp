@@ -264,6 +264,10 @@ TEST_CASE("what a call asks beyond the configuration crosses the managed layer b
     CHECK(says({.unprotect = {".envrc"}}) == "--unprotect .envrc crosses a managed bound: protect holds \".envrc\" (" + managed + ":6:26)");
     CHECK(says({.unprotect = {".git"}}) == "--unprotect .git crosses a managed bound: protect holds \".git/hooks\" (" + managed + ":6:12)");
     CHECK(says({.unprotect = {".git/config"}}) == "(taken)");
+    // An absolute one may name a root, or a path in one: it could lift a relative entry.
+    CHECK_THAT(says({.unprotect = {"/work/ws"}}), Catch::StartsWith("--unprotect /work/ws crosses a managed bound: protect holds"));
+    CHECK_THAT(says({.unprotect = {"/work/ws/.envrc"}}), Catch::StartsWith("--unprotect /work/ws/.envrc crosses a managed bound"));
+    CHECK_THAT(says({.unprotect = {"~/ws"}}), Catch::StartsWith("--unprotect ~/ws crosses a managed bound"));
     CHECK(says({.plugin = true}) == "--plugin crosses a managed bound: plugins = false (" + managed + ":2:11)");
     // With no managed layer, nothing is bounded.
     CHECK_FALSE(confine::managed_crossing(test::config_from(""), {.network = confine::Network::allow}));

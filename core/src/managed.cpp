@@ -98,14 +98,30 @@ bool hosts_cover(const std::vector<std::string>& bound, const std::string& asked
     });
 }
 
-// Whether lifting `unprotect` lifts the protect entry `entry` (the same, or beneath it).
+// The parts of a path as written, empty ones (a trailing slash) left out.
+std::vector<std::string> parts_of(const std::string& path) {
+    std::vector<std::string> out;
+    for (const auto& part : fs::path(path).lexically_normal())
+        if (!part.empty()) out.push_back(part.string());
+    return out;
+}
+
+// Whether lifting `unprotect` could lift the protect entry `entry` (the same, or beneath
+// it), as written: a relative entry names a path in every writable root, which any
+// absolute or home one may be, or lie above — so that pair is taken to lift it (fail
+// closed); a relative `unprotect` lifts an absolute entry wherever it names a part of it.
 bool lifts(const std::string& unprotect, const std::string& entry) {
-    const fs::path u = fs::path(unprotect).lexically_normal(), e = fs::path(entry).lexically_normal();
-    auto ui = u.begin(), ei = e.begin();
-    for (; ui != u.end() && ei != e.end(); ++ui, ++ei)
-        if (ui->empty()) break;
-        else if (*ui != *ei) return false;
-    return ui == u.end() || ui->empty();
+    auto relative = [](const std::string& p) { return p != "~" && !p.starts_with("~/") && !fs::path(p).is_absolute() && !p.starts_with("/"); };
+    const auto u = parts_of(unprotect), e = parts_of(entry);
+    if (relative(unprotect) == relative(entry)) {
+        if (!relative(unprotect) && unprotect.starts_with("~") != entry.starts_with("~")) return true;  // a home against a path: either may be the other
+        return u.size() <= e.size() && std::equal(u.begin(), u.end(), e.begin());
+    }
+    if (!relative(unprotect)) return true;
+    // Relative `unprotect`, absolute entry: lifted where a root holds it.
+    for (std::size_t k = 0; k + u.size() <= e.size(); ++k)
+        if (std::equal(u.begin(), u.end(), e.begin() + static_cast<std::ptrdiff_t>(k))) return true;
+    return false;
 }
 
 class Reader {
