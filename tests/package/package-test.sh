@@ -18,11 +18,25 @@ trap 'DEBIAN_FRONTEND=noninteractive apt-get remove -y -q confine >/dev/null' EX
 confinectl --version
 confinectl probe || fail "probe failed on the installed package"
 confinectl plugins | grep -q "^bwrap  " || fail "the installed plugins are not found"
-[ -f /usr/share/man/man1/confinectl.1 ] || fail "no manual page for confinectl"
-[ -f /usr/share/man/man5/confine.toml.5 ] || fail "no manual page for confine.toml"
-[ -f /usr/share/man/man7/confine-plugin.7 ] || fail "no manual page for writing a runner plugin"
+[ -f /usr/share/man/man1/confinectl.1.gz ] || fail "no manual page for confinectl"
+[ -f /usr/share/man/man5/confine.toml.5.gz ] || fail "no manual page for confine.toml"
+[ -f /usr/share/man/man7/confine-plugin.7.gz ] || fail "no manual page for writing a runner plugin"
+# What a system package holds besides: lintian finds no error in it; the commented
+# /etc/confine/confine.toml and the logrotate file as conffiles, read (and changing
+# nothing); the copyright and changelog; /var/log/confine for the run records.
+lintian --fail-on error "$deb" >/dev/null 2>&1 || { lintian "$deb" >&2 || true; fail "lintian finds errors in the package"; }
+conffiles=$(dpkg-query -W -f='${Conffiles}' confine)
+for f in /etc/confine/confine.toml /etc/logrotate.d/confine; do
+  echo "$conffiles" | grep -q " $f " || fail "$f is not a conffile"
+done
+confinectl config | grep -q "^# files: /etc/confine/confine.toml$" || fail "the packaged /etc/confine/confine.toml is not read: $(confinectl config 2>&1 | head -2)"
+[ "$(confinectl config --json | python3 -c 'import json,sys; print(len([s for s in json.load(sys.stdin)["settings"] if s["origin"] != "default" and not s["key"].endswith("[]")]))')" = 0 ] \
+  || fail "the packaged /etc/confine/confine.toml changes a default"
+[ -f /usr/share/doc/confine/copyright ] || fail "no copyright file"
+[ -f /usr/share/doc/confine/changelog.gz ] || fail "no changelog"
+[ "$(stat -c '%a %U' /var/log/confine)" = "1733 root" ] || fail "/var/log/confine is not root's with mode 1733: $(stat -c '%a %U' /var/log/confine)"
 [ -f /usr/share/bash-completion/completions/confinectl ] || fail "no bash completion"
-for doc in design.md landlock-run.md security.md platforms.md hosts.md; do
+for doc in design.md landlock-run.md security.md platforms.md hosts.md operators.md; do
   [ -f "/usr/share/doc/confine/$doc" ] || fail "no /usr/share/doc/confine/$doc"
 done
 [ -f /usr/share/confine/examples/runner-plugin/CMakeLists.txt ] || fail "the example runner plugin is not installed"
@@ -53,4 +67,12 @@ cmake --build "$work/offline/build" >"$work/offline.log" 2>&1 || { cat "$work/of
 cmake --install "$work/offline/build" >/dev/null
 confinectl plugins | grep -q "^offline  .*  $plugindir/confine-runner-offline.so" \
   || fail "the packaged confinectl does not find the example installed by default: $(confinectl plugins 2>&1)"
+# A purge takes what confine made at run time, and the run records, with it.
+rm -f "$plugindir/confine-runner-offline.so"
+[ -d /var/lib/confine ] || fail "the package does not own /var/lib/confine"
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -q confine >/dev/null
+for d in /var/lib/confine /var/log/confine /etc/confine; do
+  [ ! -e "$d" ] || fail "$d is left after a purge"
+done
+trap 'rm -rf "$work"' EXIT
 echo "package-test: ok"
