@@ -617,3 +617,30 @@ TEST_CASE("the report of a run refused before it started says why, a configurati
     CHECK(doc["error"]["code"] == "CONFIG_INVALID");
     CHECK_THAT(doc["error"]["message"].get<std::string>(), Catch::StartsWith(broken.string() + ":2:11:"));
 }
+
+TEST_CASE("the user's own file is judged as every configuration file: one the run could write is refused, and so is one others can write",
+          "[e2e][managed][linux-only]") {
+    test::require_bwrap();
+    test::Installed confine;
+    test::Tree tree(false);
+    // In the workspace: the command could rewrite the file the next run reads.
+    const fs::path in_ws = tree.ws / ".config";
+    fs::create_directories(in_ws / "confine");
+    test::write_file(in_ws / "confine" / "confine.toml", "[policy]\ntimeout = \"5m\"\n");
+    auto r = confine.run({"run", "--workspace", tree.ws.string(), "--", "/bin/true"}, {"XDG_CONFIG_HOME=" + in_ws.string()});
+    CHECK(r.exit_code == 125);
+    CHECK_THAT(r.err, Catch::Contains("the configuration " + (in_ws / "confine" / "confine.toml").string() + " lies in " + tree.ws.string()));
+    // Writable by others: refused as it is read.
+    const fs::path open = tree.home / ".config";
+    fs::create_directories(open / "confine");
+    test::write_file(open / "confine" / "confine.toml", "[policy]\ntimeout = \"5m\"\n", fs::perms(0666));
+    auto w = confine.run({"run", "--workspace", tree.ws.string(), "--", "/bin/true"}, {"XDG_CONFIG_HOME=" + open.string()});
+    CHECK(w.exit_code == 125);
+    CHECK_THAT(w.err, Catch::Contains("refusing configuration"));
+    CHECK_THAT(w.err, Catch::Contains("(from the user's configuration)"));
+    // Where it may be trusted, it is read, over the defaults.
+    fs::permissions(open / "confine" / "confine.toml", fs::perms(0644));
+    auto c = confine.run({"config"}, {"XDG_CONFIG_HOME=" + open.string()});
+    CHECK(c.exit_code == 0);
+    CHECK_THAT(c.out, Catch::Contains("policy.timeout = \"5m\""));
+}
