@@ -99,7 +99,13 @@ json record_json(const RecordContext& context, const confine::Config* config, js
     r["exit_status"] = exit_status;
     if (config) {
         r["configuration"] = {{"files", files_json(config->files)}, {"managed", files_json(config->managed.files)}};
-        r["policy"] = effective_document(*config)["settings"];
+        json settings = effective_document(*config)["settings"];
+        // The values [policy.env] set gives are the operator's or the user's, and may be
+        // secrets: a record names them only.
+        for (auto& setting : settings)
+            if (setting["key"] == "policy.env.set")
+                for (auto& [name, value] : setting["value"].items()) value = "(set)";
+        r["policy"] = std::move(settings);
     } else {
         r["configuration"] = nullptr;
         r["policy"] = nullptr;

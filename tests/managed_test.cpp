@@ -546,7 +546,8 @@ TEST_CASE("as nobody under a managed policy that requires records, every run is 
     const fs::path dir = logs / "confine";
     fs::create_directories(dir);
     fs::permissions(dir, fs::perms(01733));
-    Etc etc({{"managed.toml", "records = \"" + dir.string() + "\"\njournal = true\n" + team_policy_denying(tree.outside_file)}});
+    Etc etc({{"managed.toml", "records = \"" + dir.string() + "\"\njournal = true\n" + team_policy_denying(tree.outside_file)},
+             {"confine.toml", "[policy.env.set]\nDEPLOY_KEY_VALUE = \"hunter2\"\n"}});
     ManagedMachine machine(etc.etc);
     const fs::path datagram = logs / "journal";
     // A run that completes: the file's line and the journal's fields.
@@ -570,6 +571,9 @@ TEST_CASE("as nobody under a managed policy that requires records, every run is 
     CHECK(r["configuration"]["managed"][0]["path"] == "/etc/confine/managed.toml");
     CHECK_THAT(r["configuration"]["managed"][0]["hash"].get<std::string>(), Catch::StartsWith("fnv1a64:"));
     CHECK((fs::status(mine).permissions() & fs::perms::all) == fs::perms(0600));
+    // A value the configuration sets is named, never written down.
+    CHECK_THAT(r.dump(), !Catch::Contains("hunter2"));
+    CHECK_THAT(r.dump(), Catch::Contains("DEPLOY_KEY_VALUE"));
     const auto fields = journal_fields(datagram);
     CHECK(fields.at("SYSLOG_IDENTIFIER") == "confinectl");
     CHECK(fields.at("CONFINE_OUTCOME") == "task_failed");
