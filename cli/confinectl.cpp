@@ -484,9 +484,10 @@ std::optional<std::string> crosses_managed(const confine::Config& config, const 
     ask.limits = limits;
     ask.env = flags.env;
     ask.unprotect = flags.unprotect;
-    static const std::map<std::string, std::string> named{{"network", "--network"}, {"allow_hosts", "--allow-host"}, {"tmp", "--tmp"},
-                                                          {"read", "--read"},       {"timeout", "--timeout"},         {"limits", "--limit"},
-                                                          {"env", "--env"},         {"unprotect", "--unprotect"}};
+    for (const auto& r : request.read_roots) ask.read_roots.push_back(r.string());
+    static const std::map<std::string, std::string> named{
+        {"network", "--network"}, {"allow_hosts", "--allow-host"}, {"tmp", "--tmp"},      {"read", "--read"},          {"read_roots", "--read-root"},
+        {"timeout", "--timeout"}, {"limits", "--limit"},           {"env", "--env"},      {"unprotect", "--unprotect"}};
     return confine::managed_crossing(config, ask, named);
 }
 

@@ -648,3 +648,56 @@ TEST_CASE("the user's own file is judged as every configuration file: one the ru
     CHECK(c.exit_code == 0);
     CHECK_THAT(c.out, Catch::Contains("policy.timeout = \"5m\""));
 }
+
+TEST_CASE("with scoped reads required, the read roots are bounded: the managed list, else the default's", "[config][managed]") {
+    Etc etc({{"managed.toml", "read = \"scoped\"\nread_roots = [\"~/.cargo\", \"/opt/tools\"]\n"}, {"user.toml", "[policy]\nread_roots = [\"/home\"]\n"}});
+    const std::string managed = (etc.etc / "managed.toml").string();
+    auto crossed = etc.load(etc.etc / "user.toml");
+    REQUIRE_FALSE(crossed);
+    CHECK(crossed.error().message == (etc.etc / "user.toml").string() +
+                                         ":2:1: policy.read_roots entry \"/home\" crosses a managed bound: read_roots: only ~/.cargo /opt/tools (" + managed + ":2:14)");
+    test::write_file(etc.etc / "user.toml", "[policy]\nread_roots = [\"/opt/tools/bin\", \"~/.cargo\"]\n");
+    auto within = etc.load(etc.etc / "user.toml");
+    REQUIRE(within);
+    CHECK(within->read_scoped);
+    CHECK(within->read_roots == std::vector<std::string>{"/opt/tools/bin", "~/.cargo"});
+    // The default's roots outside the managed list are cut.
+    auto plain = etc.load();
+    REQUIRE(plain);
+    CHECK(plain->read_roots == std::vector<std::string>{"~/.cargo"});
+    CHECK(confine::managed_crossing(*plain, {.read_roots = {"/"}}, {{"read_roots", "--read-root"}}) ==
+          "--read-root / crosses a managed bound: read_roots: only ~/.cargo /opt/tools (" + managed + ":2:14)");
+    CHECK_FALSE(confine::managed_crossing(*plain, {.read_roots = {"/opt/tools/lib"}}));
+    // Without a managed list, the default's is the bound.
+    Etc bare({{"managed.toml", "read = \"scoped\"\n"}});
+    auto defaults = bare.load();
+    REQUIRE(defaults);
+    CHECK_THAT(confine::managed_crossing(*defaults, {.read_roots = {"/srv"}}).value_or(""), Catch::StartsWith("read_roots /srv crosses a managed bound: read_roots: only ~/.gitconfig"));
+    CHECK_FALSE(confine::managed_crossing(*defaults, {.read_roots = {"~/.cargo/bin"}}));
+}
+
+TEST_CASE("as nobody, with scoped reads required, --read all and a read root beyond the operator's are refused with their lines",
+          "[e2e][managed][linux-only]") {
+    require_managed_machine();
+    test::Tree tree(true);
+    Etc etc({{"managed.toml", "read = \"scoped\"\nread_roots = [\"~/.cargo\"]\n"}});
+    ManagedMachine machine(etc.etc);
+    const fs::path marker = tree.ws / "ran";
+    for (const auto& [flags, says] : {std::pair{std::vector<std::string>{"--read", "all"}, std::string("--read all crosses a managed bound: read must be \"scoped\"")},
+                                      std::pair{std::vector<std::string>{"--read-root", "/"}, std::string("--read-root / crosses a managed bound: read_roots: only ~/.cargo")}}) {
+        std::vector<std::string> args{"run", "--workspace", tree.ws.string()};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--", "/usr/bin/touch", marker.string()});
+        auto r = machine.run(args);
+        INFO(r.err);
+        CHECK(r.exit_code == 125);
+        CHECK_THAT(r.err, Catch::StartsWith("confinectl: " + says));
+        CHECK_FALSE(fs::exists(marker));
+    }
+    // Within the bound, the run is scoped: the home outside the roots is not read.
+    test::write_file(tree.home / "private.txt", "mine");
+    test::give_to_nobody(tree.home);
+    auto r = machine.run({"run", "--workspace", tree.ws.string(), "--", "/bin/cat", (tree.home / "private.txt").string()}, {"HOME=" + tree.home.string()});
+    CHECK(r.exit_code != 0);
+    CHECK_THAT(r.out, !Catch::Contains("mine"));
+}

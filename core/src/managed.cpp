@@ -3,6 +3,7 @@
 #include <confine/allow_hosts.hpp>
 #include <confine/wrap_result.hpp>
 
+#include "default_config.hpp"
 #include "trust.hpp"
 
 #define TOML_HEADER_ONLY 1
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 
 #if !defined(_WIN32)
 #include <sys/stat.h>
@@ -124,6 +126,22 @@ bool lifts(const std::string& unprotect, const std::string& entry) {
     return false;
 }
 
+// `path` with a leading "~" as the caller's home.
+std::string home_expanded(const std::string& path) {
+    if (path != "~" && !path.starts_with("~/")) return path;
+    const char* home = std::getenv("HOME");
+    return std::string(home && *home ? home : "/nonexistent") + path.substr(1);
+}
+
+// Whether `root` is one of `allowed`, or beneath one (a "~" read as the caller's home).
+bool within_roots(const std::vector<std::string>& allowed, const std::string& root) {
+    const auto r = parts_of(home_expanded(root));
+    return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) {
+        const auto p = parts_of(home_expanded(a));
+        return p.size() <= r.size() && std::equal(p.begin(), p.end(), r.begin());
+    });
+}
+
 class Reader {
 public:
     Reader(std::string source, Managed& into) : source_(std::move(source)), m_(into) {}
@@ -228,6 +246,15 @@ private:
             const bool tighter = !m_.timeout || *d < *m_.timeout;
             note(k, node.source(), tighter);
             if (tighter) m_.timeout = *d;
+        } else if (k == "read_roots") {
+            auto roots = strings(node, k);
+            if (!roots) return roots.error();
+            for (std::size_t i = 0; i < roots->size(); ++i)
+                if (auto why = bad_entry("deny_read", (*roots)[i])) return fail((*node.as_array())[i].source(), "read_roots entry '" + (*roots)[i] + "' " + *why);
+            // With another file's list, only what both allow.
+            if (m_.read_roots) std::erase_if(*roots, [&](const std::string& r) { return !within_roots(*m_.read_roots, r); });
+            m_.read_roots = std::move(*roots);
+            note(k, node.source(), true);
         } else if (k == "records") {
             const auto text = node.value<std::string>();
             if (!text || !fs::path(*text).is_absolute()) return fail(node.source(), "records must be an absolute directory");
@@ -250,7 +277,7 @@ private:
         } else {
             return fail(key_at, "unknown key '" + k +
                                     "' in a managed file (known: runners, plugins, runner_settings, runner_command, network, allow_hosts, deny_read, "
-                                    "protect, env_exclude, env_inherit, timeout, tmp, read, records, journal, limits, enforcement)");
+                                    "protect, env_exclude, env_inherit, timeout, tmp, read, read_roots, records, journal, limits, enforcement)");
         }
         return std::nullopt;
     }
@@ -351,6 +378,11 @@ Error crossing_error(const SourcePosition& origin, const std::string& subject, c
     return {ErrorCode::config_managed, to_string(origin) + ": " + subject + " crosses a managed bound: " + describe_bound(m, key)};
 }
 
+// The read roots a scoped run may have at most: the managed layer's, else the default's.
+std::vector<std::string> allowed_read_roots(const Managed& m) {
+    return m.read_roots ? *m.read_roots : detail::compiled_default_config().read_roots;
+}
+
 }  // namespace
 
 std::string describe_bound(const Managed& m, std::string_view key) {
@@ -377,6 +409,9 @@ std::string describe_bound(const Managed& m, std::string_view key) {
         what = "env_inherit at most " + in_quotes(to_string(m.env_inherit.value_or(EnvInherit::all)));
     } else if (k == "timeout") {
         what = "timeout at most " + (m.timeout ? format_duration(*m.timeout) : std::string("none"));
+    } else if (k == "read_roots") {
+        what = "read_roots: only";
+        for (const auto& r : allowed_read_roots(m)) what += " " + r;
     } else if (k == "records") {
         what = "records must be " + in_quotes(m.records.directory.string());
     } else if (k == "journal") {
@@ -574,6 +609,12 @@ private:
         if (m_.read_scoped && !cfg_.read_scoped)
             if (const auto where = written("policy.read")) return crossing_error(*where, "policy.read = \"all\"", m_, "read");
         if (m_.read_scoped) cfg_.read_scoped = true;
+        if (m_.read_scoped)
+            for (const auto& r : cfg_.read_roots)
+                if (!within_roots(allowed_read_roots(m_), r))
+                    if (const auto where = written("policy.read_roots"))
+                        return crossing_error(*where, "policy.read_roots entry " + in_quotes(r), m_, "read_roots");
+        if (m_.read_scoped) std::erase_if(cfg_.read_roots, [&](const std::string& r) { return !within_roots(allowed_read_roots(m_), r); });
         return records();
     }
 
@@ -629,6 +670,9 @@ std::optional<std::string> managed_crossing(const Config& config, const ManagedA
     }
     if (m.tmp_private && ask.tmp == Tmp::host) return cross(named("tmp") + " host", "tmp");
     if (m.read_scoped && ask.read_scoped == false) return cross(named("read") + " all", "read");
+    if (m.read_scoped)
+        for (const auto& r : ask.read_roots)
+            if (!within_roots(allowed_read_roots(m), r)) return cross(named("read_roots") + " " + r, "read_roots");
     if (m.timeout && ask.timeout && *ask.timeout > *m.timeout) return cross(named("timeout") + " " + format_duration(*ask.timeout), "timeout");
     for (const auto& f : limit_fields) {
         const auto bound = m.limits.*f.field;

@@ -1008,7 +1008,8 @@ std::optional<Error> crosses_managed(const Config& config, const PolicyRequest& 
     ask.tmp = request.tmp;
     ask.read_scoped = request.read_scoped;
     for (const auto& u : request.unprotect) ask.unprotect.push_back(u.string());
-    if (auto why = managed_crossing(config, ask, {{"network", "network"}, {"allow_hosts", "allow_hosts"}, {"unprotect", "unprotect"}}))
+    for (const auto& r : request.read_roots) ask.read_roots.push_back(r.string());
+    if (auto why = managed_crossing(config, ask, {{"network", "network"}, {"allow_hosts", "allow_hosts"}, {"unprotect", "unprotect"}, {"read_roots", "read_roots"}}))
         return Error{ErrorCode::config_managed, *why};
     return std::nullopt;
 }

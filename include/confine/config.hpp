@@ -146,6 +146,9 @@ struct Managed {
     std::optional<std::chrono::milliseconds> timeout;
     Limits limits;
     bool tmp_private = false, read_scoped = false;
+    // With read_scoped: the read roots a run may have at most (absolute, or "~/...");
+    // unset, the built-in default's.
+    std::optional<std::vector<std::string>> read_roots;
     std::map<std::string, Minimum> enforcement;  // by dimension ("write", ...)
     RunRecords records;  // required: the directory, and the journal when true
     // Where each bound is written, by its key ("network", "limits.memory",

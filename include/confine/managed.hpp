@@ -15,6 +15,7 @@
 //     timeout = "10m"               # at most, and the default
 //     tmp = "private"               # required
 //     read = "scoped"               # required
+//     read_roots = ["~/.cargo"]     # with it: the read roots at most (else the default's)
 //     [limits]                      # at most, and the default
 //     memory = "2G"
 //     processes = 512
@@ -79,12 +80,13 @@ struct ManagedAsk {
     Limits limits;
     std::vector<std::string> env;        // NAME or NAME=VALUE
     std::vector<std::string> unprotect;  // as written
+    std::vector<std::string> read_roots;  // absolute, or "~/..." 
     bool plugin = false;                 // a plugin file the caller names
 };
 
 // Why `ask` crosses `config.managed`, as one line naming the flag (`flag` maps a field,
-// "network", "allow_hosts", "tmp", "read", "timeout", "limits", "env", "unprotect",
-// "plugin", to what the caller calls it), or nullopt.
+// "network", "allow_hosts", "tmp", "read", "read_roots", "timeout", "limits", "env",
+// "unprotect", "plugin", to what the caller calls it), or nullopt.
 std::optional<std::string> managed_crossing(const Config& config, const ManagedAsk& ask,
                                             const std::map<std::string, std::string>& flag = {});
 
