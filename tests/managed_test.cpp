@@ -437,7 +437,7 @@ TEST_CASE("as nobody under a managed policy, what the operator holds stays held,
     test::write_file(mine, "[policy]\ndeny_read = []\n[policy.env]\ninherit = \"none\"\ninclude = [\"PATH\", \"GITHUB_*\"]\n");
     test::give_to_nobody(tree.home);
     auto r = machine.run({"run", "--config", mine.string(), "--workspace", tree.ws.string(), "--timeout", "5m", "--limit", "memory=1G",
-                          "--allow-host", "registry.npmjs.org", "--", "/bin/sh", "-c", "cat \"$1\"; env", "sh", secret.string()},
+                          "--network", "none", "--", "/bin/sh", "-c", "cat \"$1\"; env", "sh", secret.string()},
                          {"GITHUB_TOKEN=ghp_secret", "GITHUB_USER=me"});
     INFO(r.out << r.err);
     CHECK(r.exit_code == 0);  // the status of env, which runs last
