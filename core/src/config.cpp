@@ -63,18 +63,7 @@ std::vector<std::pair<const toml::key*, const toml::node*>> in_file_order(const 
     return entries;
 }
 
-// An error line as printed: a control character in it (from a key, a value or the file's
-// name, or the parser's quote of what it saw) written as \xNN, so it stays one line.
-std::string one_line(std::string_view message) {
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    for (const char c : detail::toml_restored(message)) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u >= 0x20 && u != 0x7f) out += c;
-        else out += std::string("\\x") + hex[u >> 4] + hex[u & 15];
-    }
-    return out;
-}
+using detail::one_line;
 
 class Validator {
 public:
@@ -616,22 +605,9 @@ private:
 
 // `text` (from `source`) over `base`: what it leaves unsaid keeps the base's value.
 std::expected<Config, Error> parse_over(std::string_view text, std::string source, Config base) {
-    // toml++ is given stand-ins for the characters it cannot read safely (toml_text.hpp).
-    const auto safe = detail::toml_stand_ins(text);
-    if (!safe)
-        return std::unexpected(Error{ErrorCode::config_syntax, one_line(source + ":" + std::to_string(safe.error().line) + ":" +
-                                                                        std::to_string(safe.error().column) +
-                                                                        ": a character of the private use area from U+E000 to U+EBED, or its escape")});
-    toml::table root;
-    try {
-        root = toml::parse(*safe, source);
-    } catch (const toml::parse_error& e) {
-        const auto& b = e.source().begin;
-        return std::unexpected(Error{ErrorCode::config_syntax, one_line(source + ":" + std::to_string(b.line) + ":" +
-                                                                        std::to_string(b.column) + ": " + std::string(e.description()))});
-    }
-    detail::restore_strings(root);
-    return Validator(std::move(source)).run(root, std::move(base));
+    auto root = detail::parse_toml_text(text, source);
+    if (!root) return std::unexpected(root.error());
+    return Validator(std::move(source)).run(*root, std::move(base));
 }
 
 // One file's text, read as trusted configuration (trust.hpp), or why not.
@@ -664,21 +640,6 @@ std::optional<Error> apply_file(Config& config, const std::filesystem::path& fil
     return std::nullopt;
 }
 
-// The *.toml files of `dir`, in name order; none when it does not exist.
-std::expected<std::vector<std::filesystem::path>, Error> drop_ins(const std::filesystem::path& dir) {
-    namespace fs = std::filesystem;
-    std::vector<fs::path> files;
-    std::error_code ec;
-    if (!fs::exists(fs::symlink_status(dir, ec))) return files;
-    if (auto why = detail::untrusted_reason(dir))
-        return std::unexpected(Error{ErrorCode::config_untrusted, dir.string() + ": refusing configuration: " + *why});
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-        if (it->path().extension() == ".toml" && it->path().filename().string().front() != '.') files.push_back(it->path());
-    if (ec) return std::unexpected(Error{ErrorCode::config_unreadable, dir.string() + ": " + ec.message()});
-    std::sort(files.begin(), files.end());
-    return files;
-}
-
 }  // namespace
 
 std::expected<Config, Error> parse_config(std::string_view text, std::string source) {
@@ -698,6 +659,24 @@ std::expected<Config, Error> load_config_file(const std::filesystem::path& file)
     return cfg;
 }
 
+namespace detail {
+
+std::expected<std::vector<std::filesystem::path>, Error> drop_in_files(const std::filesystem::path& dir, std::string_view what) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(dir, ec))) return files;
+    if (auto why = untrusted_reason(dir))
+        return std::unexpected(Error{ErrorCode::config_untrusted, dir.string() + ": refusing " + std::string(what) + ": " + *why});
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".toml" && it->path().filename().string().front() != '.') files.push_back(it->path());
+    if (ec) return std::unexpected(Error{ErrorCode::config_unreadable, dir.string() + ": " + ec.message()});
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+}  // namespace detail
+
 std::filesystem::path user_config_path() {
     const char* xdg = std::getenv("XDG_CONFIG_HOME");
     if (xdg && *xdg && std::filesystem::path(xdg).is_absolute()) return std::filesystem::path(xdg) / "confine" / "confine.toml";
@@ -714,7 +693,7 @@ std::expected<Config, Error> load_config(const ConfigLookup& lookup) {
     // The operator's: the system file, then its drop-ins.
     std::vector<std::pair<fs::path, std::string>> layers;
     if (fs::exists(fs::symlink_status(lookup.system_path, ec))) layers.emplace_back(lookup.system_path, "the system configuration");
-    auto system_drop_ins = drop_ins(etc / "confine.d");
+    auto system_drop_ins = detail::drop_in_files(etc / "confine.d", "configuration");
     if (!system_drop_ins) return std::unexpected(system_drop_ins.error());
     for (const auto& f : *system_drop_ins) layers.emplace_back(f, "the system configuration");
     const std::size_t operators = layers.size();

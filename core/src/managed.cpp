@@ -162,7 +162,7 @@ private:
         return {source_, static_cast<std::uint32_t>(r.begin.line), static_cast<std::uint32_t>(r.begin.column)};
     }
     Error fail(const toml::source_region& r, const std::string& message) const {
-        return {ErrorCode::config_invalid, detail::toml_restored(to_string(at(r)) + ": " + message)};
+        return {ErrorCode::config_invalid, detail::one_line(to_string(at(r)) + ": " + message)};
     }
 
     std::expected<std::vector<std::string>, Error> strings(const toml::node& node, const std::string& what) const {
@@ -198,6 +198,7 @@ private:
         if (k == "limits") return read_limits(node);
         if (k == "enforcement") return read_enforcement(node);
         if (k == "deny_read" || k == "protect" || k == "env_exclude") return read_entries(k, node);
+        if (k == "read_roots" || k == "records" || k == "journal") return read_reads_and_records(k, node);
         if (k == "runners") {
             auto names = strings(node, k);
             if (!names) return names.error();
@@ -246,24 +247,6 @@ private:
             const bool tighter = !m_.timeout || *d < *m_.timeout;
             note(k, node.source(), tighter);
             if (tighter) m_.timeout = *d;
-        } else if (k == "read_roots") {
-            auto roots = strings(node, k);
-            if (!roots) return roots.error();
-            for (std::size_t i = 0; i < roots->size(); ++i)
-                if (auto why = bad_entry("deny_read", (*roots)[i])) return fail((*node.as_array())[i].source(), "read_roots entry '" + (*roots)[i] + "' " + *why);
-            // With another file's list, only what both allow.
-            if (m_.read_roots) std::erase_if(*roots, [&](const std::string& r) { return !within_roots(*m_.read_roots, r); });
-            m_.read_roots = std::move(*roots);
-            note(k, node.source(), true);
-        } else if (k == "records") {
-            const auto text = node.value<std::string>();
-            if (!text || !fs::path(*text).is_absolute()) return fail(node.source(), "records must be an absolute directory");
-            m_.records.directory = fs::path(*text).lexically_normal();
-            note(k, node.source(), true);
-        } else if (k == "journal") {
-            if (!node.is_boolean()) return fail(node.source(), "journal must be true or false");
-            note(k, node.source(), !m_.records.journal && *node.value<bool>());
-            m_.records.journal = m_.records.journal || *node.value<bool>();
         } else if (k == "tmp") {
             auto text = one_of(node, k, {"private"});
             if (!text) return text.error();
@@ -294,6 +277,30 @@ private:
             if (std::find(list.begin(), list.end(), e) != list.end()) continue;
             list.push_back(e);
             m_.where[k + ":" + e] = at(item);
+        }
+        return std::nullopt;
+    }
+
+    // read_roots: at most what every file lists; records, journal: required.
+    std::optional<Error> read_reads_and_records(const std::string& k, const toml::node& node) {
+        if (k == "read_roots") {
+            auto roots = strings(node, k);
+            if (!roots) return roots.error();
+            for (std::size_t i = 0; i < roots->size(); ++i)
+                if (auto why = bad_entry("deny_read", (*roots)[i])) return fail((*node.as_array())[i].source(), "read_roots entry '" + (*roots)[i] + "' " + *why);
+            // With another file's list, only what both allow.
+            if (m_.read_roots) std::erase_if(*roots, [&](const std::string& r) { return !within_roots(*m_.read_roots, r); });
+            m_.read_roots = std::move(*roots);
+            note(k, node.source(), true);
+        } else if (k == "records") {
+            const auto text = node.value<std::string>();
+            if (!text || !fs::path(*text).is_absolute()) return fail(node.source(), "records must be an absolute directory");
+            m_.records.directory = fs::path(*text).lexically_normal();
+            note(k, node.source(), true);
+        } else if (k == "journal") {
+            if (!node.is_boolean()) return fail(node.source(), "journal must be true or false");
+            note(k, node.source(), !m_.records.journal && *node.value<bool>());
+            m_.records.journal = m_.records.journal || *node.value<bool>();
         }
         return std::nullopt;
     }
@@ -437,20 +444,9 @@ std::string describe_bound(const Managed& m, std::string_view key) {
 }
 
 std::optional<Error> parse_managed(std::string_view text, const std::string& source, Managed& into) {
-    const auto safe = detail::toml_stand_ins(text);
-    if (!safe)
-        return Error{ErrorCode::config_syntax, source + ":" + std::to_string(safe.error().line) + ":" + std::to_string(safe.error().column) +
-                                                   ": a character of the private use area from U+E000 to U+EBED, or its escape"};
-    toml::table root;
-    try {
-        root = toml::parse(*safe, source);
-    } catch (const toml::parse_error& e) {
-        const auto& b = e.source().begin;
-        return Error{ErrorCode::config_syntax, detail::toml_restored(source + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) + ": " +
-                                                                     std::string(e.description()))};
-    }
-    detail::restore_strings(root);
-    return Reader(source, into).run(root);
+    auto root = detail::parse_toml_text(text, source);
+    if (!root) return root.error();
+    return Reader(source, into).run(*root);
 }
 
 std::expected<Managed, Error> load_managed(const fs::path& file, const fs::path& dir) {
@@ -458,17 +454,10 @@ std::expected<Managed, Error> load_managed(const fs::path& file, const fs::path&
     std::vector<fs::path> files;
     std::error_code ec;
     if (fs::exists(fs::symlink_status(file, ec))) files.push_back(file);
-    if (fs::exists(fs::symlink_status(dir, ec))) {
-        if (auto why = detail::untrusted_reason(dir))
-            return std::unexpected(Error{ErrorCode::config_untrusted, dir.string() + ": refusing managed configuration: " + *why});
-        if (auto bad = not_operators(dir / "x")) return std::unexpected(*bad);
-        std::vector<fs::path> drop_ins;
-        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-            if (it->path().extension() == ".toml" && it->path().filename().string().front() != '.') drop_ins.push_back(it->path());
-        if (ec) return std::unexpected(Error{ErrorCode::config_unreadable, dir.string() + ": " + ec.message()});
-        std::sort(drop_ins.begin(), drop_ins.end());
-        files.insert(files.end(), drop_ins.begin(), drop_ins.end());
-    }
+    auto drop_ins = detail::drop_in_files(dir, "managed configuration");
+    if (!drop_ins) return std::unexpected(drop_ins.error());
+    // Each file's directory is judged with it (not_operators).
+    files.insert(files.end(), drop_ins->begin(), drop_ins->end());
     for (const auto& f : files) {
         auto text = detail::read_trusted_file(f, max_managed_bytes);
         if (!text) {

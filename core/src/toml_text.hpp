@@ -14,6 +14,8 @@
 
 #include <toml++/toml.h>
 
+#include <confine/error.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <expected>
@@ -158,6 +160,39 @@ inline void restore_strings(toml::node& node) {
     } else if (auto* a = node.as_array()) {
         for (auto& value : *a) restore_strings(value);
     }
+}
+
+// An error line as printed: a control character in it (from a key, a value or the file's
+// name, or the parser's quote of what it saw) written as \xNN, so it stays one line.
+inline std::string one_line(std::string_view message) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (const char c : toml_restored(message)) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u != 0x7f) out += c;
+        else out += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+    }
+    return out;
+}
+
+// `text` parsed as TOML (`source` names it in the error), its strings restored; or the
+// syntax error at its position, one line.
+inline std::expected<toml::table, Error> parse_toml_text(std::string_view text, const std::string& source) {
+    const auto safe = toml_stand_ins(text);
+    if (!safe)
+        return std::unexpected(Error{ErrorCode::config_syntax, one_line(source + ":" + std::to_string(safe.error().line) + ":" +
+                                                                        std::to_string(safe.error().column) +
+                                                                        ": a character of the private use area from U+E000 to U+EBED, or its escape")});
+    toml::table root;
+    try {
+        root = toml::parse(*safe, source);
+    } catch (const toml::parse_error& e) {
+        const auto& b = e.source().begin;
+        return std::unexpected(Error{ErrorCode::config_syntax, one_line(source + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) + ": " +
+                                                                        std::string(e.description()))});
+    }
+    restore_strings(root);
+    return root;
 }
 
 }  // namespace confine::detail

@@ -2,11 +2,15 @@
 // judge their files. Internal to libconfine.
 #pragma once
 
+#include <confine/error.hpp>
+
 #include <cstddef>
 #include <expected>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #if !defined(_WIN32)
 #include <sys/stat.h>
@@ -22,6 +26,11 @@ namespace confine::detail {
 // /dev/shm. The rule itself is the SDK's (confine/sdk/trust_posix.hpp,
 // confine/sdk/trust_windows.hpp), which plugins use as well.
 std::optional<std::string> untrusted_reason(const std::filesystem::path& file);
+
+// The *.toml files of the drop-in directory `dir` (dot files left out), in name order;
+// none when it does not exist; an error, naming it and `what` it holds ("configuration"),
+// when it is not trusted or cannot be listed.
+std::expected<std::vector<std::filesystem::path>, Error> drop_in_files(const std::filesystem::path& dir, std::string_view what);
 
 // Why a trusted file could not be read.
 struct ReadFailure {
