@@ -52,10 +52,11 @@ json placeholders_json(const confine::WrapResult& w) {
     for (const auto& p : confine::placeholders(w)) {
         json entry{{"argument", p.argument}, {"text", w.argv[p.argument]}, {"kind", std::string(confine::to_string(p.kind))}};
         if (!p.path.empty()) entry["path"] = p.path;
-        if (p.kind == confine::Placeholder::Kind::network_filter_fd) {
+        if (p.kind == confine::Placeholder::Kind::network_filter_fd || p.kind == confine::Placeholder::Kind::loopback_filter_fd) {
 #if defined(CONFINE_NETWORK_FILTER_PROGRAM)
-            const auto* bytes = reinterpret_cast<const unsigned char*>(confine::network::filter_code());
-            entry["program_base64"] = base64(bytes, confine::network::filter_size() * sizeof(sock_filter));
+            const auto kind = p.kind == confine::Placeholder::Kind::loopback_filter_fd ? confine::network::Filter::loopback : confine::network::Filter::closed;
+            const auto* bytes = reinterpret_cast<const unsigned char*>(confine::network::filter_code(kind));
+            entry["program_base64"] = base64(bytes, confine::network::filter_size(kind) * sizeof(sock_filter));
 #else
             entry["program_base64"] = nullptr;  // no program for this platform: a host cannot run this argv
 #endif

@@ -166,7 +166,7 @@ TEST_CASE("under bwrap the host's System V IPC is out of reach", "[bwrap][e2e][e
 }
 
 TEST_CASE("bwrap confines the network unless the run or the configuration allows it", "[bwrap][network]") {
-    const std::vector<std::string> confined{"--unshare-net", "--seccomp", "{network-filter-fd}"};
+    const std::vector<std::string> confined{"--unshare-net", "--seccomp", "{loopback-filter-fd}"};
     auto has = [&](const json& argv) { return std::search(argv.begin(), argv.end(), confined.begin(), confined.end()) != argv.end(); };
     Bwrapped by_default;
     CHECK(has(by_default.wrap({"--mode", "read-only"})["argv"]));
@@ -185,7 +185,7 @@ TEST_CASE("bwrap wraps per mode with its extra roots, a status descriptor and no
     auto ro = c.wrap({"--mode", "read-only"});
     std::vector<std::string> base{bwrap,         "--ro-bind",         "/",          "/",   "--dev",         "/dev",
                                         "--proc",      "/proc",             "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL",
-                                        "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--json-status-fd", "{status-fd}"};
+                                        "--new-session", "--unshare-net", "--seccomp", "{loopback-filter-fd}", "--json-status-fd", "{status-fd}"};
     const auto devices = test::device_binds();  // root's: after --new-session
     base.insert(base.begin() + 15, devices.begin(), devices.end());
     std::vector<std::string> expected = base;

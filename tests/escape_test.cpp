@@ -265,7 +265,11 @@ struct HostListeners {
 
 // With the network confined (the default), no socket reaches the host: the command is
 // refused each connection, and on the host's side nothing arrived. A socketpair works.
-// With --network allow, TCP and UDP reach the host's loopback.
+// Where the command has a loopback of its own (bubblewrap's network namespace, Landlock's
+// as root), its own servers on 127.0.0.1 and ::1 are reached and a datagram to the host's
+// port lands in that namespace (nothing arrives on the host); elsewhere (Landlock as
+// nobody) no TCP or UDP socket is made at all. With --network allow, TCP and UDP reach the
+// host's loopback.
 void attempt_network(Way way, bool unprivileged) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
@@ -277,8 +281,12 @@ void attempt_network(Way way, bool unprivileged) {
         INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root") << (read_only ? ", read-only" : "") << "\nstdout: " << r.out
                           << "\nstderr: " << r.err);
         REQUIRE(r.exit_code == 0);
-        CHECK_THAT(r.out, Catch::StartsWith("tcp=E") && Catch::Contains(" udp=E") && Catch::Contains(" abstract=E") &&
-                              Catch::Contains(" path=E") && Catch::EndsWith(" socketpair=ok\n"));
+        CHECK_THAT(r.out, Catch::StartsWith("tcp=E") && Catch::Contains(" abstract=E") && Catch::Contains(" path=E") &&
+                              Catch::Contains(" socketpair=ok "));
+        if (!is_landlock(way) || !unprivileged)
+            CHECK_THAT(r.out, Catch::Contains(" udp=ok ") && Catch::EndsWith(" own_tcp4=ok own_tcp6=ok own_udp=ok\n"));
+        else
+            CHECK_THAT(r.out, Catch::Contains(" udp=EACCES ") && Catch::EndsWith(" own_tcp4=EACCES own_tcp6=EACCES own_udp=EACCES\n"));
         CHECK(host.arrived().empty());
     }
     auto allowed = box.args(t, host.command());
@@ -402,8 +410,66 @@ TEST_CASE("the network filter's proxy program leaves TCP alone and refuses every
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || confine::network::install_filter(true) != 0) ::_exit(255);
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || confine::network::install_filter(confine::network::Filter::proxy) != 0) ::_exit(255);
         ::_exit(proxy_program_failures(ntohs(a.sin_port)));
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    ::close(listener);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+}
+
+// What the loopback program leaves a command (a child: each check one bit of its status).
+// Here, in the test's own network namespace, the host's loopback is reached: what keeps a
+// command's sockets in the sandbox is the network namespace the program is used with.
+static int loopback_program_failures(int listener_port) {
+    int failed = 0;
+    auto refused = [](long rc, int error) { return rc < 0 && errno == error; };
+    // TCP and UDP over IPv4 and IPv6; no raw, SCTP, MPTCP, netlink, packet or unix socket.
+    for (int family : {AF_INET, AF_INET6}) {
+        for (int type : {SOCK_STREAM, SOCK_DGRAM}) {
+            const int fd = ::socket(family, type | SOCK_CLOEXEC, 0);
+            if (fd < 0) failed |= 1;
+            ::close(fd);
+        }
+        if (!refused(::socket(family, SOCK_STREAM, 132), EACCES) || !refused(::socket(family, SOCK_STREAM, 262), EACCES) ||
+            !refused(::socket(family, SOCK_RAW, IPPROTO_TCP), EACCES) || !refused(::socket(family, SOCK_SEQPACKET, 0), EACCES))
+            failed |= 2;
+    }
+    for (int type : {SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM})
+        if (!refused(::socket(AF_UNIX, type, 0), EACCES)) failed |= 4;
+    if (!refused(::socket(AF_NETLINK, SOCK_RAW, 0), EACCES) || !refused(::socket(AF_PACKET, SOCK_RAW, 0), EACCES)) failed |= 4;
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<std::uint16_t>(listener_port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int tcp = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP), udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+    if (tcp < 0 || ::connect(tcp, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) failed |= 8;
+    if (udp < 0 || ::sendto(udp, "x", 1, 0, reinterpret_cast<sockaddr*>(&to), sizeof to) != 1) failed |= 8;
+    if (!refused(::syscall(SYS_io_uring_setup, 1, nullptr), EPERM)) failed |= 16;
+    int pair[2];
+    char c = 0;
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0 || ::send(pair[0], "y", 1, 0) != 1 || ::recv(pair[1], &c, 1, 0) != 1) failed |= 32;
+    if (!refused(::socketpair(AF_UNIX, SOCK_DGRAM, 0, pair), EACCES)) failed |= 64;
+    return failed;
+}
+
+TEST_CASE("the network filter's loopback program leaves TCP and UDP alone and refuses every other socket", "[escape][network][linux-only]") {
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof a;
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(listener, 4) == 0);
+    REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &size) == 0);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || confine::network::install_filter(confine::network::Filter::loopback) != 0)
+            ::_exit(255);
+        ::_exit(loopback_program_failures(ntohs(a.sin_port)));
     }
     int status = 0;
     REQUIRE(::waitpid(pid, &status, 0) == pid);

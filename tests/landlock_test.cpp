@@ -12,6 +12,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -292,15 +295,46 @@ TEST_CASE("landlock-run --no-network keeps sockets in, anywhere among the grants
         auto r = test::run(argv);
         INFO(r.err);
         CHECK(r.exit_code == 0);
-        CHECK(r.out == "tcp=EACCES udp=EACCES abstract=EACCES path=EACCES socketpair=ok\n");
+        CHECK(r.out == "tcp=EACCES udp=EACCES abstract=EACCES path=EACCES socketpair=ok own_tcp4=EACCES own_tcp6=EACCES own_udp=EACCES\n");
     }
     std::vector<std::string> open{launcher, "--ro", "/", "--"};
     open.insert(open.end(), reach.begin(), reach.end());
-    CHECK(test::run(open).out == "tcp=ECONNREFUSED udp=ok abstract=ECONNREFUSED path=ENOENT socketpair=ok\n");
+    CHECK(test::run(open).out == "tcp=ECONNREFUSED udp=ok abstract=ECONNREFUSED path=ENOENT socketpair=ok own_tcp4=ok own_tcp6=ok own_udp=ok\n");
     // A flag, not a grant: "--no-network" is never taken as a path.
     auto r = test::run({launcher, "--ro", "--no-network", "--", "true"});
     CHECK(r.exit_code == 125);
     CHECK(r.err == "landlock-run: cannot open rule path: --no-network: No such file or directory\n");
+}
+
+TEST_CASE("landlock-run --loopback gives the command a loopback of its own and nothing else, and fails without the capabilities it needs", "[landlock][e2e][network][linux-only]") {
+    test::require_landlock();
+    if (::geteuid() != 0) test::skip_test("needs root: a network namespace of the run's own");
+    // A listener on the host's loopback: the namespace's own loopback is another one, where
+    // nothing listens on that port.
+    const int host = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof a;
+    REQUIRE(::bind(host, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(host, 4) == 0);
+    REQUIRE(::getsockname(host, reinterpret_cast<sockaddr*>(&a), &size) == 0);
+    const std::string port = std::to_string(ntohs(a.sin_port));
+    std::vector<std::string> argv{launcher, "--loopback", "--ro", "/", "--", NET_REACH, port, port, "confine-no-such-socket", "/nonexistent/socket"};
+    auto r = test::run(argv);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "tcp=ECONNREFUSED udp=ok abstract=EACCES path=EACCES socketpair=ok own_tcp4=ok own_tcp6=ok own_udp=ok\n");
+    CHECK(::accept4(host, nullptr, nullptr, SOCK_CLOEXEC) < 0);  // nothing reached the host's listener (it does not wait)
+    ::close(host);
+    // Without CAP_SYS_ADMIN no namespace is made, and the command never runs.
+    test::require_user_switch();
+    std::vector<std::string> as_nobody = test::as_user(true);
+    as_nobody.insert(as_nobody.end(), {launcher, "--loopback", "--ro", "/", "--", "/bin/echo", "ran"});
+    auto refused = test::run(as_nobody);
+    CHECK(refused.exit_code == 125);
+    CHECK(refused.out.empty());
+    CHECK_THAT(refused.err, Catch::StartsWith("landlock-run: cannot make the run's network namespace: "));
 }
 
 TEST_CASE("landlock confines writes to the policy's roots, as root, through the launcher", "[landlock][e2e][linux-only]") {
@@ -448,12 +482,15 @@ TEST_CASE("an ABI-capped Landlock reports per dimension what is partial, and pro
             REQUIRE(wrapped.exit_code == 0);
             const auto d = json::parse(wrapped.out)["dimensions"];
             CHECK(d["write"] == "partial");  // metadata, on every ABI
-            CHECK(d["network"] == (cap >= 6 ? "full" : "partial"));
+            // As root the network none is a namespace of the run's own, with its own
+            // loopback: no abstract socket of the host is there, whatever the ABI.
+            const bool own_namespace = ::geteuid() == 0;
+            CHECK(d["network"] == (cap >= 6 || own_namespace ? "full" : "partial"));
             CHECK(d["processes"] == "partial");
             const std::string open = d["open"];
             CHECK((open.find("below ABI 5") != std::string::npos) == (cap < 5));
             CHECK_THAT(open, Catch::StartsWith("write: ") && Catch::Contains("metadata outside the writable roots is not governed"));
-            CHECK((open.find("network: abstract unix sockets are not scoped (Landlock ABI below 6)") != std::string::npos) == (cap < 6));
+            CHECK((open.find("network: abstract unix sockets are not scoped (Landlock ABI below 6)") != std::string::npos) == (cap < 6 && !own_namespace));
             CHECK((open.find("can be signalled (Landlock ABI below 6)") != std::string::npos) == (cap < 6));
             // What the report says is open is open: below ABI 6 the canary signals a host
             // process, which processes: partial names ("can be signalled"); metadata can be

@@ -111,8 +111,8 @@ TEST_CASE("the host reads each placeholder of a runner's own arguments where its
         const auto found = runner_placeholders(argv, argv.size() - 3, confine::Attestation::status_fd(status_argument, "\"exit-code\""));
         REQUIRE(found);
         REQUIRE(found->size() == 4);
-        CHECK((*found)[0].kind == Kind::network_filter_fd);
-        CHECK(argv[(*found)[0].argument] == "{network-filter-fd}");
+        CHECK((*found)[0].kind == Kind::loopback_filter_fd);
+        CHECK(argv[(*found)[0].argument] == "{loopback-filter-fd}");
         CHECK((*found)[1].kind == Kind::status_fd);
         CHECK((*found)[1].argument == status_argument);
         CHECK((*found)[2].kind == Kind::dir_fd);

@@ -72,10 +72,11 @@ TEST_CASE("Landlock through the proxy grants one TCP port and says what that lea
     CHECK_THAT(confine::open_about(wrapped->dimensions.open, "network"), Catch::Contains("every address"));
 }
 
-TEST_CASE("landlock-run and confine-loopback refuse a bad port, and --proxy-port with --no-network", "[proxy][landlock][linux-only]") {
+TEST_CASE("landlock-run and confine-loopback refuse a bad port, and --proxy-port or --loopback with another network option", "[proxy][landlock][linux-only]") {
     const fs::path launcher = fs::path(BUILTIN_PLUGIN_DIR) / "landlock-run", loopback = fs::path(BUILTIN_PLUGIN_DIR) / "confine-loopback";
     for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
-             {"--proxy-port", "0"}, {"--proxy-port", "65536"}, {"--proxy-port", "x"}, {"--no-network", "--proxy-port", "80"}, {"--proxy-port", "80", "--proxy-port", "81"}}) {
+             {"--proxy-port", "0"}, {"--proxy-port", "65536"}, {"--proxy-port", "x"}, {"--no-network", "--proxy-port", "80"}, {"--proxy-port", "80", "--proxy-port", "81"},
+             {"--loopback", "--no-network"}, {"--no-network", "--loopback"}, {"--loopback", "--proxy-port", "80"}}) {
         std::vector<std::string> argv{launcher.string()};
         argv.insert(argv.end(), flags.begin(), flags.end());
         argv.insert(argv.end(), {"--", "/bin/true"});

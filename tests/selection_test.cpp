@@ -237,7 +237,7 @@ deny_read = []
         return v;
     };
     CHECK(ro->argv == with_devices({"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                    "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--", "make", "-j2"}));
+                                    "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{loopback-filter-fd}", "--", "make", "-j2"}));
     CHECK(ro->enforcement == confine::Enforcement::full);  // bubblewrap's network namespace and the network filter: nothing open
     CHECK(ro->dimensions.write == confine::Level::full);
     CHECK(ro->dimensions.network == confine::Level::full);
@@ -256,7 +256,7 @@ deny_read = []
     auto rw = provider->wrap({confine::Mode::workspace_write, ws, {cache}}, argv);
     REQUIRE(rw);
     CHECK(rw->argv == with_devices({"/usr/bin/bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                    "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{network-filter-fd}", "--tmpfs", "/tmp", "--bind-fd", "{dir-fd:" + ws + "}", ws, "--bind-fd", "{dir-fd:" + cache + "}", cache, "--", "make",
+                                    "--unshare-user", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "--new-session", "--unshare-net", "--seccomp", "{loopback-filter-fd}", "--tmpfs", "/tmp", "--bind-fd", "{dir-fd:" + ws + "}", ws, "--bind-fd", "{dir-fd:" + cache + "}", cache, "--", "make",
                                     "-j2"}));
     CHECK(rw->attestation.kind == confine::Attestation::Kind::none);
 }

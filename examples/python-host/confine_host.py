@@ -90,7 +90,7 @@ def fill_placeholders(wrap):
             fd = open_directory(p["path"])
             argv[index] = str(fd) if kind == "dir-fd" else f"/proc/self/fd/{fd}"
             inherited.append(fd)
-        elif kind == "network-filter-fd":
+        elif kind in ("network-filter-fd", "loopback-filter-fd"):
             program = p.get("program_base64")
             if program is None:
                 raise OSError("the wrap needs the network filter, and this platform has none")

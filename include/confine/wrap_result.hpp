@@ -96,7 +96,7 @@ struct WrapResult : sdk::WrapResult {
 // attestation's status_argument; only the runner's own arguments (before the "--" in
 // front of the command) hold placeholders.
 struct Placeholder {
-    using Kind = sdk::PlaceholderKind;  // status_fd, dir_fd, dir_path, network_filter_fd
+    using Kind = sdk::PlaceholderKind;  // status_fd, dir_fd, dir_path, network_filter_fd, proxy_fd, loopback_filter_fd
     Kind kind;
     std::size_t argument;  // its index in argv
     std::string path;      // dir_fd, dir_path: the directory
@@ -104,7 +104,7 @@ struct Placeholder {
 // The placeholders of a wrap result Provider::wrap made (it refuses one holding a
 // malformed placeholder), in argument order; none for a result that holds a malformed one.
 std::vector<Placeholder> placeholders(const WrapResult& wrapped);
-std::string_view to_string(Placeholder::Kind kind) noexcept;  // "status-fd", "dir-fd", "dir-path", "network-filter-fd"
+std::string_view to_string(Placeholder::Kind kind) noexcept;  // "status-fd", "dir-fd", "dir-path", "network-filter-fd", "proxy-fd", "loopback-filter-fd"
 
 // The part of a wrap's dimensions.open about `dimension` ("network: abstract unix sockets
 // are not scoped ..."), up to the next dimension's part ("; write: ", "; processes: ", ...)

@@ -43,7 +43,7 @@ struct Prepared {
     int ruleset_fd = -1;
     bool partial = false;
     bool network_none = false;  // the network confined: none, or through the proxy
-    bool proxy = false;
+    confine::network::Filter filter = confine::network::Filter::closed;  // which network filter
     // The protected paths' mounts (protect_mounts.hpp), made before anything else; the
     // paths' bytes are this process's, copied into the child with it.
     std::vector<std::pair<std::string, ll::ProtectKind>> mounts;
@@ -81,7 +81,12 @@ std::int32_t apply_prepared(void* state, char* error, std::size_t error_size) {
                 return 1;
             }
     }
-    if (auto failed = ll::confine_self(prepared->ruleset_fd, prepared->network_none, prepared->proxy); failed.what) {
+    if (prepared->filter == confine::network::Filter::loopback)
+        if (int rc = ll::own_loopback(); rc < 0) {
+            copy_line(error, error_size, {"cannot make the run's network namespace: ", ::strerrordesc_np(-rc)});
+            return 1;
+        }
+    if (auto failed = ll::confine_self(prepared->ruleset_fd, prepared->network_none, prepared->filter); failed.what) {
         copy_line(error, error_size, {failed.what, ::strerrordesc_np(failed.error)});
         return 1;
     }
@@ -199,7 +204,8 @@ public:
         for (const auto& d : policy.deny_read) r.argv.insert(r.argv.end(), {"--deny-read", d.string()});
         for (const auto& [path, kind] : mounts) r.argv.insert(r.argv.end(), {protect_option(kind), path});
         const bool network_none = policy.network != sdk::Network::allow;  // none, or through the proxy
-        for (auto& a : network_arguments(policy)) r.argv.push_back(std::move(a));
+        const auto filter = network_filter(policy);
+        for (auto& a : network_arguments(policy, filter)) r.argv.push_back(std::move(a));
         // Attested by the launcher's status descriptor: it says there that it is confined
         // and about to execute the command, on a descriptor the command never inherits.
         r.argv.push_back("--status-fd");
@@ -214,12 +220,12 @@ public:
         r.failure_rule.fatal_signatures = {"landlock-run: "};
         r.failure_rule.informational_lines = {std::string(ll::partial_notice)};
         r.attestation = sdk::Attestation::status_fd(status_argument, std::string(ll::status_marker));
-        r.dimensions = dimensions(abi, partial_ || !ll::fully_enforced(abi), network_none, proxy);
+        r.dimensions = dimensions(abi, partial_ || !ll::fully_enforced(abi), network_none, proxy, filter == confine::network::Filter::loopback);
         secrets_dimensions(r.dimensions, policy, grants, network_none, !mounts.empty());
         if (!policy.read_scope.empty()) r.dimensions.read_scope = sdk::Level::full;
         r.tmp = sdk::Tmp::host;  // Landlock cannot give a /tmp of the run's own
         if (in_process_) {
-            auto prepared = prepare(abi, grants, policy.deny_read, network_none, proxy ? policy.proxy_port : 0);
+            auto prepared = prepare(abi, grants, policy.deny_read, network_none, filter, proxy ? policy.proxy_port : 0);
             if (!prepared) return std::unexpected(prepared.error());
             (*prepared)->mounts = std::move(mounts);
             r.in_process = {&apply_prepared, prepared->release(), &release_prepared};
@@ -229,10 +235,20 @@ public:
 
 private:
     static std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-    // The launcher's network: none, or only the run's proxy reachable (its port alone).
-    static std::vector<std::string> network_arguments(const sdk::Policy& policy) {
+    // The network filter's program: through the proxy, the proxy program; the network none
+    // as root, the loopback program, in a network namespace of the run's own whose loopback
+    // the command may use (a test's local server); without CAP_SYS_ADMIN, no loopback at all.
+    static confine::network::Filter network_filter(const sdk::Policy& policy) {
+        if (policy.network == sdk::Network::proxy) return confine::network::Filter::proxy;
+        if (policy.network == sdk::Network::none && holds(CAP_SYS_ADMIN) && holds(CAP_NET_ADMIN)) return confine::network::Filter::loopback;
+        return confine::network::Filter::closed;
+    }
+
+    // The launcher's network: none (with a loopback of the run's own, or none at all), or
+    // only the run's proxy reachable (its port alone).
+    static std::vector<std::string> network_arguments(const sdk::Policy& policy, confine::network::Filter filter) {
         if (policy.network == sdk::Network::proxy) return {"--proxy-port", std::to_string(policy.proxy_port)};
-        if (policy.network == sdk::Network::none) return {"--no-network"};
+        if (policy.network == sdk::Network::none) return {filter == confine::network::Filter::loopback ? "--loopback" : "--no-network"};
         return {};
     }
     static sdk::Error no_port_rules(int abi) {
@@ -265,13 +281,15 @@ private:
         return mounts;
     }
 
-    // Whether this process may make mounts of its own: CAP_SYS_ADMIN in its effective set.
-    static bool may_mount() {
+    // Whether this process holds `capability` in its effective set.
+    static bool holds(int capability) {
         __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
         __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
         if (::syscall(SYS_capget, &header, data) != 0) return false;
-        return (data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)) != 0;
+        return (data[CAP_TO_INDEX(capability)].effective & CAP_TO_MASK(capability)) != 0;
     }
+    // Whether this process may make mounts of its own: CAP_SYS_ADMIN.
+    static bool may_mount() { return holds(CAP_SYS_ADMIN); }
     static bool exists(const char* path) {
         struct stat st {};
         return ::stat(path, &st) == 0;
@@ -297,7 +315,9 @@ private:
     // — no trace out of the domain, no signal out of it from ABI 6, but the host's
     // processes stay visible in /proc (Landlock cannot hide them). Through the proxy, the
     // network partly: a connect rule names a port, not a host.
-    static sdk::Dimensions dimensions(int abi, bool older_abi, bool network_none, bool proxy) {
+    // With a loopback of the run's own (a network namespace), the network none is full on
+    // every ABI: no abstract socket of the host is in that namespace.
+    static sdk::Dimensions dimensions(int abi, bool older_abi, bool network_none, bool proxy, bool loopback) {
         sdk::Dimensions d;
         d.write = sdk::Level::partial;
         std::string open = "write: ";
@@ -307,7 +327,7 @@ private:
             d.network = sdk::Level::partial;
             open += "; network: " + std::string(ll::proxy_port_left_open);
         } else if (network_none) {
-            d.network = ll::network_fully_confined(abi) ? sdk::Level::full : sdk::Level::partial;
+            d.network = loopback || ll::network_fully_confined(abi) ? sdk::Level::full : sdk::Level::partial;
             if (d.network == sdk::Level::partial) open += "; network: " + std::string(ll::network_left_open);
         }
         d.processes = sdk::Level::partial;
@@ -391,7 +411,7 @@ private:
     // Builds the ruleset the launcher would build, here, ready to be applied.
     static std::expected<std::unique_ptr<Prepared>, sdk::Error> prepare(int abi, const std::vector<std::pair<ll::Grant, std::string>>& grants,
                                                                         const std::vector<std::filesystem::path>& deny_read, bool network_none,
-                                                                        std::uint16_t proxy_port) {
+                                                                        confine::network::Filter filter, std::uint16_t proxy_port) {
         std::vector<std::string> denied_paths;
         for (const auto& d : deny_read) denied_paths.push_back(d.string());
         std::vector<const char*> denied;
@@ -399,9 +419,10 @@ private:
         auto prepared = std::make_unique<Prepared>();
         prepared->partial = !ll::fully_enforced(abi);
         prepared->network_none = network_none;
-        prepared->proxy = proxy_port != 0;
+        prepared->filter = filter;
         const std::uint64_t handled = ll::handled_access(abi);
-        prepared->ruleset_fd = ll::create_ruleset(handled, ll::scopes(abi, network_none), ll::handled_network(abi, network_none));
+        const bool loopback = filter == confine::network::Filter::loopback;  // TCP not governed: the namespace holds nothing else
+        prepared->ruleset_fd = ll::create_ruleset(handled, ll::scopes(abi, network_none), ll::handled_network(abi, network_none && !loopback));
         if (prepared->ruleset_fd < 0) {
             int err = -prepared->ruleset_fd;
             prepared->ruleset_fd = -1;

@@ -3,7 +3,7 @@
 //
 //   landlock-run [--ro <path>]... [--rw <path>]... [--deny-read <path>]...
 //                [--protect <path> | --protect-held <path> | --protect-empty <path>]...
-//                [--no-network | --proxy-port <port>] [--status-fd <n>] -- <argv>...
+//                [--no-network | --loopback | --proxy-port <port>] [--status-fd <n>] -- <argv>...
 //   landlock-run --probe
 //
 // It sits in front of every confined command, so it reads no configuration, uses no
@@ -11,7 +11,8 @@
 // is confine_self() (ruleset.hpp), the same as the plugin's in-process paths: every
 // capability dropped, the terminal filter, the network filter when asked, then the
 // ruleset. Protected paths are mounted first, in a mount namespace of the run's own
-// (protect_mounts.hpp).
+// (protect_mounts.hpp); with --loopback, a network namespace of the run's own is made
+// next, its loopback brought up.
 #include "protect_mounts.hpp"
 #include "ruleset.hpp"
 
@@ -100,7 +101,8 @@ int probe() {
 // What the command line asks for, its grammar checked whole before the kernel is touched.
 struct Request {
     int command = -1;  // where the command's argv starts
-    bool network_none = false;    // the network confined (--no-network, or --proxy-port)
+    bool network_none = false;    // the network confined (--no-network, --loopback, or --proxy-port)
+    bool loopback = false;         // --loopback: in a network namespace of its own, its loopback usable
     std::uint16_t proxy_port = 0;  // --proxy-port: TCP connects to this port only
     // The denied paths (--deny-read), each absolute: a read-only grant goes around them.
     const char* denied[4096] = {};
@@ -151,6 +153,10 @@ Request parse(int argc, char** argv) {
             r.network_none = true;
             continue;
         }
+        if (std::strcmp(argv[i], "--loopback") == 0) {
+            r.loopback = true;
+            continue;
+        }
         if (std::strcmp(argv[i], "--status-fd") == 0) {
             take_status_fd(argc, argv, i++);
             continue;
@@ -177,7 +183,8 @@ Request parse(int argc, char** argv) {
     }
     if (r.command < 0 || r.command >= argc) fatal("usage error: missing `-- <argv>...` command");
     if (r.proxy_port != 0 && r.network_none) fatal("usage error: --no-network and --proxy-port exclude each other");
-    if (r.proxy_port != 0) r.network_none = true;
+    if (r.loopback && (r.network_none || r.proxy_port != 0)) fatal("usage error: --loopback excludes --no-network and --proxy-port");
+    if (r.proxy_port != 0 || r.loopback) r.network_none = true;
     for (int i = 1; i + 1 < r.command; ++i)
         if (std::strcmp(argv[i], "--deny-read") == 0) {
             if (r.denied_count == sizeof r.denied / sizeof r.denied[0]) fatal("usage error: too many --deny-read paths");
@@ -191,11 +198,14 @@ Request parse(int argc, char** argv) {
     return r;
 }
 
+// Whether the option `arg` takes no argument after it.
+bool lone_flag(const char* arg) { return std::strcmp(arg, "--no-network") == 0 || std::strcmp(arg, "--loopback") == 0; }
+
 // Adds the grants (--ro, --rw) to `ruleset`, a read-only one that holds a denied path
 // around it.
 void add_grants(int ruleset, char** argv, const Request& r, std::uint64_t handled) {
     for (int i = 1; i + 1 < r.command; i += 2) {
-        if (std::strcmp(argv[i], "--no-network") == 0) {
+        if (lone_flag(argv[i])) {
             --i;  // a flag without a path
             continue;
         }
@@ -219,8 +229,8 @@ void add_grants(int ruleset, char** argv, const Request& r, std::uint64_t handle
 void protect_paths(char** argv, const Request& r) {
     if (!r.protects) return;
     if (int rc = ll::own_mount_namespace(); rc < 0) fatal("cannot make the run's mount namespace: ", std::strerror(-rc));
-    // Each option but --no-network takes the argument after it (checked by parse()).
-    for (int i = 1; i + 1 < r.command; i += std::strcmp(argv[i], "--no-network") == 0 ? 1 : 2)
+    // Each option but --no-network and --loopback takes the argument after it (checked by parse()).
+    for (int i = 1; i + 1 < r.command; i += lone_flag(argv[i]) ? 1 : 2)
         if (const char kind = protect_kind(argv[i]); kind != 0)
             if (int rc = ll::protect_mount(argv[i + 1], static_cast<ll::ProtectKind>(kind)); rc < 0)
                 fatal("cannot keep a protected path read-only: ", argv[i + 1], std::strerror(-rc));
@@ -235,15 +245,19 @@ int main(int argc, char** argv) {
     const int abi = ll::negotiated_abi();
     if (abi < 1) fatal(not_enforced);
     protect_paths(argv, r);
+    if (r.loopback)
+        if (int rc = ll::own_loopback(); rc < 0) fatal("cannot make the run's network namespace: ", std::strerror(-rc));
     const std::uint64_t handled = ll::handled_access(abi);
-    const int ruleset = ll::create_ruleset(handled, ll::scopes(abi, r.network_none), ll::handled_network(abi, r.network_none));
+    // With a loopback of its own, TCP is not governed: the namespace holds nothing else.
+    const int ruleset = ll::create_ruleset(handled, ll::scopes(abi, r.network_none), ll::handled_network(abi, r.network_none && !r.loopback));
     if (ruleset < 0) fatal("landlock ruleset error: ", std::strerror(-ruleset));
     add_grants(ruleset, argv, r, handled);
     if (r.proxy_port != 0) {
         if (abi < ll::Abi::v4) fatal("this kernel's Landlock has no TCP rules (ABI 4 has): --proxy-port cannot be held");
         if (int rc = ll::add_connect_port_rule(ruleset, r.proxy_port); rc < 0) fatal("landlock ruleset error: ", std::strerror(-rc));
     }
-    if (auto failed = ll::confine_self(ruleset, r.network_none, r.proxy_port != 0); failed.what) fatal(failed.what, std::strerror(failed.error));
+    const auto filter = r.loopback ? confine::network::Filter::loopback : r.proxy_port != 0 ? confine::network::Filter::proxy : confine::network::Filter::closed;
+    if (auto failed = ll::confine_self(ruleset, r.network_none, filter); failed.what) fatal(failed.what, std::strerror(failed.error));
     ::close(ruleset);
     // A root handed over as a descriptor (/proc/self/fd/N) is granted now: the command
     // gets no descriptor it was not given (docs/landlock-run.md).

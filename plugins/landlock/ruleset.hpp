@@ -16,7 +16,10 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
+#include <net/if.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -420,6 +423,25 @@ inline int add_rule_around(int ruleset_fd, const char* root, Grant grant, std::u
     return rc;
 }
 
+// A network namespace of this process's own, its loopback brought up (IPv4's 127.0.0.1
+// and, where the kernel has IPv6, ::1): what a command confined with the network none
+// gets where the process holds CAP_SYS_ADMIN and CAP_NET_ADMIN (root). Nothing else is
+// in it, so TCP and UDP reach only the run's own processes. 0 or -errno.
+inline int own_loopback() noexcept {
+    if (::unshare(CLONE_NEWNET) != 0) return -errno;
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    ifreq request{};
+    std::memcpy(request.ifr_name, "lo", 3);
+    int rc = ::ioctl(fd, SIOCGIFFLAGS, &request) == 0 ? 0 : -errno;
+    if (rc == 0) {
+        request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP | IFF_RUNNING);
+        if (::ioctl(fd, SIOCSIFFLAGS, &request) != 0) rc = -errno;
+    }
+    ::close(fd);
+    return rc;
+}
+
 // Why confine_self() stopped: `what` (nullptr when it did not) is the start of the
 // report line, to be followed by the error's text.
 struct Failure {
@@ -433,22 +455,23 @@ struct Failure {
 // set-user-ID program from giving anything back; the terminal filter, with the network
 // confined together with the network filter in one program; then the ruleset. From here on this process and
 // everything it executes is confined.
-// With `proxy` (the network through the run's proxy), the network filter is the proxy
-// program (network_filter_linux.hpp).
-inline Failure confine_self(int ruleset_fd, bool network_none, bool proxy = false) noexcept {
+// With the network confined, `filter` says which program the network filter is
+// (network_filter_linux.hpp): the proxy program through the run's proxy, the loopback
+// program in a network namespace of the run's own (own_loopback()).
+inline Failure confine_self(int ruleset_fd, bool network_none, network::Filter filter = network::Filter::closed) noexcept {
     if (int rc = detail::drop_capabilities(); rc < 0) return {"cannot drop capabilities: ", -rc};
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return {"landlock ruleset error: ", errno};
 #if defined(CONFINE_NETWORK_FILTER_PROGRAM) && !defined(CONFINE_PORTABLE_POSIX) && !defined(CONFINE_NO_TERMINAL_FILTER)
     // Both filters as one program: the kernel runs one filter on each system call.
     if (network_none) {
-        if (int rc = network::install_filter_with_terminal(proxy); rc < 0) return {"cannot install the terminal and network filter: ", -rc};
+        if (int rc = network::install_filter_with_terminal(filter); rc < 0) return {"cannot install the terminal and network filter: ", -rc};
     } else if (int rc = terminal::install_injection_filter(); rc < 0) {
         return {"cannot install the terminal filter: ", -rc};
     }
 #else
     if (int rc = terminal::install_injection_filter(); rc < 0) return {"cannot install the terminal filter: ", -rc};
     if (network_none)
-        if (int rc = network::install_filter(proxy); rc < 0) return {"cannot install the network filter: ", -rc};
+        if (int rc = network::install_filter(filter); rc < 0) return {"cannot install the network filter: ", -rc};
 #endif
     if (::syscall(__NR_landlock_restrict_self, ruleset_fd, 0u) != 0) return {"landlock ruleset error: ", errno};
     return {};

@@ -29,6 +29,7 @@ constexpr std::uint32_t descriptor_size_by_minor[] = {
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.10: the wrap's own lifetime level
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.11: the network through the run's proxy
     static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.12: the policy's read scope
+    static_cast<std::uint32_t>(sizeof(confine_plugin_descriptor)),  // 1.13: the loopback filter's placeholder
 };
 static_assert(std::size(descriptor_size_by_minor) == CONFINE_ABI_MINOR + 1);
 

@@ -28,6 +28,7 @@ constexpr std::size_t wrap_result_layouts[] = {
     CONFINE_WRAP_RESULT_SIZE_1_11,  // 1.10: + the runner's own lifetime level (0: not said, none)
     CONFINE_WRAP_RESULT_SIZE_1_11,  // 1.11: unchanged (the policy grew: the proxy's port)
     sizeof(confine_wrap_result),    // 1.12: + the level of the read scope (0: not applied)
+    sizeof(confine_wrap_result),    // 1.13: unchanged (the host grew: {loopback-filter-fd})
 };
 static_assert(std::size(wrap_result_layouts) == CONFINE_ABI_MINOR + 1);
 

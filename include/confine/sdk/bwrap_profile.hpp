@@ -27,11 +27,13 @@
 // - with the network confined (Network::none), a network namespace of its own
 //   (--unshare-net): a loopback of its own and nothing else, so no TCP or UDP reaches
 //   any address outside (the host's loopback included) and no abstract unix socket of
-//   the host (those belong to the network namespace). A unix socket of a host service by
-//   path would stay reachable wherever its file is visible (a read-only bind does not
-//   stop a connect), so bubblewrap also loads the network filter (--seccomp
-//   {network-filter-fd}, which the host fills in; after its own set-up), which refuses
-//   connect() and every socket but AF_UNIX (design.md §12);
+//   the host (those belong to the network namespace). The command may use that loopback
+//   (a test's server on 127.0.0.1 or ::1 listens and is reached). A unix socket of a host
+//   service by path would stay reachable wherever its file is visible (a read-only bind
+//   does not stop a connect), so bubblewrap also loads the network filter's loopback
+//   program (--seccomp {loopback-filter-fd}, which the host fills in; after its own
+//   set-up), which refuses every socket but TCP and UDP over IPv4 and IPv6, and unix
+//   stream or sequenced-packet pairs (design.md §12);
 // - with the network through the run's proxy (Network::proxy), the same namespace and the
 //   filter's proxy program (TCP sockets only, no unix socket but a pair): the command
 //   starts behind the loopback program (bwrap_proxy_arguments), which binds the proxy's
@@ -177,7 +179,8 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
         for (const DeviceNode& n : bwrap_device_nodes)
             a.insert(a.end(), {"--dev-bind", std::string(private_devices_dir) + "/" + n.name, std::string("/dev/") + n.name});
 #endif
-    if (policy.network != Network::allow) a.insert(a.end(), {"--unshare-net", "--seccomp", network_filter_fd_placeholder()});
+    if (policy.network == Network::none) a.insert(a.end(), {"--unshare-net", "--seccomp", loopback_filter_fd_placeholder()});
+    if (policy.network == Network::proxy) a.insert(a.end(), {"--unshare-net", "--seccomp", network_filter_fd_placeholder()});
     if (status_argument) {
         a.push_back("--json-status-fd");
         *status_argument = static_cast<std::uint32_t>(a.size());
@@ -260,10 +263,11 @@ inline Dimensions bwrap_dimensions(const Policy& policy, std::span<const std::st
     d.lifetime = Level::full;
     // Through the proxy: the namespace's loopback, where only the proxy listens, is all the
     // command reaches, and the proxy reaches only the hosts listed.
-    if (policy.network == Network::none) d.network = Level::full;
+    const bool unshared = std::find(profile.begin(), profile.end(), "--unshare-net") != profile.end();
+    // The loopback program lets sockets connect: only in a namespace of its own is that none.
+    if (policy.network == Network::none) d.network = unshared ? Level::full : Level::none;
     if (policy.network == Network::proxy) {
         const std::string handed[] = {"--fd", proxy_fd_placeholder()};
-        const bool unshared = std::find(profile.begin(), profile.end(), "--unshare-net") != profile.end();
         const bool behind = std::search(profile.begin(), profile.end(), std::begin(handed), std::end(handed)) != profile.end();
         d.network = unshared && behind ? Level::full : Level::none;
     }

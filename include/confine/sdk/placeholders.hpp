@@ -11,7 +11,10 @@
 //   {status-fd}           the number of a descriptor the host reads (the status descriptor);
 //                         only at the index the status_fd attestation names
 //   {network-filter-fd}   the number of a descriptor of a file holding the network filter's
-//                         program, at offset 0
+//                         program, at offset 0 (the proxy program with Network::proxy)
+//   {loopback-filter-fd}  (ABI 1.13, with Network::none) the same, holding the loopback
+//                         program: for a runner whose command is in a network namespace of
+//                         its own holding only a loopback, which the command may then use
 //   {proxy-fd}            (ABI 1.11, with Network::proxy) the number of a unix stream socket
 //                         on which the sandbox hands the host's proxy, by SCM_RIGHTS, a
 //                         TCP socket listening on its loopback at Policy::proxy_port
@@ -36,7 +39,7 @@
 
 namespace confine::sdk {
 
-enum class PlaceholderKind { status_fd, dir_fd, dir_path, network_filter_fd, proxy_fd };
+enum class PlaceholderKind { status_fd, dir_fd, dir_path, network_filter_fd, proxy_fd, loopback_filter_fd };
 
 // One placeholder as the parser reads it: its kind, and for dir_fd and dir_path the
 // directory (empty for the others).
@@ -47,7 +50,7 @@ struct Placeholder {
 };
 
 // The kind's name as it is written between the braces: "status-fd", "dir-fd", "dir-path",
-// "network-filter-fd", "proxy-fd".
+// "network-filter-fd", "proxy-fd", "loopback-filter-fd".
 constexpr std::string_view placeholder_name(PlaceholderKind kind) noexcept {
     switch (kind) {
     case PlaceholderKind::status_fd: return "status-fd";
@@ -55,6 +58,7 @@ constexpr std::string_view placeholder_name(PlaceholderKind kind) noexcept {
     case PlaceholderKind::dir_path: return "dir-path";
     case PlaceholderKind::network_filter_fd: return "network-filter-fd";
     case PlaceholderKind::proxy_fd: return "proxy-fd";
+    case PlaceholderKind::loopback_filter_fd: return "loopback-filter-fd";
     }
     return "?";
 }
@@ -69,6 +73,7 @@ constexpr bool placeholder_has_path(PlaceholderKind kind) noexcept {
 inline std::string status_fd_placeholder() { return "{status-fd}"; }
 inline std::string network_filter_fd_placeholder() { return "{network-filter-fd}"; }
 inline std::string proxy_fd_placeholder() { return "{proxy-fd}"; }
+inline std::string loopback_filter_fd_placeholder() { return "{loopback-filter-fd}"; }
 inline std::string dir_fd_placeholder(std::string_view path) { return "{dir-fd:" + std::string(path) + "}"; }
 inline std::string dir_path_placeholder(std::string_view path) { return "{dir-path:" + std::string(path) + "}"; }
 
@@ -97,7 +102,7 @@ inline std::string one_line_text(std::string_view text) {
 // as one but malformed, why, in one line.
 inline std::expected<std::optional<Placeholder>, std::string> parse_placeholder(std::string_view text) {
     constexpr std::array kinds{PlaceholderKind::status_fd, PlaceholderKind::dir_fd, PlaceholderKind::dir_path,
-                               PlaceholderKind::network_filter_fd, PlaceholderKind::proxy_fd};
+                               PlaceholderKind::network_filter_fd, PlaceholderKind::proxy_fd, PlaceholderKind::loopback_filter_fd};
     if (!text.starts_with('{')) return std::nullopt;
     for (const PlaceholderKind kind : kinds) {
         const std::string_view name = placeholder_name(kind);

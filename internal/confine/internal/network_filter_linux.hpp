@@ -37,6 +37,17 @@
 //   connect rule for the proxy's port, or a network namespace with only a loopback);
 // - a send with MSG_FASTOPEN is refused (sendto, sendmsg, sendmmsg): TCP Fast Open
 //   connects from inside the send, where no connect hook (Landlock's) sees it.
+//
+// The loopback program (Network::none for a command in a network namespace of its own,
+// which holds only a loopback: bubblewrap's, and Landlock's as root) lets the command use
+// that loopback, so that a test's local server can listen and be reached, on 127.0.0.1
+// and ::1 alike; the namespace, not the filter, keeps everything else out of reach:
+// - socket() of AF_INET or AF_INET6 of type SOCK_STREAM or SOCK_DGRAM and protocol 0,
+//   TCP or UDP only (no raw socket, no SCTP or MPTCP); of AF_UNIX not at all, as in the
+//   proxy program (a host service's socket stays unreachable by path now that connect()
+//   is allowed; abstract names belong to the network namespace, so none of the host's is
+//   there), socketpair() as in the first program;
+// - connect() and sendto() are allowed: whatever they reach is in the namespace.
 #pragma once
 
 #include <cerrno>
@@ -60,6 +71,10 @@
 #endif
 
 namespace confine::network {
+
+// Which program: the network closed (none, no namespace of the command's own), through
+// the run's proxy, or a loopback of the command's own (none, in a network namespace).
+enum class Filter { closed, proxy, loopback };
 
 #if defined(CONFINE_NETWORK_FILTER_PROGRAM)
 
@@ -135,13 +150,18 @@ constexpr std::uint32_t argument_high(int i) {
 
 enum Label {
     native_calls, compat_calls, check_socket, check_sendto, check_request, refuse, refuse_ring, refuse_terminal, allow,
-    check_tcp_socket, check_inet, check_sendto_flags, check_sendmsg_flags, check_sendmmsg_flags, check_flags
+    check_tcp_socket, check_inet, check_sendto_flags, check_sendmsg_flags, check_sendmmsg_flags, check_flags,
+    check_loopback_socket, check_loopback_type, check_loopback_protocol
 };
 
+
 // The calls of one architecture, number already loaded: each goes to its check (with
-// `terminal`, ioctl too, and on x86-64 x32's own ioctl; with `proxy`, socket() to the TCP
-// check, connect() allowed, and the sends to their MSG_FASTOPEN checks).
-constexpr void dispatch(Program& p, const Calls& calls, bool terminal, bool x32, bool proxy) {
+// `terminal`, ioctl too, and on x86-64 x32's own ioctl; through the proxy, socket() to the
+// TCP check, connect() allowed, and the sends to their MSG_FASTOPEN checks; with a
+// loopback, socket() to its check, connect() and sendto() allowed).
+constexpr void dispatch(Program& p, const Calls& calls, bool terminal, bool x32, Filter kind) {
+    const bool proxy = kind == Filter::proxy;
+    const bool loopback = kind == Filter::loopback;
     if (terminal) {
         p.jump_if_equal(calls.ioctl, check_request);
 #if defined(__x86_64__)
@@ -150,10 +170,10 @@ constexpr void dispatch(Program& p, const Calls& calls, bool terminal, bool x32,
     }
     (void)x32;
     if (calls.socketcall) p.jump_if_equal(calls.socketcall, refuse);
-    p.jump_if_equal(calls.socket, proxy ? check_tcp_socket : check_socket);
+    p.jump_if_equal(calls.socket, proxy ? check_tcp_socket : loopback ? check_loopback_socket : check_socket);
     p.jump_if_equal(calls.socketpair, check_socket);
-    if (!proxy) p.jump_if_equal(calls.connect, refuse);
-    p.jump_if_equal(calls.sendto, check_sendto);
+    if (kind == Filter::closed) p.jump_if_equal(calls.connect, refuse);
+    if (!loopback) p.jump_if_equal(calls.sendto, check_sendto);
     if (proxy) {
         p.jump_if_equal(calls.sendmsg, check_sendmsg_flags);
         p.jump_if_equal(calls.sendmmsg, check_sendmmsg_flags);
@@ -189,11 +209,30 @@ constexpr void proxy_checks(Program& p) {
     p.jump_if_equal(0, allow, refuse);
 }
 
+// The loopback program's own check: socket() of TCP or UDP over IPv4 or IPv6 only.
+constexpr void loopback_checks(Program& p) {
+    p.label(check_loopback_socket);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(0));
+    p.jump_if_equal(AF_INET, check_loopback_type);
+    p.jump_if_equal(AF_INET6, check_loopback_type, refuse);
+    p.label(check_loopback_type);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(1));
+    p.statement(BPF_ALU | BPF_AND | BPF_K, 0xF);
+    p.jump_if_equal(SOCK_STREAM, check_loopback_protocol);
+    p.jump_if_equal(SOCK_DGRAM, check_loopback_protocol, refuse);
+    p.label(check_loopback_protocol);
+    p.statement(BPF_LD | BPF_W | BPF_ABS, argument_low(2));
+    p.jump_if_equal(0, allow);
+    p.jump_if_equal(IPPROTO_TCP, allow);
+    p.jump_if_equal(IPPROTO_UDP, allow, refuse);
+}
+
 // The network filter; with `terminal`, the terminal filter's refusals too
 // (terminal_filter_linux.hpp: TIOCSTI and TIOCLINUX, EPERM), in one program whose verdict
-// on every call is the one the two filters installed one after the other would give; with
-// `proxy`, the proxy program (above).
-constexpr Program build(bool terminal, bool proxy = false) {
+// on every call is the one the two filters installed one after the other would give;
+// `kind` says which program (above).
+constexpr Program build(bool terminal, Filter kind = Filter::closed) {
+    const bool proxy = kind == Filter::proxy;
     Program p;
     p.statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch));
 #if defined(__x86_64__) || defined(__aarch64__)
@@ -208,11 +247,11 @@ constexpr Program build(bool terminal, bool proxy = false) {
 #if defined(__x86_64__)
     p.statement(BPF_ALU | BPF_AND | BPF_K, ~x32_bit);
 #endif
-    dispatch(p, native, terminal, true, proxy);
+    dispatch(p, native, terminal, true, kind);
 #if defined(__x86_64__) || defined(__aarch64__)
     p.label(compat_calls);
     p.statement(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr));
-    dispatch(p, compat, terminal, false, proxy);
+    dispatch(p, compat, terminal, false, kind);
 #endif
     // socket(domain, type, ...) and socketpair(domain, type, ...): AF_UNIX only, and of
     // a type that sends to no address (the type's low four bits; its high ones are the
@@ -232,6 +271,7 @@ constexpr Program build(bool terminal, bool proxy = false) {
     p.statement(BPF_LD | BPF_W | BPF_ABS, argument_high(4));
     p.jump_if_equal(0, proxy ? check_sendto_flags : allow, refuse);
     if (proxy) proxy_checks(p);
+    if (kind == Filter::loopback) loopback_checks(p);
     // ioctl(fd, request, ...): the request, an unsigned int, neither TIOCSTI nor TIOCLINUX.
     if (terminal) {
         p.label(check_request);
@@ -253,15 +293,25 @@ constexpr Program build(bool terminal, bool proxy = false) {
 
 inline constexpr Program program = build(false);
 inline constexpr Program with_terminal = build(true);
-inline constexpr Program proxy_program = build(false, true);
-inline constexpr Program proxy_with_terminal = build(true, true);
+inline constexpr Program proxy_program = build(false, Filter::proxy);
+inline constexpr Program proxy_with_terminal = build(true, Filter::proxy);
+inline constexpr Program loopback_program = build(false, Filter::loopback);
+inline constexpr Program loopback_with_terminal = build(true, Filter::loopback);
+
+constexpr const Program& program_of(Filter kind, bool terminal) noexcept {
+    switch (kind) {
+    case Filter::proxy: return terminal ? proxy_with_terminal : proxy_program;
+    case Filter::loopback: return terminal ? loopback_with_terminal : loopback_program;
+    case Filter::closed: break;
+    }
+    return terminal ? with_terminal : program;
+}
 
 }  // namespace detail
 
-// The filter's instructions, as bubblewrap's --seccomp reads them from a descriptor; with
-// `proxy`, the proxy program's.
-inline const sock_filter* filter_code(bool proxy = false) noexcept { return proxy ? detail::proxy_program.code : detail::program.code; }
-inline std::size_t filter_size(bool proxy = false) noexcept { return proxy ? detail::proxy_program.size : detail::program.size; }
+// The filter's instructions, as bubblewrap's --seccomp reads them from a descriptor.
+inline const sock_filter* filter_code(Filter kind = Filter::closed) noexcept { return detail::program_of(kind, false).code; }
+inline std::size_t filter_size(Filter kind = Filter::closed) noexcept { return detail::program_of(kind, false).size; }
 
 #endif
 
@@ -271,8 +321,8 @@ inline constexpr bool filter_available = true;
 
 // Installs the filter on the calling thread, inherited by everything it executes and
 // starts. Needs no_new_privs (or CAP_SYS_ADMIN). 0 or -errno.
-inline int install_filter(bool proxy = false) noexcept {
-    const detail::Program& program = proxy ? detail::proxy_program : detail::program;
+inline int install_filter(Filter kind = Filter::closed) noexcept {
+    const detail::Program& program = detail::program_of(kind, false);
     sock_fprog fprog{static_cast<unsigned short>(program.size), const_cast<sock_filter*>(program.code)};
     return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -errno;
 }
@@ -280,8 +330,8 @@ inline int install_filter(bool proxy = false) noexcept {
 // Installs this filter and the terminal filter (terminal::install_injection_filter())
 // as one program: one filter for the kernel to run on every system call instead of two,
 // with the same verdicts. Same needs. 0 or -errno.
-inline int install_filter_with_terminal(bool proxy = false) noexcept {
-    const detail::Program& program = proxy ? detail::proxy_with_terminal : detail::with_terminal;
+inline int install_filter_with_terminal(Filter kind = Filter::closed) noexcept {
+    const detail::Program& program = detail::program_of(kind, true);
     sock_fprog fprog{static_cast<unsigned short>(program.size), const_cast<sock_filter*>(program.code)};
     return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -errno;
 }
@@ -291,8 +341,8 @@ inline int install_filter_with_terminal(bool proxy = false) noexcept {
 inline constexpr bool filter_available = false;
 
 // No filter in this build or for this architecture: the caller must fail closed.
-inline int install_filter(bool = false) noexcept { return -ENOSYS; }
-inline int install_filter_with_terminal(bool = false) noexcept { return -ENOSYS; }
+inline int install_filter(Filter = Filter::closed) noexcept { return -ENOSYS; }
+inline int install_filter_with_terminal(Filter = Filter::closed) noexcept { return -ENOSYS; }
 
 #endif
 

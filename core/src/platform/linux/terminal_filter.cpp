@@ -22,16 +22,16 @@ int install_terminal_filter() noexcept {
     return -rc;
 }
 
-int network_filter_descriptor(bool proxy) {
+int network_filter_descriptor(network::Filter kind) {
 #if !defined(CONFINE_NETWORK_FILTER_PROGRAM)
-    (void)proxy;
+    (void)kind;
     errno = ENOSYS;
     return -1;
 #else
     const int fd = ::memfd_create("confine-network-filter", MFD_CLOEXEC);
     if (fd < 0) return -1;
-    const auto* bytes = reinterpret_cast<const char*>(network::filter_code(proxy));
-    std::size_t left = network::filter_size(proxy) * sizeof(sock_filter);
+    const auto* bytes = reinterpret_cast<const char*>(network::filter_code(kind));
+    std::size_t left = network::filter_size(kind) * sizeof(sock_filter);
     while (left > 0) {
         const ssize_t n = ::write(fd, bytes, left);
         if (n < 0 && errno == EINTR) continue;

@@ -12,6 +12,8 @@
 #include "executor.hpp"
 #include "output_pump.hpp"
 
+#include <confine/internal/network_filter_linux.hpp>
+
 #include <sys/types.h>
 
 #include <cstdint>
@@ -33,8 +35,8 @@ int install_terminal_filter() noexcept;  // docs/design.md §11: no terminal inj
 
 // A descriptor of a file holding the network filter's program (network_filter_linux.hpp),
 // at its start, close-on-exec: what bubblewrap's --seccomp reads. -1 with errno set
-// (ENOSYS where there is no filter). With `proxy`, the proxy program's (Network::proxy).
-int network_filter_descriptor(bool proxy = false);
+// (ENOSYS where there is no filter). `kind` says which program.
+int network_filter_descriptor(network::Filter kind = network::Filter::closed);
 
 // Follows the traced runner `pid` from its own exec to its `command_exec`th, the
 // command's, and lets it go there only if that exec ran `command_file` (compared by

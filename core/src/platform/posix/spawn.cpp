@@ -90,12 +90,20 @@ std::optional<SpawnRefusal> open_directories(const ExecSpec& spec, std::vector<s
 }
 
 // The network filter's program, in a file whose descriptor replaces each placeholder
-// argument for it (bubblewrap's --seccomp), kept above the standard descriptors.
+// argument for it (bubblewrap's --seccomp), kept above the standard descriptors: the
+// loopback program for {loopback-filter-fd}, else the proxy program with the network
+// through the run's proxy, else the closed one. One runner argv asks for one of them.
 std::optional<SpawnRefusal> open_network_filter(const ExecSpec& spec, std::vector<std::string>& argv, ChildEnds& child) {
+    std::optional<Placeholder::Kind> asked;
     for (const Placeholder& p : spec.placeholders) {
-        if (p.kind != Placeholder::Kind::network_filter_fd) continue;
+        if (p.kind != Placeholder::Kind::network_filter_fd && p.kind != Placeholder::Kind::loopback_filter_fd) continue;
+        if (asked && *asked != p.kind) return SpawnRefusal{EINVAL, "the runner asks for two network filters"};
+        asked = p.kind;
         if (child.network_filter.get() < 0) {
-            Fd filter = above_standard_descriptors(Fd(network_filter_descriptor(spec.network_proxy)));
+            const auto kind = p.kind == Placeholder::Kind::loopback_filter_fd ? network::Filter::loopback
+                              : spec.network_proxy                            ? network::Filter::proxy
+                                                                              : network::Filter::closed;
+            Fd filter = above_standard_descriptors(Fd(network_filter_descriptor(kind)));
             if (filter.get() < 0) return SpawnRefusal{errno, "cannot prepare the network filter"};
             child.network_filter = std::move(filter);
         }

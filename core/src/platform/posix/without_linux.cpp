@@ -76,15 +76,15 @@ int install_terminal_filter() noexcept { return 0; }
 // Where the program exists (this build on Linux), a runner that loads it itself
 // (bubblewrap) is handed it in an unlinked file; elsewhere there is none, and a run that
 // needs it fails before it starts.
-int network_filter_descriptor(bool proxy) {
+int network_filter_descriptor(network::Filter kind) {
 #if defined(CONFINE_NETWORK_FILTER_PROGRAM)
     char name[] = "/var/tmp/confine-network-filter.XXXXXX";
     const int fd = ::mkstemp(name);
     if (fd < 0) return -1;
     ::unlink(name);
     ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    const auto* bytes = reinterpret_cast<const char*>(network::filter_code(proxy));
-    const std::size_t size = network::filter_size(proxy) * sizeof(sock_filter);
+    const auto* bytes = reinterpret_cast<const char*>(network::filter_code(kind));
+    const std::size_t size = network::filter_size(kind) * sizeof(sock_filter);
     if (::write(fd, bytes, size) != static_cast<ssize_t>(size) || ::lseek(fd, 0, SEEK_SET) != 0) {
         const int error = errno ? errno : EIO;
         ::close(fd);
@@ -93,7 +93,7 @@ int network_filter_descriptor(bool proxy) {
     }
     return fd;
 #else
-    (void)proxy;
+    (void)kind;
     errno = ENOSYS;
     return -1;
 #endif

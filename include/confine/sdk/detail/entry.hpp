@@ -104,6 +104,7 @@ inline constexpr std::size_t policy_layouts[] = {
     CONFINE_POLICY_SIZE_1_8,  // 1.10: unchanged
     CONFINE_POLICY_SIZE_1_11,  // 1.11: + proxy_port
     sizeof(confine_policy),    // 1.12: + read_scope
+    sizeof(confine_policy),    // 1.13: unchanged
 };
 static_assert(std::size(policy_layouts) == CONFINE_ABI_MINOR + 1);
 
