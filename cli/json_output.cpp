@@ -69,6 +69,9 @@ json placeholders_json(const confine::WrapResult& w) {
 // Which /tmp the command got: "private", "host", or null where the runner did not say.
 json tmp_json(confine::Tmp tmp) { return tmp == confine::Tmp::unsaid ? json(nullptr) : json(std::string(confine::to_string(tmp))); }
 
+// With the network none, the command's loopback: "own", "none", or null (not none, or unsaid).
+json loopback_json(confine::Loopback l) { return l == confine::Loopback::unsaid ? json(nullptr) : json(std::string(confine::to_string(l))); }
+
 // {"write", "network", "processes", "read", "protect", "lifetime", "limits", "open"}: each
 // a level ("full", "partial", "none"), or "not asked": the network when the policy allowed
 // it, read and protect when it had no path to deny or to protect, limits when it set none.
@@ -240,6 +243,7 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
            {"attestation", attestation_json(w.attestation)},
            {"dimensions", dimensions_json(dimensions, {w.network_asked, w.read_asked, protect_asked, w.limits_asked, w.read_scoped})},
            {"tmp", tmp_json(w.tmp)},
+           {"loopback", loopback_json(w.loopback)},
            {"placeholders", placeholders_json(w)},
            {"environment", std::move(*env)},
            {"pass_fds", std::vector<int>(pass_fds.begin(), pass_fds.end())}};
@@ -275,6 +279,7 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
            {"denial_hint", or_null(o.denial_hint)},
            {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked, o.limits_asked, o.read_scoped}) : json(nullptr)},
            {"tmp", tmp_json(o.tmp)},
+           {"loopback", loopback_json(o.loopback)},
            {"environment", {{"removed", o.environment_removed}}},
            {"passed_fds", o.passed_fds}};
     j["skipped"] = json::array();

@@ -965,6 +965,7 @@ TEST_CASE("confinectl wrap --json names each placeholder a host fills in, with t
     CHECK(p[2] == json{{"argument", p[2]["argument"]}, {"kind", "dir-fd"}, {"path", fs::canonical(ws.path()).string()},
                        {"text", "{dir-fd:" + fs::canonical(ws.path()).string() + "}"}});
     CHECK(j["tmp"] == "private");
+    CHECK(j["loopback"] == "own");  // bubblewrap's network namespace
 }
 
 TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn themselves", "[cli][wrap]") {

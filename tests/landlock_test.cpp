@@ -337,6 +337,42 @@ TEST_CASE("landlock-run --loopback gives the command a loopback of its own and n
     CHECK_THAT(refused.err, Catch::StartsWith("landlock-run: cannot make the run's network namespace: "));
 }
 
+TEST_CASE("the Landlock runner says whether the command has a loopback of its own: as root it does, as nobody it has none, and its servers fail there", "[landlock][e2e][network][linux-only]") {
+    test::require_landlock();
+    test::require_user_switch();
+    for (const bool launcher_way : {true, false}) {
+        INFO((launcher_way ? "launcher" : "in process"));
+        test::Installed confine;
+        const fs::path config = confine.scratch("landlock.toml");
+        test::write_file(config, std::string("[platform.linux]\nchain = [\"landlock\"]\n") + (launcher_way ? "[runner.landlock]\nin_process = false\n" : ""));
+        fs::permissions(config, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+        const test::Tree t(true);
+        const fs::path ws = t.ws;
+        const std::vector<std::string> wrap{"wrap", "--json", "--config", config.string(), "--workspace", ws.string(), "--", "true"};
+        auto as_root = confine.run(wrap);
+        REQUIRE(as_root.exit_code == 0);
+        CHECK(json::parse(as_root.out)["loopback"] == "own");
+        CHECK(json::parse(as_root.out)["argv"].dump().find("\"--loopback\"") != std::string::npos);
+        auto as_nobody = confine.run(wrap, {}, test::as_user(true));
+        INFO(as_nobody.err);
+        REQUIRE(as_nobody.exit_code == 0);
+        CHECK(json::parse(as_nobody.out)["loopback"] == "none");
+        CHECK(json::parse(as_nobody.out)["argv"].dump().find("\"--no-network\"") != std::string::npos);
+        std::vector<std::string> allowed = wrap;
+        allowed.insert(allowed.begin() + 1, {"--network", "allow"});
+        CHECK(json::parse(confine.run(allowed).out)["loopback"] == nullptr);
+        // The run's report says it too, and a server of the command's own fails as nobody.
+        const fs::path report = ws / "report.json";
+        auto served = confine.run({"run", "--config", config.string(), "--workspace", ws.string(), "--report", report.string(), "--",
+                                   NET_REACH, "1", "1", "confine-no-such-socket", "/nonexistent/socket"},
+                                  {}, test::as_user(true));
+        INFO(served.err);
+        CHECK(served.exit_code == 0);
+        CHECK_THAT(served.out, Catch::EndsWith(" own_tcp4=EACCES own_tcp6=EACCES own_udp=EACCES\n"));
+        CHECK(json::parse(test::read_file(report))["loopback"] == "none");
+    }
+}
+
 TEST_CASE("landlock confines writes to the policy's roots, as root, through the launcher", "[landlock][e2e][linux-only]") {
     test::run_matrix(expectations(Path::launcher), test::User::caller);
 }

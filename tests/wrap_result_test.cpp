@@ -214,6 +214,22 @@ TEST_CASE("a wrap result of every ABI minor is read from the bytes its size cove
         REQUIRE_FALSE(bad);
         CHECK(bad.error().message == "malformed wrap result (tmp 3)");
     }
+    SECTION("1.13: with the network none, whether the command has a loopback of its own") {
+        for (const auto& [value, loopback] : {std::pair{CONFINE_LOOPBACK_UNSAID, confine::Loopback::unsaid},
+                                              std::pair{CONFINE_LOOPBACK_NONE, confine::Loopback::none}, std::pair{CONFINE_LOOPBACK_OWN, confine::Loopback::own}}) {
+            s.r.loopback = value;
+            auto w = read_sized(s.r, sizeof(confine_wrap_result));
+            REQUIRE(w);
+            CHECK(w->loopback == loopback);
+            auto older = read_sized(s.r, CONFINE_WRAP_RESULT_SIZE_1_12);  // a 1.12 plugin says nothing of it
+            REQUIRE(older);
+            CHECK(older->loopback == confine::Loopback::unsaid);
+        }
+        s.r.loopback = 3;
+        auto bad = read_sized(s.r, sizeof(confine_wrap_result));
+        REQUIRE_FALSE(bad);
+        CHECK(bad.error().message == "malformed wrap result (loopback 3)");
+    }
     SECTION("a status attestation from a result too short to hold its fields is refused") {
         for (std::size_t size : {CONFINE_WRAP_RESULT_SIZE_1_1, CONFINE_WRAP_RESULT_SIZE_1_2}) {
             INFO(size);

@@ -82,6 +82,7 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     out.protect_asked = wrap.protect_asked;
     out.limits_asked = wrap.limits_asked;
     out.tmp = wrap.tmp;
+    out.loopback = wrap.loopback;
     out.exit_code = o.exit_code;
     out.signal = o.signal;
     out.limit = o.limit;

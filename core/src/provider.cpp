@@ -58,6 +58,7 @@ std::string_view to_string(Network network) noexcept {
     return network == Network::none ? "none" : network == Network::proxy ? "proxy" : "allow";
 }
 std::string_view to_string(Tmp tmp) noexcept { return tmp == Tmp::private_ ? "private" : tmp == Tmp::host ? "host" : "unsaid"; }
+std::string_view to_string(Loopback loopback) noexcept { return loopback == Loopback::own ? "own" : loopback == Loopback::none ? "none" : "unsaid"; }
 std::string_view to_string(Verdict::Kind kind) noexcept {
     switch (kind) {
     case Verdict::Kind::full: return "full";
@@ -720,8 +721,12 @@ std::expected<WrapResult, Error> logged(std::expected<WrapResult, Error> wrapped
     if (!wrapped || !detail::log_enabled(spdlog::level::debug)) return wrapped;
     const auto& d = wrapped->dimensions;
     auto asked = [](bool is, Level l) { return is ? std::string(to_string(l)) : std::string("not asked"); };
-    detail::log_debug("wrapped by {}: write {}, network {}, processes {}, read {}{}, protect {}, lifetime {}, limits {}; /tmp {}", wrapped->runner,
-                      to_string(d.write), asked(wrapped->network_asked, d.network), to_string(d.processes), asked(wrapped->read_asked, d.read),
+    detail::log_debug("wrapped by {}: write {}, network {}{}, processes {}, read {}{}, protect {}, lifetime {}, limits {}; /tmp {}", wrapped->runner,
+                      to_string(d.write), asked(wrapped->network_asked, d.network),
+                      wrapped->loopback == Loopback::own    ? " (a loopback of the run's own)"
+                      : wrapped->loopback == Loopback::none ? " (no loopback: every TCP and UDP socket refused)"
+                                                            : "",
+                      to_string(d.processes), asked(wrapped->read_asked, d.read),
                       wrapped->read_scoped ? ", read scope " + std::string(to_string(d.read_scope)) : std::string(),
                       asked(wrapped->protect_asked, d.protect), to_string(d.lifetime), asked(wrapped->limits_asked, d.limits),
                       wrapped->tmp == Tmp::private_ ? "private (the run's own, gone after it)"
@@ -907,6 +912,7 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     r.failure_rule.fatal_signatures = pc.runner_failure_signatures;
     r.dimensions = sdk::bwrap_dimensions(policy, r.argv);  // what its bubblewrap-shaped arguments ask for
     r.tmp = sdk::bwrap_tmp(policy);
+    r.loopback = sdk::bwrap_loopback(policy, r.argv);
     return r;
 }
 

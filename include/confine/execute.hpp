@@ -94,6 +94,7 @@ struct Outcome {
     bool protect_asked = false;  // the policy had paths to protect
     bool limits_asked = false;   // the run had limits
     Tmp tmp = Tmp::unsaid;  // which /tmp the command got, once a wrap said (unsaid: it did not)
+    Loopback loopback = Loopback::unsaid;  // with the network none, whether it had a loopback of its own
     // The names of the variables the environment filter left out of the command's
     // environment (run_environment()), sorted; never their values.
     std::vector<std::string> environment_removed;

@@ -23,6 +23,7 @@ class ProxyRun;   // the run's proxy (libconfine's own)
 using sdk::Attestation;
 using sdk::Dimensions;
 using sdk::Level;
+using sdk::Loopback;
 using sdk::Enforcement;
 using sdk::FailureRule;
 using sdk::InProcess;
@@ -117,6 +118,7 @@ std::string_view to_string(Enforcement e) noexcept;       // "full", "partial"
 std::string_view to_string(Level l) noexcept;             // "full", "partial", "none"
 std::string_view to_string(Verdict::Kind kind) noexcept;  // "full", "partial", "unusable"
 std::string_view to_string(Tmp tmp) noexcept;             // "private", "host", "unsaid"
+std::string_view to_string(Loopback loopback) noexcept;   // "own", "none", "unsaid"
 std::string_view to_string(Network network) noexcept;     // "none", "allow", "proxy"
 
 }  // namespace confine

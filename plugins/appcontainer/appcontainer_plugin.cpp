@@ -91,6 +91,8 @@ public:
         // Workspace-write: TEMP and TMP name the run's own directory, empty at its start and
         // removed after it. Read-only: the user's, which the container cannot reach.
         r.tmp = write ? sdk::Tmp::private_ : sdk::Tmp::host;
+        // An AppContainer without a capability has no network, the loopback's included.
+        if (policy.network == sdk::Network::none) r.loopback = sdk::Loopback::none;
         // A container without internetClient gets WSAEACCES for a socket ("… forbidden by
         // its access permissions"), and the tools' words for a network that is not there.
         r.denial_signatures = {"access is denied", "eacces", "eperm"};

@@ -91,6 +91,7 @@ public:
         r.attestation = sdk::bwrap_attestation(status_argument);  // bubblewrap's --json-status-fd
         r.dimensions = sdk::bwrap_dimensions(policy, r.argv);  // judged by the arguments given
         r.tmp = sdk::bwrap_tmp(policy);
+        r.loopback = sdk::bwrap_loopback(policy, r.argv);
         return r;
     }
 

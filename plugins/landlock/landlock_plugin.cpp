@@ -205,7 +205,7 @@ public:
         for (const auto& [path, kind] : mounts) r.argv.insert(r.argv.end(), {protect_option(kind), path});
         const bool network_none = policy.network != sdk::Network::allow;  // none, or through the proxy
         const auto filter = network_filter(policy);
-        for (auto& a : network_arguments(policy, filter)) r.argv.push_back(std::move(a));
+        add_network(r, policy, filter);
         // Attested by the launcher's status descriptor: it says there that it is confined
         // and about to execute the command, on a descriptor the command never inherits.
         r.argv.push_back("--status-fd");
@@ -244,12 +244,15 @@ private:
         return confine::network::Filter::closed;
     }
 
-    // The launcher's network: none (with a loopback of the run's own, or none at all), or
-    // only the run's proxy reachable (its port alone).
-    static std::vector<std::string> network_arguments(const sdk::Policy& policy, confine::network::Filter filter) {
-        if (policy.network == sdk::Network::proxy) return {"--proxy-port", std::to_string(policy.proxy_port)};
-        if (policy.network == sdk::Network::none) return {filter == confine::network::Filter::loopback ? "--loopback" : "--no-network"};
-        return {};
+    // The launcher's network: none (with a loopback of the run's own, or none at all, which
+    // the result says), or only the run's proxy reachable (its port alone).
+    static void add_network(sdk::WrapResult& r, const sdk::Policy& policy, confine::network::Filter filter) {
+        const bool loopback = filter == confine::network::Filter::loopback;
+        if (policy.network == sdk::Network::proxy) r.argv.insert(r.argv.end(), {"--proxy-port", std::to_string(policy.proxy_port)});
+        if (policy.network == sdk::Network::none) {
+            r.argv.push_back(loopback ? "--loopback" : "--no-network");
+            r.loopback = loopback ? sdk::Loopback::own : sdk::Loopback::none;
+        }
     }
     static sdk::Error no_port_rules(int abi) {
         return sdk::unsupported("this kernel's Landlock ABI " + std::to_string(abi) + " has no TCP rules (ABI 4 has): it cannot keep the network to the run's proxy");

@@ -130,6 +130,8 @@ public:
         r.dimensions.protect = sdk::Level::full;
         r.dimensions.open = "processes: the profile allows signals to the user's other processes and mach-lookup of host services";
         r.tmp = sdk::Tmp::host;  // the host's /private/tmp and per-user temp directory
+        // (deny network*) holds for the loopback too: a command has none of its own.
+        if (policy.network == sdk::Network::none) r.loopback = sdk::Loopback::none;
         return r;
     }
 

@@ -27,8 +27,8 @@ constexpr std::size_t wrap_result_layouts[] = {
     CONFINE_WRAP_RESULT_SIZE_1_9,  // 1.9: unchanged (the host grew: setting_at_fault)
     CONFINE_WRAP_RESULT_SIZE_1_11,  // 1.10: + the runner's own lifetime level (0: not said, none)
     CONFINE_WRAP_RESULT_SIZE_1_11,  // 1.11: unchanged (the policy grew: the proxy's port)
-    sizeof(confine_wrap_result),    // 1.12: + the level of the read scope (0: not applied)
-    sizeof(confine_wrap_result),    // 1.13: unchanged (the host grew: {loopback-filter-fd})
+    CONFINE_WRAP_RESULT_SIZE_1_12,  // 1.12: + the level of the read scope (0: not applied)
+    sizeof(confine_wrap_result),    // 1.13: + the command's loopback (0: not said); {loopback-filter-fd}
 };
 static_assert(std::size(wrap_result_layouts) == CONFINE_ABI_MINOR + 1);
 
@@ -131,6 +131,12 @@ std::optional<Error> read_dimensions(const confine_wrap_result& r, WrapResult& o
     case CONFINE_TMP_PRIVATE: out.tmp = Tmp::private_; break;
     case CONFINE_TMP_HOST: out.tmp = Tmp::host; break;
     default: return bad("malformed wrap result (tmp " + std::to_string(r.tmp) + ")");
+    }
+    switch (r.loopback) {
+    case CONFINE_LOOPBACK_UNSAID: out.loopback = Loopback::unsaid; break;
+    case CONFINE_LOOPBACK_NONE: out.loopback = Loopback::none; break;
+    case CONFINE_LOOPBACK_OWN: out.loopback = Loopback::own; break;
+    default: return bad("malformed wrap result (loopback " + std::to_string(r.loopback) + ")");
     }
     return std::nullopt;
 }

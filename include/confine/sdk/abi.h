@@ -91,6 +91,13 @@ typedef int32_t confine_status;
 #define CONFINE_TMP_PRIVATE 1 /* the run's own, empty at its start and gone after it */
 #define CONFINE_TMP_HOST 2    /* the host's /tmp (writable in workspace-write mode) */
 
+/* With the network none, whether the command has a loopback of its own
+ * (confine_wrap_result.loopback; ABI 1.13). UNSAID: the network is not none, or the
+ * plugin does not say (older than 1.13). */
+#define CONFINE_LOOPBACK_UNSAID 0
+#define CONFINE_LOOPBACK_NONE 1 /* no TCP or UDP socket at all, the loopback's neither */
+#define CONFINE_LOOPBACK_OWN 2  /* a network namespace's own loopback, usable by the command alone */
+
 /* How much of one dimension of the policy a wrap enforces (ABI 1.5). 0: not said, which
  * the host reads as a plugin older than 1.5 would mean it: write as `enforcement`,
  * network and processes none. */
@@ -339,10 +346,13 @@ typedef struct confine_wrap_result {
      * UNSAID: the runner did not apply it, and the host wraps again with the scope given
      * as deny_read entries. */
     int32_t read_scope_level;
+    /* ABI 1.13: CONFINE_LOOPBACK_*, with the network none whether the command has a
+     * loopback of its own. */
+    int32_t loopback;
 } confine_wrap_result;
 
 /* Size of a confine_wrap_result from an ABI 1.0 / 1.1 / 1.2 / 1.3 / 1.4 / 1.5 / 1.6 / 1.7-1.9 /
- * 1.10-1.11 plugin. */
+ * 1.10-1.11 / 1.12 plugin. */
 #define CONFINE_WRAP_RESULT_SIZE_1_0 (offsetof(confine_wrap_result, attestation))
 #define CONFINE_WRAP_RESULT_SIZE_1_1 (offsetof(confine_wrap_result, in_process_apply))
 #define CONFINE_WRAP_RESULT_SIZE_1_2 (offsetof(confine_wrap_result, attestation_status_argument))
@@ -352,6 +362,7 @@ typedef struct confine_wrap_result {
 #define CONFINE_WRAP_RESULT_SIZE_1_6 (offsetof(confine_wrap_result, read_level))
 #define CONFINE_WRAP_RESULT_SIZE_1_9 (offsetof(confine_wrap_result, lifetime_level))
 #define CONFINE_WRAP_RESULT_SIZE_1_11 (offsetof(confine_wrap_result, read_scope_level))
+#define CONFINE_WRAP_RESULT_SIZE_1_12 (offsetof(confine_wrap_result, loopback))
 
 /* Exported as `confine_plugin_abi`. Plain data: the host reads it before it
  * calls any plugin code. */

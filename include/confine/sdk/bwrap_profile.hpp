@@ -238,6 +238,13 @@ inline constexpr const char* bwrap_status_pid_key = "\"child-pid\"";
 
 // The attestation of a wrap whose argv bwrap_profile made with `status_argument`: the
 // command ran if and only if bubblewrap said so on the descriptor the host reads.
+// With the network none, the command's loopback: its network namespace's own where
+// `profile` (the arguments bwrap_profile gave for this run) makes one; unsaid otherwise.
+inline Loopback bwrap_loopback(const Policy& policy, std::span<const std::string> profile) {
+    if (policy.network != Network::none) return Loopback::unsaid;
+    return std::find(profile.begin(), profile.end(), "--unshare-net") != profile.end() ? Loopback::own : Loopback::none;
+}
+
 inline Attestation bwrap_attestation(std::uint32_t status_argument) {
     return Attestation::status_fd(status_argument, bwrap_status_marker, bwrap_status_pid_key);
 }

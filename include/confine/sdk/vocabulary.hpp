@@ -30,6 +30,12 @@ enum class Network { none, allow, proxy };
 // is a runner that does not say (ABI older than 1.6).
 enum class Tmp { unsaid, private_, host };
 
+// With the network none, whether the command has a loopback of its own (ABI 1.13): none
+// (every TCP and UDP socket refused, the loopback's too), own (a network namespace's
+// loopback, which only the run's processes reach), or unsaid (the network is not none,
+// or the runner does not say).
+enum class Loopback { unsaid, none, own };
+
 // How much of the policy a wrap enforces. A runner's WrapResult::enforcement is its own
 // word: partial for a shortfall its dimensions do not say (or, when it says nothing of
 // its dimensions, for a partial write). It never changes a level the runner says. The
@@ -231,6 +237,7 @@ struct WrapResult {
     InProcess in_process;
     Dimensions dimensions;  // what this wrap enforces of each dimension (ABI 1.5)
     Tmp tmp = Tmp::unsaid;  // which /tmp the command gets (ABI 1.6)
+    Loopback loopback = Loopback::unsaid;  // with the network none, the command's loopback (ABI 1.13)
 };
 
 }  // namespace confine::sdk

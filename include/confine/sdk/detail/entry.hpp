@@ -244,6 +244,7 @@ inline std::unique_ptr<OwnedWrapResult> wrap_result_to_c(const WrapResult& r) {
     c.failure_rule.informational_lines = owned->info_holder.view();
     attestation_and_dimensions_to_c(r, *owned);
     c.tmp = tmp_to_c(r.tmp);
+    c.loopback = r.loopback == Loopback::own ? CONFINE_LOOPBACK_OWN : r.loopback == Loopback::none ? CONFINE_LOOPBACK_NONE : CONFINE_LOOPBACK_UNSAID;
     owned->in_process = r.in_process;
     c.in_process_apply = r.in_process.apply;
     c.in_process_state = r.in_process.state;
