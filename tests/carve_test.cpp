@@ -235,42 +235,47 @@ std::uint32_t stacked(std::uint32_t earlier, std::uint32_t later) {
 TEST_CASE("the Landlock paths' one seccomp program gives every call the verdict of the terminal and network filters installed in turn", "[landlock][network][terminal][carve][linux-only]") {
     namespace net = confine::network::detail;
     namespace term = confine::terminal::detail;
+    // Each program with the terminal's refusals against the two installed in turn: the
+    // closed one, the proxy program and the loopback program.
+    for (const auto& [combined, alone] : {std::pair{&net::with_terminal, &net::program}, std::pair{&net::proxy_with_terminal, &net::proxy_program},
+                                           std::pair{&net::loopback_with_terminal, &net::loopback_program}}) {
+        std::vector<std::uint32_t> arches{net::native.arch, 0, AUDIT_ARCH_X86_64 ^ AUDIT_ARCH_I386 ^ net::native.arch, 0xC000003Eu + 1};
+    #if defined(__x86_64__) || defined(__aarch64__)
+        arches.push_back(net::compat.arch);
+    #endif
+        std::vector<std::uint64_t> families{AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_UNIX | (1ull << 32), 0};
+        std::vector<std::uint64_t> types{SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                                         SOCK_DGRAM | SOCK_CLOEXEC, SOCK_STREAM | (1ull << 40), 0};
+        std::vector<std::uint64_t> requests{TIOCSTI, TIOCLINUX, TIOCSTI | (1ull << 32), TIOCLINUX | (7ull << 40), TCGETS, TIOCSWINSZ, FIONREAD, 0};
+        std::vector<std::uint64_t> addresses{0, 0x7fff0000, 1ull << 32, 0xffffffff00000000ull};
+        std::size_t checked = 0, refused = 0;
+        for (const std::uint32_t arch : arches)
+            for (std::uint32_t base : {0u, 0x40000000u})
+                for (std::uint32_t n = 0; n < 1100; ++n) {
+                    seccomp_data d{};
+                    d.nr = static_cast<int>(base | n);
+                    d.arch = arch;
+                    // Every combination of the arguments the filters look at (0: family,
+                    // 1: type or request, 4: a destination), for each call number.
+                    for (const std::uint64_t a0 : families)
+                        for (std::size_t i = 0; i < types.size() + requests.size(); ++i)
+                            for (const std::uint64_t a4 : addresses) {
+                                d.args[0] = a0;
+                                d.args[1] = i < types.size() ? types[i] : requests[i - types.size()];
+                                d.args[4] = a4;
+                                const std::uint32_t expected =
+                                    stacked(run_bpf(term::injection_program, std::size(term::injection_program), d), run_bpf(alone->code, alone->size, d));
+                                const std::uint32_t got = run_bpf(combined->code, combined->size, d);
+                                if (got != expected) FAIL("arch " << std::hex << arch << " nr " << std::dec << d.nr << " args " << a0 << ", " << d.args[1] << ", " << a4 << ": " << std::hex << got << " instead of " << expected);
+                                ++checked;
+                                if (got != SECCOMP_RET_ALLOW) ++refused;
+                            }
+                }
+        INFO(checked << " verdicts, " << refused << " not allow");
+        CHECK(refused > 0);
+        CHECK(combined->size <= 80);
+    }
     const auto& combined = net::with_terminal;
-    std::vector<std::uint32_t> arches{net::native.arch, 0, AUDIT_ARCH_X86_64 ^ AUDIT_ARCH_I386 ^ net::native.arch, 0xC000003Eu + 1};
-#if defined(__x86_64__) || defined(__aarch64__)
-    arches.push_back(net::compat.arch);
-#endif
-    std::vector<std::uint64_t> families{AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_UNIX | (1ull << 32), 0};
-    std::vector<std::uint64_t> types{SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                                     SOCK_DGRAM | SOCK_CLOEXEC, SOCK_STREAM | (1ull << 40), 0};
-    std::vector<std::uint64_t> requests{TIOCSTI, TIOCLINUX, TIOCSTI | (1ull << 32), TIOCLINUX | (7ull << 40), TCGETS, TIOCSWINSZ, FIONREAD, 0};
-    std::vector<std::uint64_t> addresses{0, 0x7fff0000, 1ull << 32, 0xffffffff00000000ull};
-    std::size_t checked = 0, refused = 0;
-    for (const std::uint32_t arch : arches)
-        for (std::uint32_t base : {0u, 0x40000000u})
-            for (std::uint32_t n = 0; n < 1100; ++n) {
-                seccomp_data d{};
-                d.nr = static_cast<int>(base | n);
-                d.arch = arch;
-                // Every combination of the arguments the filters look at (0: family,
-                // 1: type or request, 4: a destination), for each call number.
-                for (const std::uint64_t a0 : families)
-                    for (std::size_t i = 0; i < types.size() + requests.size(); ++i)
-                        for (const std::uint64_t a4 : addresses) {
-                            d.args[0] = a0;
-                            d.args[1] = i < types.size() ? types[i] : requests[i - types.size()];
-                            d.args[4] = a4;
-                            const std::uint32_t expected =
-                                stacked(run_bpf(term::injection_program, std::size(term::injection_program), d), run_bpf(net::program.code, net::program.size, d));
-                            const std::uint32_t got = run_bpf(combined.code, combined.size, d);
-                            if (got != expected) FAIL("arch " << std::hex << arch << " nr " << std::dec << d.nr << " args " << a0 << ", " << d.args[1] << ", " << a4 << ": " << std::hex << got << " instead of " << expected);
-                            ++checked;
-                            if (got != SECCOMP_RET_ALLOW) ++refused;
-                        }
-            }
-    INFO(checked << " verdicts, " << refused << " not allow");
-    CHECK(refused > 0);
-    CHECK(combined.size <= 64);
     // The cases the escape suite tries, named.
     seccomp_data d{};
     d.arch = net::native.arch;

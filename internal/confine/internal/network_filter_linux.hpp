@@ -154,7 +154,6 @@ enum Label {
     check_loopback_socket, check_loopback_type, check_loopback_protocol
 };
 
-
 // The calls of one architecture, number already loaded: each goes to its check (with
 // `terminal`, ioctl too, and on x86-64 x32's own ioctl; through the proxy, socket() to the
 // TCP check, connect() allowed, and the sends to their MSG_FASTOPEN checks; with a
