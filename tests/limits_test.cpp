@@ -57,6 +57,32 @@ Limited run_limited(const test::Sandbox& box, const test::Tree& tree, const std:
     return out;
 }
 
+// confinectl's lines on `err` that say a limit ended the run, or may have.
+std::vector<std::string> limit_lines(const std::string& err) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at < err.size()) {
+        const std::size_t end = std::min(err.find('\n', at), err.size());
+        const std::string line = err.substr(at, end - at);
+        if (line.starts_with("confinectl: ") && (line.find(" reached: ") != std::string::npos || line.find(", which may ") != std::string::npos))
+            out.push_back(line);
+        at = end + 1;
+    }
+    return out;
+}
+
+// confinectl itself ended with `status` (never by a signal: a limit never ends it), said
+// in one line beginning with `start` and holding `rest`, the report's limit_note, what
+// the limit ended.
+void says_limit(const Limited& r, int status, const std::string& start, const std::string& rest = {}) {
+    CHECK(r.result.signal == 0);
+    CHECK(r.result.exit_code == status);
+    const auto lines = limit_lines(r.result.err);
+    REQUIRE(lines.size() == 1);
+    CHECK_THAT(lines[0], Catch::StartsWith(start) && Catch::Contains(rest));
+    CHECK(r.report["limit_note"] == lines[0].substr(12));
+}
+
 // The processes whose command line holds `marker`, zombies aside.
 std::size_t processes_with(const std::string& marker) {
     std::size_t n = 0;
@@ -116,7 +142,17 @@ void flood(Way way, bool unprivileged) {
     CHECK(n >= 1);
     CHECK(n <= 64);
     CHECK(r.report["dimensions"]["limits"] == (unprivileged ? "partial" : "full"));
-    if (!unprivileged) CHECK(r.report["limit"] == "processes");
+    if (!unprivileged) {
+        CHECK(r.report["limit"] == "processes");
+        says_limit(r, r.result.exit_code, "confinectl: processes limit 64 reached: the run's cgroup refused it a process; sh exited ");
+        CHECK(r.result.exit_code != 0);
+    } else if (r.result.exit_code != 0) {
+        // RLIMIT_NPROC: a fork refused is the shell's own error; the limit may have ended it.
+        CHECK(r.report["limit"].is_null());
+        CHECK(r.report["limit_possible"] == json::array({"processes"}));
+        says_limit(r, r.result.exit_code, "confinectl: sh exited ",
+                   " under processes limit 64 (RLIMIT_NPROC, the user's processes), which may have ended it: a fork refused at a limit");
+    }
     CHECK(processes_with(marker) == 0);
     CHECK(run_cgroups_left() == 0);
 }
@@ -125,18 +161,29 @@ void memory(Way way, bool unprivileged) {
     test::Sandbox box(way);
     if (unprivileged) test::require_user_switch();
     test::Tree tree(unprivileged);
+    // The command is python3 itself (exec): the signal that kills it is the run's end.
     const auto r = run_limited(box, tree, {"memory=128M"},
-                               "python3 -c 'b = bytearray(1 << 30); b[-1] = 1; open(\"" + (tree.ws / "allocated").string() + "\", \"w\")'",
+                               "exec python3 -c 'b = bytearray(1 << 30); b[-1] = 1; open(\"" + (tree.ws / "allocated").string() + "\", \"w\")'",
                                unprivileged);
     INFO(name_of(way) << (unprivileged ? " as nobody" : " as root") << "; report: " << r.report.dump());
     CHECK_FALSE(fs::exists(tree.ws / "allocated"));
     CHECK(r.report["outcome"] == "task_failed");
     CHECK(r.report["dimensions"]["limits"] == level_for(unprivileged));
     if (unprivileged) {
-        CHECK(r.report["limit"].is_null());  // the allocation failed, the command said so itself
+        // The allocation failed, the command said so itself (MemoryError, 1): the limit may
+        // have ended it, which confinectl cannot tell.
+        CHECK(r.report["limit"].is_null());
+        CHECK(r.report["limit_possible"] == json::array({"memory"}));
         CHECK(r.report["dimensions"]["open"].get<std::string>().find("limits: memory is each process's address space") != std::string::npos);
+        says_limit(r, 1, "confinectl: sh exited 1 under memory limit 128M (RLIMIT_AS, each process's address space), which may have ended it: ",
+                   "an allocation refused at a limit is an error the command sees, not a kill, so confinectl cannot tell");
     } else {
+        // Killed by the kernel: under Landlock the command's own SIGKILL, which confinectl
+        // gives as 137 (it once re-raised it on itself), as bubblewrap gives it.
         CHECK(r.report["limit"] == "memory");
+        CHECK(r.report["limit_possible"] == json::array());
+        says_limit(r, 128 + SIGKILL, "confinectl: memory limit 128M reached: the kernel killed a process of the run, out of memory in the run's cgroup; sh ",
+                   "SIGKILL");
     }
     CHECK(run_cgroups_left() == 0);
 }
@@ -151,16 +198,14 @@ void cpu(Way way, bool unprivileged) {
     CHECK(r.report["limit"] == "cpu");
     CHECK(r.report["dimensions"]["limits"] == level_for(unprivileged));
     if (unprivileged) {
-        // RLIMIT_CPU, each process's: SIGXCPU, confinectl ending by the same signal, or
-        // 128 + it where bubblewrap said its command's end.
-        CHECK((r.result.signal == SIGXCPU || r.result.exit_code == 128 + SIGXCPU));
+        // RLIMIT_CPU, each process's: SIGXCPU, which confinectl gives as 128 + it.
+        says_limit(r, 128 + SIGXCPU, "confinectl: cpu limit 1s reached: a process passed its CPU time (RLIMIT_CPU) and got SIGXCPU; sh ", "SIGXCPU");
         CHECK(r.report["dimensions"]["open"].get<std::string>().find("cpu is each process's CPU time") != std::string::npos);
     } else {
         // The run's cgroup, whose CPU time the host watches: every process of it killed
-        // once the two together passed the limit — or, on a loaded machine where one loop
-        // got the CPU the other did not, that one's own RLIMIT_CPU first.
-        const int sig = r.result.signal ? r.result.signal : r.result.exit_code - 128;
-        CHECK((sig == SIGKILL || sig == SIGXCPU));
+        // once the two together passed the limit.
+        says_limit(r, 128 + SIGKILL, "confinectl: cpu limit 1s reached: the run's CPU time passed it, and every process of the run was killed; sh ",
+                   "SIGKILL");
     }
     CHECK(run_cgroups_left() == 0);
 }
@@ -175,7 +220,11 @@ void file_size(Way way, bool unprivileged) {
     REQUIRE(fs::exists(f));
     CHECK(fs::file_size(f) <= (1u << 20));
     CHECK(r.report["limit"] == "file-size");
-    CHECK((r.result.signal == SIGXFSZ || r.result.exit_code == 128 + SIGXFSZ));
+    says_limit(r, 128 + SIGXFSZ, "confinectl: file-size limit 1M reached: a process wrote a file past it (RLIMIT_FSIZE) and got SIGXFSZ; sh ", "SIGXFSZ");
+    // A shell that gives its child's SIGXFSZ as 128 + it: the same limit.
+    const auto shell = run_limited(box, tree, {"file-size=1M"}, "head -c 2M /dev/zero > " + f.string() + "; exit $?", unprivileged);
+    CHECK(shell.report["limit"] == "file-size");
+    says_limit(shell, 128 + SIGXFSZ, "confinectl: file-size limit 1M reached: ", "; sh exited 153 (128 + SIGXFSZ)");
 }
 
 void open_files(Way way, bool unprivileged) {
@@ -192,6 +241,17 @@ void open_files(Way way, bool unprivileged) {
     CHECK(highest <= 16);
     CHECK(highest > 3);
     CHECK(r.report["limit"].is_null());
+    // It ended well: no limit ended it, nor may have, and nothing is said.
+    CHECK(r.report["limit_possible"] == json::array());
+    CHECK(r.report["limit_note"].is_null());
+    CHECK(limit_lines(r.result.err).empty());
+    // One that fails where an open is refused (EMFILE): the limit may have ended it, untold.
+    const auto failed = run_limited(box, tree, {"open-files=16"},
+                                    "exec python3 -c 'import os\nfor _ in range(100): os.open(\"/dev/null\", os.O_RDONLY)'", unprivileged);
+    CHECK(failed.report["limit"].is_null());
+    CHECK(failed.report["limit_possible"] == json::array({"open-files"}));
+    says_limit(failed, 1, "confinectl: sh exited 1 under open-files limit 16 (RLIMIT_NOFILE, each process's descriptors), which may have ended it: ",
+               "an open refused at a limit");
 }
 
 }  // namespace
