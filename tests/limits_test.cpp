@@ -201,6 +201,13 @@ void cpu(Way way, bool unprivileged) {
         // RLIMIT_CPU, each process's: SIGXCPU, which confinectl gives as 128 + it.
         says_limit(r, 128 + SIGXCPU, "confinectl: cpu limit 1s reached: a process passed its CPU time (RLIMIT_CPU) and got SIGXCPU; sh ", "SIGXCPU");
         CHECK(r.report["dimensions"]["open"].get<std::string>().find("cpu is each process's CPU time") != std::string::npos);
+        // One that ignores SIGXCPU gets RLIMIT_CPU's hard limit a second later: SIGKILL,
+        // the same limit, 137.
+        const auto ignored = run_limited(box, tree, {"cpu=1"}, "exec python3 -c 'import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True: pass'",
+                                         unprivileged);
+        CHECK(ignored.report["limit"] == "cpu");
+        says_limit(ignored, 128 + SIGKILL, "confinectl: cpu limit 1s reached: a process passed its CPU time (RLIMIT_CPU) by a second and got SIGKILL; sh ",
+                   "SIGKILL");
     } else {
         // The run's cgroup, whose CPU time the host watches: every process of it killed
         // once the two together passed the limit.
@@ -376,6 +383,7 @@ TEST_CASE("a library host's run() and spawn() hold RunOptions::limits over the c
     CHECK(fs::file_size(f) == 64u << 10);
     CHECK(fg->limit == "file-size");
     CHECK(fg->signal == SIGXFSZ);
+    CHECK(fg->limit_note == "file-size limit 64K reached: a process wrote a file past it (RLIMIT_FSIZE) and got SIGXFSZ; sh ended by SIGXFSZ");
     CHECK(fg->limits_asked);
     REQUIRE(fg->dimensions);
     // Partial either way: as root, processes by the run's cgroup but file-size a resource
@@ -389,11 +397,14 @@ TEST_CASE("a library host's run() and spawn() hold RunOptions::limits over the c
     const auto& done = bg->wait();
     CHECK(fs::file_size(f) == 1u << 20);  // the configuration's
     CHECK(done.outcome.limit == "file-size");
+    CHECK(done.outcome.limit_note == "file-size limit 1M reached: a process wrote a file past it (RLIMIT_FSIZE) and got SIGXFSZ; sh ended by SIGXFSZ");
     // Nothing ended by a limit: none named.
     auto fine = confine::run(**provider, policy, std::vector<std::string>{"/bin/true"}, options);
     REQUIRE(fine);
     CHECK(fine->kind == confine::OutcomeKind::completed);
     CHECK_FALSE(fine->limit);
+    CHECK(fine->limit_possible.empty());
+    CHECK(fine->limit_note.empty());
     CHECK(run_cgroups_left() == 0);
 }
 
@@ -428,6 +439,57 @@ TEST_CASE("a run cgroup whose host was killed before it could remove it is remov
     CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
     CHECK_FALSE(fs::exists(places.v1_memory / name));
     CHECK_FALSE(fs::exists(places.v1_pids / name));
+}
+
+TEST_CASE("the line a limit or the time limit ends a run with: which, its value, what was done, how the command ended, or which may have",
+          "[limits][linux-only]") {
+    using confine::detail::limit_note;
+    using namespace std::chrono_literals;
+    confine::Outcome out;
+    out.kind = confine::OutcomeKind::task_failed;
+    confine::Observation o;
+    confine::Limits limits;
+    limits.memory = 50u << 20;
+    limits.file_size = 1000;
+    limits.cpu = 2;
+    limits.processes = 64;
+    limits.open_files = 16;
+    // Nothing ended it: nothing said.
+    out.exit_code = 1;
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "make").empty());
+    // The time limit: SIGTERM alone, SIGTERM then SIGKILL, SIGKILL at once.
+    out.timed_out = true;
+    out.exit_code.reset();
+    out.signal = SIGTERM;
+    CHECK(limit_note(out, o, limits, 1500ms, 5s, "sleep") == "time limit 1500ms reached: the run got SIGTERM; sleep ended by SIGTERM");
+    o.timeout_killed = true;
+    out.signal = SIGKILL;
+    CHECK(limit_note(out, o, limits, 2min, 5s, "sleep") == "time limit 2m reached: the run got SIGTERM, then SIGKILL 5s later; sleep ended by SIGKILL");
+    CHECK(limit_note(out, o, limits, 1s, 0ms, "sleep") == "time limit 1s reached: the run got SIGKILL; sleep ended by SIGKILL");
+    out.timed_out = false;
+    // A limit: its value as --limit takes it; a runner's 128 + the signal named.
+    out.limit = "memory";
+    o.limit_how = "the kernel killed a process of the run, out of memory in the run's cgroup";
+    out.signal.reset();
+    out.exit_code = 137;
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "python3") ==
+          "memory limit 50M reached: the kernel killed a process of the run, out of memory in the run's cgroup; python3 exited 137 (128 + SIGKILL)");
+    out.limit = "file-size";
+    o.limit_how = "x";
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "head") == "file-size limit 1000 bytes reached: x; head exited 137 (128 + SIGKILL)");
+    out.limit = "cpu";
+    out.exit_code = 3;
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "sh") == "cpu limit 2s reached: x; sh exited 3");
+    // Limits that may have ended it, untold.
+    out.limit.reset();
+    out.limit_possible = {"memory", "processes", "open-files"};
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "cc") ==
+          "cc exited 3 under memory limit 50M (RLIMIT_AS, each process's address space), processes limit 64 (RLIMIT_NPROC, the user's processes) "
+          "and open-files limit 16 (RLIMIT_NOFILE, each process's descriptors), which may each have ended it: an allocation, a fork or an open "
+          "refused at a limit is an error the command sees, not a kill, so confinectl cannot tell");
+    // A run that never started: nothing of a limit.
+    out.kind = confine::OutcomeKind::sandbox_unavailable;
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "cc").empty());
 }
 
 TEST_CASE("the run's cgroup: v2 where this process's cgroup has the controllers, else v1, its events read, found in a tree standing for /sys/fs/cgroup",
