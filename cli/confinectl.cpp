@@ -602,6 +602,10 @@ std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const con
     return outcome;
 }
 
+// Whether a limit ended the command, or may have: its signal then ends confinectl's
+// status (128 + it), never confinectl itself.
+bool ended_at_limit(const confine::Outcome& outcome) { return outcome.limit || !outcome.limit_possible.empty(); }
+
 // Ends confinectl the way the command ended: its exit status, or its signal.
 [[noreturn]] void end_as(const confine::Outcome& outcome) {
     int status = exit_failure;
@@ -611,6 +615,8 @@ std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const con
         status = exit_timed_out;  // as timeout(1) does, however the command then ended
     else if (const auto interrupted = confinectl::interrupted_by())
         confinectl::die_by(*interrupted);  // does not return
+    else if (outcome.signal && ended_at_limit(outcome))
+        status = 128 + *outcome.signal;  // a limit's signal was for the run, never for confinectl
     else if (outcome.signal)
         confinectl::die_by(*outcome.signal);  // does not return
     else
@@ -796,6 +802,8 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
         return account.refuse(e.code, e.message, status);
     }
     say_set_aside(*outcome);
+    // A run the time limit or a limit ended says so, in one line, whatever -v.
+    if (!outcome->limit_note.empty()) fail(outcome->limit_note);
     // The runners the chain passed over, as unusable here, stay visible in the report.
     std::vector<confine::Candidate> skipped;
     for (const auto& c : provider->selection().candidates)

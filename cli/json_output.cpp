@@ -272,6 +272,8 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
            {"signal", or_null(o.signal)},
            {"timed_out", o.timed_out},
            {"limit", or_null(o.limit)},
+           {"limit_possible", o.limit_possible},
+           {"limit_note", o.limit_note.empty() ? json(nullptr) : json(o.limit_note)},
            {"runner", or_null(o.runner)},
            {"enforcement", enforcement_or_null(o.enforcement)},
            {"basis", std::string(confine::to_string(o.basis))},

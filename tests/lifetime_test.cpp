@@ -362,8 +362,31 @@ std::optional<json> report(const Sandbox& box, const Tree& t) {
     return json::parse(test::read_file(file));
 }
 
+// confinectl's lines on `err` that say a time limit ended the run.
+std::vector<std::string> time_limit_lines(const std::string& err) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at < err.size()) {
+        const std::size_t end = std::min(err.find('\n', at), err.size());
+        if (err.compare(at, 23, "confinectl: time limit ") == 0) out.push_back(err.substr(at, end - at));
+        at = end + 1;
+    }
+    return out;
+}
+
+// confinectl itself ended 124 (never by a signal), and said the time limit ended the run in
+// one line beginning with `start`.
+void says_time_limit(const test::Result& r, const std::string& start) {
+    CHECK(r.signal == 0);
+    CHECK(r.exit_code == 124);
+    const auto lines = time_limit_lines(r.err);
+    REQUIRE(lines.size() == 1);
+    CHECK_THAT(lines[0], Catch::StartsWith(start));
+}
+
 // A command that sleeps past a 300 ms deadline, with a daemon of its own: 124, timed out,
-// nothing of it left.
+// nothing of it left. With the deadline from the configuration, confinectl runs with -v:
+// the line is the same, said once.
 void sleeps_past(Way way, bool unprivileged, bool from_config) {
     if (unprivileged) test::require_user_switch();
     Sandbox box(way);
@@ -373,11 +396,16 @@ void sleeps_past(Way way, bool unprivileged, bool from_config) {
     Kinds k(t, {"the command", "a setsid daemon"});
     const std::string script = "setsid " + k[1].sleep.string() + " 1000 </dev/null >/dev/null 2>&1 &\n" + k[0].sleep.string() + " 1000\n";
     const auto flags = from_config ? std::vector<std::string>{} : std::vector<std::string>{"--timeout", "300ms"};
-    const auto r = run(box, run_args(box, t, flags, {"/bin/sh", "-c", script}), unprivileged);
+    auto args = run_args(box, t, flags, {"/bin/sh", "-c", script});
+    if (from_config) args.insert(args.begin(), "-v");
+    const auto r = run(box, args, unprivileged);
     INFO(who(way, unprivileged) << (from_config ? ", [policy] timeout" : ", --timeout") << "\nexit " << r.exit_code << " signal " << r.signal
                                 << "\nstderr: " << r.err);
-    CHECK(r.exit_code == 124);
-    if (auto j = report(box, t)) CHECK((*j)["timed_out"] == true);
+    says_time_limit(r, "confinectl: time limit 300ms reached: the run got SIGTERM");
+    if (auto j = report(box, t)) {
+        CHECK((*j)["timed_out"] == true);
+        CHECK((*j)["limit_note"] == time_limit_lines(r.err).at(0).substr(12));
+    }
     k.check_none_left();
 }
 
@@ -394,7 +422,8 @@ void term_first(Way way, bool unprivileged) {
         "trap 'echo TERM > " + termed.string() + "; exit 3' TERM\n" + k[0].sleep.string() + " 1000 &\nwait\n";
     const auto r = run(box, run_args(box, t, {"--timeout", "300ms"}, {"/bin/sh", "-c", script}), unprivileged);
     INFO(who(way, unprivileged) << "\nexit " << r.exit_code << " signal " << r.signal << "\nstderr: " << r.err);
-    CHECK(r.exit_code == 124);
+    // It ended of itself after the TERM: no SIGKILL was needed.
+    says_time_limit(r, "confinectl: time limit 300ms reached: the run got SIGTERM; sh exited 3");
     CHECK(test::read_file(termed) == "TERM\n");
     if (auto j = report(box, t)) CHECK((*j)["timed_out"] == true);
     k.check_none_left();
@@ -410,7 +439,7 @@ void ignores_term(Way way, bool unprivileged) {
     const std::string script = "trap '' TERM\n" + k[1].sleep.string() + " 1000 </dev/null >/dev/null 2>&1 &\n" + k[0].sleep.string() + " 1000\n";
     const auto r = run(box, run_args(box, t, {"--timeout", "300ms", "--kill-after", "200ms"}, {"/bin/sh", "-c", script}), unprivileged);
     INFO(who(way, unprivileged) << "\nexit " << r.exit_code << " signal " << r.signal << "\nstderr: " << r.err);
-    CHECK(r.exit_code == 124);
+    says_time_limit(r, "confinectl: time limit 300ms reached: the run got SIGTERM, then SIGKILL 200ms later; sh ");
     if (auto j = report(box, t)) CHECK((*j)["timed_out"] == true);
     k.check_none_left();
 }
@@ -426,6 +455,7 @@ void ends_in_time(Way way, bool unprivileged) {
                        unprivileged);
     INFO(who(way, unprivileged) << "\nexit " << r.exit_code << " signal " << r.signal << "\nstderr: " << r.err);
     CHECK(r.exit_code == 7);
+    CHECK(time_limit_lines(r.err).empty());
     CHECK(fs::exists(ran));
     if (auto j = report(box, t)) {
         CHECK((*j)["timed_out"] == false);
@@ -509,7 +539,7 @@ void in_place_best_effort_timeout(bool unprivileged) {
     a.insert(a.begin() + 1, {"--timeout", "300ms"});
     const auto r = run(box, a, unprivileged);
     INFO((unprivileged ? "as nobody" : "as root") << "\nexit " << r.exit_code << " signal " << r.signal << "\nstderr: " << r.err);
-    CHECK(r.exit_code == 124);
+    says_time_limit(r, "confinectl: time limit 300ms reached: the run got SIGTERM");
     k.check_none_left();
 }
 

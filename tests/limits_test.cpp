@@ -57,6 +57,32 @@ Limited run_limited(const test::Sandbox& box, const test::Tree& tree, const std:
     return out;
 }
 
+// confinectl's lines on `err` that say a limit ended the run, or may have.
+std::vector<std::string> limit_lines(const std::string& err) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at < err.size()) {
+        const std::size_t end = std::min(err.find('\n', at), err.size());
+        const std::string line = err.substr(at, end - at);
+        if (line.starts_with("confinectl: ") && (line.find(" reached: ") != std::string::npos || line.find(", which may ") != std::string::npos))
+            out.push_back(line);
+        at = end + 1;
+    }
+    return out;
+}
+
+// confinectl itself ended with `status` (never by a signal: a limit never ends it), said
+// in one line beginning with `start` and holding `rest`, the report's limit_note, what
+// the limit ended.
+void says_limit(const Limited& r, int status, const std::string& start, const std::string& rest = {}) {
+    CHECK(r.result.signal == 0);
+    CHECK(r.result.exit_code == status);
+    const auto lines = limit_lines(r.result.err);
+    REQUIRE(lines.size() == 1);
+    CHECK_THAT(lines[0], Catch::StartsWith(start) && Catch::Contains(rest));
+    CHECK(r.report["limit_note"] == lines[0].substr(12));
+}
+
 // The processes whose command line holds `marker`, zombies aside.
 std::size_t processes_with(const std::string& marker) {
     std::size_t n = 0;
@@ -116,7 +142,17 @@ void flood(Way way, bool unprivileged) {
     CHECK(n >= 1);
     CHECK(n <= 64);
     CHECK(r.report["dimensions"]["limits"] == (unprivileged ? "partial" : "full"));
-    if (!unprivileged) CHECK(r.report["limit"] == "processes");
+    if (!unprivileged) {
+        CHECK(r.report["limit"] == "processes");
+        says_limit(r, r.result.exit_code, "confinectl: processes limit 64 reached: the run's cgroup refused it a process; sh exited ");
+        CHECK(r.result.exit_code != 0);
+    } else if (r.result.exit_code != 0) {
+        // RLIMIT_NPROC: a fork refused is the shell's own error; the limit may have ended it.
+        CHECK(r.report["limit"].is_null());
+        CHECK(r.report["limit_possible"] == json::array({"processes"}));
+        says_limit(r, r.result.exit_code, "confinectl: sh exited ",
+                   " under processes limit 64 (RLIMIT_NPROC, the user's processes), which may have ended it: a fork refused at a limit");
+    }
     CHECK(processes_with(marker) == 0);
     CHECK(run_cgroups_left() == 0);
 }
@@ -125,18 +161,29 @@ void memory(Way way, bool unprivileged) {
     test::Sandbox box(way);
     if (unprivileged) test::require_user_switch();
     test::Tree tree(unprivileged);
+    // The command is python3 itself (exec): the signal that kills it is the run's end.
     const auto r = run_limited(box, tree, {"memory=128M"},
-                               "python3 -c 'b = bytearray(1 << 30); b[-1] = 1; open(\"" + (tree.ws / "allocated").string() + "\", \"w\")'",
+                               "exec python3 -c 'b = bytearray(1 << 30); b[-1] = 1; open(\"" + (tree.ws / "allocated").string() + "\", \"w\")'",
                                unprivileged);
     INFO(name_of(way) << (unprivileged ? " as nobody" : " as root") << "; report: " << r.report.dump());
     CHECK_FALSE(fs::exists(tree.ws / "allocated"));
     CHECK(r.report["outcome"] == "task_failed");
     CHECK(r.report["dimensions"]["limits"] == level_for(unprivileged));
     if (unprivileged) {
-        CHECK(r.report["limit"].is_null());  // the allocation failed, the command said so itself
+        // The allocation failed, the command said so itself (MemoryError, 1): the limit may
+        // have ended it, which confinectl cannot tell.
+        CHECK(r.report["limit"].is_null());
+        CHECK(r.report["limit_possible"] == json::array({"memory"}));
         CHECK(r.report["dimensions"]["open"].get<std::string>().find("limits: memory is each process's address space") != std::string::npos);
+        says_limit(r, 1, "confinectl: sh exited 1 under memory limit 128M (RLIMIT_AS, each process's address space), which may have ended it: ",
+                   "an allocation refused at a limit is an error the command sees, not a kill, so confinectl cannot tell");
     } else {
+        // Killed by the kernel: under Landlock the command's own SIGKILL, which confinectl
+        // gives as 137 (it once re-raised it on itself), as bubblewrap gives it.
         CHECK(r.report["limit"] == "memory");
+        CHECK(r.report["limit_possible"] == json::array());
+        says_limit(r, 128 + SIGKILL, "confinectl: memory limit 128M reached: the kernel killed a process of the run, out of memory in the run's cgroup; sh ",
+                   "SIGKILL");
     }
     CHECK(run_cgroups_left() == 0);
 }
@@ -151,16 +198,21 @@ void cpu(Way way, bool unprivileged) {
     CHECK(r.report["limit"] == "cpu");
     CHECK(r.report["dimensions"]["limits"] == level_for(unprivileged));
     if (unprivileged) {
-        // RLIMIT_CPU, each process's: SIGXCPU, confinectl ending by the same signal, or
-        // 128 + it where bubblewrap said its command's end.
-        CHECK((r.result.signal == SIGXCPU || r.result.exit_code == 128 + SIGXCPU));
+        // RLIMIT_CPU, each process's: SIGXCPU, which confinectl gives as 128 + it.
+        says_limit(r, 128 + SIGXCPU, "confinectl: cpu limit 1s reached: a process passed its CPU time (RLIMIT_CPU) and got SIGXCPU; sh ", "SIGXCPU");
         CHECK(r.report["dimensions"]["open"].get<std::string>().find("cpu is each process's CPU time") != std::string::npos);
+        // One that ignores SIGXCPU gets RLIMIT_CPU's hard limit a second later: SIGKILL,
+        // the same limit, 137.
+        const auto ignored = run_limited(box, tree, {"cpu=1"}, "exec python3 -c 'import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True: pass'",
+                                         unprivileged);
+        CHECK(ignored.report["limit"] == "cpu");
+        says_limit(ignored, 128 + SIGKILL, "confinectl: cpu limit 1s reached: a process passed its CPU time (RLIMIT_CPU) by a second and got SIGKILL; sh ",
+                   "SIGKILL");
     } else {
         // The run's cgroup, whose CPU time the host watches: every process of it killed
-        // once the two together passed the limit — or, on a loaded machine where one loop
-        // got the CPU the other did not, that one's own RLIMIT_CPU first.
-        const int sig = r.result.signal ? r.result.signal : r.result.exit_code - 128;
-        CHECK((sig == SIGKILL || sig == SIGXCPU));
+        // once the two together passed the limit.
+        says_limit(r, 128 + SIGKILL, "confinectl: cpu limit 1s reached: the run's CPU time passed it, and every process of the run was killed; sh ",
+                   "SIGKILL");
     }
     CHECK(run_cgroups_left() == 0);
 }
@@ -175,7 +227,11 @@ void file_size(Way way, bool unprivileged) {
     REQUIRE(fs::exists(f));
     CHECK(fs::file_size(f) <= (1u << 20));
     CHECK(r.report["limit"] == "file-size");
-    CHECK((r.result.signal == SIGXFSZ || r.result.exit_code == 128 + SIGXFSZ));
+    says_limit(r, 128 + SIGXFSZ, "confinectl: file-size limit 1M reached: a process wrote a file past it (RLIMIT_FSIZE) and got SIGXFSZ; sh ", "SIGXFSZ");
+    // A shell that gives its child's SIGXFSZ as 128 + it: the same limit.
+    const auto shell = run_limited(box, tree, {"file-size=1M"}, "head -c 2M /dev/zero > " + f.string() + "; exit $?", unprivileged);
+    CHECK(shell.report["limit"] == "file-size");
+    says_limit(shell, 128 + SIGXFSZ, "confinectl: file-size limit 1M reached: ", "; sh exited 153 (128 + SIGXFSZ)");
 }
 
 void open_files(Way way, bool unprivileged) {
@@ -192,6 +248,17 @@ void open_files(Way way, bool unprivileged) {
     CHECK(highest <= 16);
     CHECK(highest > 3);
     CHECK(r.report["limit"].is_null());
+    // It ended well: no limit ended it, nor may have, and nothing is said.
+    CHECK(r.report["limit_possible"] == json::array());
+    CHECK(r.report["limit_note"].is_null());
+    CHECK(limit_lines(r.result.err).empty());
+    // One that fails where an open is refused (EMFILE): the limit may have ended it, untold.
+    const auto failed = run_limited(box, tree, {"open-files=16"},
+                                    "exec python3 -c 'import os\nfor _ in range(100): os.open(\"/dev/null\", os.O_RDONLY)'", unprivileged);
+    CHECK(failed.report["limit"].is_null());
+    CHECK(failed.report["limit_possible"] == json::array({"open-files"}));
+    says_limit(failed, 1, "confinectl: sh exited 1 under open-files limit 16 (RLIMIT_NOFILE, each process's descriptors), which may have ended it: ",
+               "an open refused at a limit");
 }
 
 }  // namespace
@@ -316,6 +383,7 @@ TEST_CASE("a library host's run() and spawn() hold RunOptions::limits over the c
     CHECK(fs::file_size(f) == 64u << 10);
     CHECK(fg->limit == "file-size");
     CHECK(fg->signal == SIGXFSZ);
+    CHECK(fg->limit_note == "file-size limit 64K reached: a process wrote a file past it (RLIMIT_FSIZE) and got SIGXFSZ; sh ended by SIGXFSZ");
     CHECK(fg->limits_asked);
     REQUIRE(fg->dimensions);
     // Partial either way: as root, processes by the run's cgroup but file-size a resource
@@ -329,11 +397,14 @@ TEST_CASE("a library host's run() and spawn() hold RunOptions::limits over the c
     const auto& done = bg->wait();
     CHECK(fs::file_size(f) == 1u << 20);  // the configuration's
     CHECK(done.outcome.limit == "file-size");
+    CHECK(done.outcome.limit_note == "file-size limit 1M reached: a process wrote a file past it (RLIMIT_FSIZE) and got SIGXFSZ; sh ended by SIGXFSZ");
     // Nothing ended by a limit: none named.
     auto fine = confine::run(**provider, policy, std::vector<std::string>{"/bin/true"}, options);
     REQUIRE(fine);
     CHECK(fine->kind == confine::OutcomeKind::completed);
     CHECK_FALSE(fine->limit);
+    CHECK(fine->limit_possible.empty());
+    CHECK(fine->limit_note.empty());
     CHECK(run_cgroups_left() == 0);
 }
 
@@ -368,6 +439,57 @@ TEST_CASE("a run cgroup whose host was killed before it could remove it is remov
     CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
     CHECK_FALSE(fs::exists(places.v1_memory / name));
     CHECK_FALSE(fs::exists(places.v1_pids / name));
+}
+
+TEST_CASE("the line a limit or the time limit ends a run with: which, its value, what was done, how the command ended, or which may have",
+          "[limits][linux-only]") {
+    using confine::detail::limit_note;
+    using namespace std::chrono_literals;
+    confine::Outcome out;
+    out.kind = confine::OutcomeKind::task_failed;
+    confine::Observation o;
+    confine::Limits limits;
+    limits.memory = 50u << 20;
+    limits.file_size = 1000;
+    limits.cpu = 2;
+    limits.processes = 64;
+    limits.open_files = 16;
+    // Nothing ended it: nothing said.
+    out.exit_code = 1;
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "make").empty());
+    // The time limit: SIGTERM alone, SIGTERM then SIGKILL, SIGKILL at once.
+    out.timed_out = true;
+    out.exit_code.reset();
+    out.signal = SIGTERM;
+    CHECK(limit_note(out, o, limits, 1500ms, 5s, "sleep") == "time limit 1500ms reached: the run got SIGTERM; sleep ended by SIGTERM");
+    o.timeout_killed = true;
+    out.signal = SIGKILL;
+    CHECK(limit_note(out, o, limits, 2min, 5s, "sleep") == "time limit 2m reached: the run got SIGTERM, then SIGKILL 5s later; sleep ended by SIGKILL");
+    CHECK(limit_note(out, o, limits, 1s, 0ms, "sleep") == "time limit 1s reached: the run got SIGKILL; sleep ended by SIGKILL");
+    out.timed_out = false;
+    // A limit: its value as --limit takes it; a runner's 128 + the signal named.
+    out.limit = "memory";
+    o.limit_how = "the kernel killed a process of the run, out of memory in the run's cgroup";
+    out.signal.reset();
+    out.exit_code = 137;
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "python3") ==
+          "memory limit 50M reached: the kernel killed a process of the run, out of memory in the run's cgroup; python3 exited 137 (128 + SIGKILL)");
+    out.limit = "file-size";
+    o.limit_how = "x";
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "head") == "file-size limit 1000 bytes reached: x; head exited 137 (128 + SIGKILL)");
+    out.limit = "cpu";
+    out.exit_code = 3;
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "sh") == "cpu limit 2s reached: x; sh exited 3");
+    // Limits that may have ended it, untold.
+    out.limit.reset();
+    out.limit_possible = {"memory", "processes", "open-files"};
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "cc") ==
+          "cc exited 3 under memory limit 50M (RLIMIT_AS, each process's address space), processes limit 64 (RLIMIT_NPROC, the user's processes) "
+          "and open-files limit 16 (RLIMIT_NOFILE, each process's descriptors), which may each have ended it: an allocation, a fork or an open "
+          "refused at a limit is an error the command sees, not a kill, so confinectl cannot tell");
+    // A run that never started: nothing of a limit.
+    out.kind = confine::OutcomeKind::sandbox_unavailable;
+    CHECK(limit_note(out, o, limits, std::nullopt, 5s, "cc").empty());
 }
 
 TEST_CASE("the run's cgroup: v2 where this process's cgroup has the controllers, else v1, its events read, found in a tree standing for /sys/fs/cgroup",

@@ -86,6 +86,7 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     out.exit_code = o.exit_code;
     out.signal = o.signal;
     out.limit = o.limit;
+    out.limit_possible = o.limit_possible;
     out.timed_out = o.timed_out;
     const std::string runner_program = wrap.argv.empty() ? std::string("?") : wrap.argv.front();
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace confine {
 
@@ -41,7 +42,10 @@ struct Observation {
     std::optional<int> exit_code;
     std::optional<int> signal;
     bool timed_out = false;
+    bool timeout_killed = false;       // the time limit came to SIGKILL (after its SIGTERM, or without one)
     std::optional<std::string> limit;  // the limit that ended the command (Outcome::limit)
+    std::vector<std::string> limit_possible;  // limits that may have, untold (Outcome::limit_possible)
+    std::string limit_how;  // how `limit` ended it, in words
     // What the executor saw itself of whether the runner reached the command: the
     // in-process path's error pipe, or the runner's execs followed (exec attestation).
     // wrong_exec: the exec the runner declared as the command's ran another file, so the

@@ -409,6 +409,14 @@ std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyReq
     return p;
 }
 
+// The name the command's end is told by: its program's last component.
+std::string command_name(std::span<const std::string> argv) {
+    if (argv.empty()) return "the command";
+    const std::string& program = argv.front();
+    const std::size_t slash = program.find_last_of('/');
+    return slash == std::string::npos || slash + 1 == program.size() ? program : program.substr(slash + 1);
+}
+
 }  // namespace
 
 std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest& policy, std::span<const std::string> argv,
@@ -438,8 +446,10 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     detail::ExecSpec spec = spec_for(wrapped, options, false, p.command_file);
     spec.limits = std::move(p.limits);
     detail::Executed executed = detail::execute(spec, control);
+    const Limits limits = spec.limits ? spec.limits->limits : Limits{};
     spec.limits.reset();  // the run's cgroup, if any: what is left in it killed, and removed
     Outcome outcome = classify(wrapped, executed.observed);
+    outcome.limit_note = detail::limit_note(outcome, executed.observed, limits, spec.timeout, spec.kill_after, command_name(argv));
     settle_proxy(wrapped, outcome);
     // Nothing of the run is left to plant anything once the runner is gone.
     outcome.set_aside = run_end_check(wrapped);
@@ -514,14 +524,16 @@ std::expected<Process, Error> spawn(const Provider& provider, const PolicyReques
         return Process(std::move(impl));
     }
     if (prepared->options.on_wrapped) prepared->options.on_wrapped(*prepared->wrapped);
-    impl->thread = std::thread([impl_ptr = impl.get(), p = std::move(*prepared)]() mutable {
+    impl->thread = std::thread([impl_ptr = impl.get(), p = std::move(*prepared), name = command_name(argv)]() mutable {
         const WrapResult& wrap = *p.wrapped;
         detail::ExecSpec spec = spec_for(wrap, p.options, true, std::move(p.command_file));
         spec.limits = std::move(p.limits);
         detail::Executed executed = detail::execute(spec, impl_ptr->control);
+        const Limits limits = spec.limits ? spec.limits->limits : Limits{};
         spec.limits.reset();  // the run's cgroup, if any: what is left in it killed, and removed
         impl_ptr->control.settle();
         Outcome outcome = classify(wrap, executed.observed);
+        outcome.limit_note = detail::limit_note(outcome, executed.observed, limits, spec.timeout, spec.kill_after, name);
         settle_proxy(wrap, outcome);
         outcome.set_aside = run_end_check(wrap);
         impl_ptr->result.outcome = p.finished(std::move(outcome));

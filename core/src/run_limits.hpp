@@ -9,11 +9,13 @@
 #include "classify.hpp"
 #include <confine/limits.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace confine::detail {
 
@@ -49,14 +51,21 @@ struct RunLimits {
     std::string open;  // "limits: ..." for a level below full
     ChildLimits child;
     std::unique_ptr<RunGroup> group;  // nullptr: resource limits alone
-    // Which limit ended the command, after the run: `o` as observed; `exit_as_signal` for a
-    // runner that is a process of its own in front of the command, whose end it gives as
-    // 128 + the signal that killed the command (bubblewrap, a shell).
-    std::optional<std::string> ended_by(const Observation& o, bool exit_as_signal) const;
+    // Which limit ended the command, after the run, into `o` (limit, limit_possible,
+    // limit_how): `o` as observed; `exit_as_signal` for a runner that is a process of its
+    // own in front of the command, whose end it gives as 128 + the signal that killed the
+    // command (bubblewrap, a shell); `elapsed` how long the run lasted.
+    void judge_end(Observation& o, bool exit_as_signal, std::chrono::steady_clock::duration elapsed) const;
 };
 
 // How `limits` are held on this machine for a run of this process: by a cgroup of the
 // run's own where one can be made, else by resource limits. nullptr when none is set.
 std::shared_ptr<RunLimits> prepare_run_limits(const Limits& limits);
+
+// Outcome::limit_note for a run of `command` (its name) that was observed as `o` and
+// classified as `outcome`, with `limits` (those in force, none where none) and its time
+// limit; "" when no limit ended it, nor may have.
+std::string limit_note(const Outcome& outcome, const Observation& o, const Limits& limits, std::optional<std::chrono::milliseconds> timeout,
+                       std::chrono::milliseconds kill_after, std::string_view command);
 
 }  // namespace confine::detail

@@ -83,6 +83,14 @@ struct Outcome {
     // for its memory), "cpu" (the run's CPU time, or SIGXCPU), "file-size" (SIGXFSZ), "processes" (it failed
     // once the run's cgroup had refused a process); nullopt when none did, or none said.
     std::optional<std::string> limit;
+    // The limits that may have ended a command that failed, where that cannot be told: a
+    // resource limit the command sees refused as an error of its own — memory by
+    // RLIMIT_AS (an allocation failing), processes by RLIMIT_NPROC (a fork failing),
+    // open-files (an open failing) — never a kill. Empty when `limit` is set.
+    std::vector<std::string> limit_possible;
+    // One line saying how the time limit or a limit ended the run (which, its value, what
+    // was done, how the command ended), or which may have; empty when neither did.
+    std::string limit_note;
     std::string runner;
     std::optional<Enforcement> enforcement;  // full only when every dimension asked is
     // What the runner enforced of each dimension, once a wrap said; `network_asked` false

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 
@@ -88,6 +89,7 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     Executed result;
     Observation& o = result.observed;
     o.stderr_seen = spec.background || spec.copy_stderr;
+    const auto began = std::chrono::steady_clock::now();
     auto runner = start(spec, o);
     if (!runner) return result;
     // A runner that names its command is signalled only to be killed (RunControl::signal).
@@ -108,7 +110,9 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     pump_runner_output(spec, *runner, running, control, result);
     watchdog.stop();
     o.timed_out = watchdog.fired();
-    if (spec.limits) o.limit = spec.limits->ended_by(o, !spec.in_process && spec.attestation.kind != Attestation::Kind::exec);
+    o.timeout_killed = watchdog.killed();
+    if (spec.limits)
+        spec.limits->judge_end(o, !spec.in_process && spec.attestation.kind != Attestation::Kind::exec, std::chrono::steady_clock::now() - began);
     return result;
 }
 

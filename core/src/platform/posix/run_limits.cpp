@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -100,16 +101,48 @@ std::shared_ptr<RunLimits> prepare_run_limits(const Limits& limits) {
     return run;
 }
 
-std::optional<std::string> RunLimits::ended_by(const Observation& o, bool exit_as_signal) const {
-    if (group && limits.memory && group->out_of_memory()) return "memory";
-    if (group && limits.cpu && group->cpu_exceeded()) return "cpu";
+namespace {
+
+// The limits held by each process's resource limit whose refusal the command sees as an
+// error of its own (an allocation, a fork, an open failing): never a kill, so that
+// confinectl cannot tell whether one ended a command that failed.
+std::vector<std::string> untold(const RunLimits& run) {
+    std::vector<std::string> out;
+    if (run.limits.memory && !run.group) out.emplace_back("memory");
+#if defined(RLIMIT_NPROC)
+    if (run.limits.processes && !run.group && ::geteuid() != 0) out.emplace_back("processes");
+#endif
+    if (run.limits.open_files) out.emplace_back("open-files");
+    return out;
+}
+
+}  // namespace
+
+void RunLimits::judge_end(Observation& o, bool exit_as_signal, std::chrono::steady_clock::duration elapsed) const {
+    auto said = [&o](const char* name, const char* how) {
+        o.limit = name;
+        o.limit_how = how;
+    };
     std::optional<int> signal = o.signal;
     if (!signal && exit_as_signal && o.exit_code && *o.exit_code > 128 && *o.exit_code < 128 + NSIG) signal = *o.exit_code - 128;
-    if (signal == SIGXCPU && limits.cpu) return "cpu";
-    if (signal == SIGXFSZ && limits.file_size) return "file-size";
+    // SIGXCPU and SIGXFSZ, which only these limits send, also from a command that gives a
+    // child's end as 128 + its signal, as a shell does.
+    const bool shell_said = o.exit_code && (*o.exit_code == 128 + SIGXCPU || *o.exit_code == 128 + SIGXFSZ);
+    if (!signal && shell_said) signal = *o.exit_code - 128;
     const bool failed = o.signal || (o.exit_code && *o.exit_code != 0);
-    if (group && limits.processes && failed && group->processes_refused()) return "processes";
-    return std::nullopt;
+    // RLIMIT_CPU's hard limit, a second past the soft one, is SIGKILL: taken for it when
+    // the run lasted long enough to use that much CPU time on every CPU of the machine.
+    const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+    const bool cpu_time_passed = limits.cpu && elapsed >= std::chrono::seconds(*limits.cpu + 1) / cpus;
+    if (group && limits.memory && group->out_of_memory()) said("memory", "the kernel killed a process of the run, out of memory in the run's cgroup");
+    else if (group && limits.cpu && group->cpu_exceeded()) said("cpu", "the run's CPU time passed it, and every process of the run was killed");
+    else if (signal == SIGXCPU && limits.cpu) said("cpu", "a process passed its CPU time (RLIMIT_CPU) and got SIGXCPU");
+    else if (signal == SIGKILL && limits.cpu && !(group && group->watches_cpu()) && cpu_time_passed)
+        said("cpu", "a process passed its CPU time (RLIMIT_CPU) by a second and got SIGKILL");
+    else if (signal == SIGXFSZ && limits.file_size) said("file-size", "a process wrote a file past it (RLIMIT_FSIZE) and got SIGXFSZ");
+    else if (group && limits.processes && failed && group->processes_refused()) said("processes", "the run's cgroup refused it a process");
+    if (o.limit || !failed || o.timed_out) return;
+    o.limit_possible = untold(*this);
 }
 
 }  // namespace confine::detail

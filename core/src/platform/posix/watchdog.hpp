@@ -28,6 +28,7 @@ public:
                 control.terminate();
                 if (cv_.wait_until(lock, std::chrono::steady_clock::now() + kill_after, [this] { return stop_; })) return;
             }
+            killed_ = true;
             control.signal(SIGKILL);
         });
     }
@@ -46,6 +47,12 @@ public:
         std::lock_guard lock(mutex_);
         return fired_;
     }
+    // Whether it came to SIGKILL (the run was still there `kill_after` after its SIGTERM,
+    // or there was no SIGTERM to give).
+    bool killed() {
+        std::lock_guard lock(mutex_);
+        return killed_;
+    }
 
 private:
     std::thread thread_;
@@ -53,6 +60,7 @@ private:
     std::condition_variable cv_;
     bool stop_ = false;
     bool fired_ = false;
+    bool killed_ = false;
 };
 
 }  // namespace confine::detail

@@ -15,6 +15,6 @@ std::shared_ptr<RunLimits> prepare_run_limits(const Limits& limits) {
     return run;
 }
 
-std::optional<std::string> RunLimits::ended_by(const Observation&, bool) const { return std::nullopt; }
+void RunLimits::judge_end(Observation&, bool, std::chrono::steady_clock::duration) const {}
 
 }  // namespace confine::detail
