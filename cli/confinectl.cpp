@@ -589,6 +589,7 @@ std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const con
     options.limits = limits;
     options.environment_overrides = env;
     options.pass_fds = pass_fds;
+    options.working_directory = policy.working_directory;  // empty: here
     options.on_command_awaited = [] { confinectl::await_command(); };
     options.on_started = [](int pid) {
         g_child_pid = pid;
@@ -765,6 +766,20 @@ private:
     std::optional<confinectl::Records> records_;
 };
 
+// Where a run given --workspace DIR starts: DIR, when the current directory is not DIR or
+// beneath it (`run --workspace app -- touch here.txt` from app's parent writes app/here.txt);
+// else, or without --workspace, the current directory (empty). One that is not a
+// directory is left for the policy check, which names it.
+std::filesystem::path start_directory(const PolicyFlags& flags, const confine::PolicyRequest& policy) {
+    namespace fs = std::filesystem;
+    if (flags.workspace.empty() || policy.workspace.empty()) return {};
+    std::error_code here_ec, ws_ec;
+    const fs::path here = fs::canonical(fs::current_path(here_ec), here_ec), ws = fs::canonical(policy.workspace, ws_ec);
+    if (here_ec || ws_ec || !fs::is_directory(ws, ws_ec)) return {};
+    if (std::mismatch(ws.begin(), ws.end(), here.begin(), here.end()).first == ws.end()) return {};
+    return ws;
+}
+
 int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
             const ReportRequest& report_request, const std::vector<int>& pass_fds, const confine::cli::Parsed& parsed,
             const confine::Limits& limits) {
@@ -782,6 +797,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     if (auto bad = plugin_unusable(source, *provider)) return account.refuse(Code::sandbox_unavailable, *bad);
     if (!policy) return account.refuse(Code::usage, policy.error());
     if (auto bad = flags.env_problem()) return account.refuse(Code::usage, *bad);
+    policy->working_directory = start_directory(flags, *policy);
     warn_absent_paths(*policy, provider->config(), flags.deny_read, flags.protect);
     const auto limit = time_limit(parsed, provider->config());
     if (!limit) return account.refuse(Code::usage, limit.error());

@@ -1,4 +1,5 @@
 #include "support.hpp"
+#include "ways.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -907,6 +908,34 @@ TEST_CASE("confinectl run uses the current directory as the default workspace", 
     CHECK(r.exit_code == 0);
     auto j = json::parse(r.out);
     CHECK(j["argv"] == json::array({"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=workspace-write:" + fs::canonical(s.workspace.path()).string(), "--", "echo", "hi"}));
+}
+
+TEST_CASE("run --workspace DIR started outside DIR starts the command in DIR, started inside it where it was started", "[cli][run][e2e][linux-only]") {
+    for (const test::Way way : {test::Way::bwrap, test::Way::landlock_forked, test::Way::landlock_in_place}) {
+        INFO(test::name_of(way));
+        test::Sandbox box(way);
+        test::Tree tree(false);
+        const auto from = [&](const fs::path& dir, const std::string& workspace) {
+            std::vector<std::string> args{"run", "--config", box.config.string(), "--workspace", workspace};
+            if (way == test::Way::landlock_forked) args.insert(args.end(), {"--report", (tree.root / "report.json").string()});
+            args.insert(args.end(), {"--", "/bin/sh", "-c", "pwd; touch here.txt"});
+            return box.confine.run(args, {}, {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", dir.string()});
+        };
+        // From the parent, as a new user types it: the command starts in the workspace.
+        auto r = from(tree.root.path(), "ws");
+        INFO(r.out << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out == fs::canonical(tree.ws).string() + "\n");
+        CHECK(fs::exists(tree.ws / "here.txt"));
+        CHECK_FALSE(fs::exists(tree.root / "here.txt"));
+        // From beneath it: where it was started.
+        fs::create_directories(tree.ws / "sub");
+        auto inside = from(tree.ws / "sub", tree.ws.string());
+        INFO(inside.out << inside.err);
+        CHECK(inside.exit_code == 0);
+        CHECK(inside.out == fs::canonical(tree.ws / "sub").string() + "\n");
+        CHECK(fs::exists(tree.ws / "sub" / "here.txt"));
+    }
 }
 
 TEST_CASE("confinectl wrap --json looks the command up as run does, and says every failure as a JSON object too", "[cli][wrap]") {
