@@ -27,6 +27,7 @@
 #include <cstring>
 #include <expected>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -902,7 +903,9 @@ std::vector<confine::cli::CommandSpec> command_specs() {
     const OptionSpec config{"--config", "FILE", false, "Configuration file"};
     std::vector<OptionSpec> wrap_options{config, {"--json", "", false, "JSON output (the only format)"},
                                          {"--runner", "NAME", false, "Wrap with this runner, whatever the chain (not probed; for review)"}};
-    wrap_options.insert(wrap_options.end(), policy_options.begin(), policy_options.end());
+    // Not --allow-host: its proxy lives with a run, in confinectl; a wrap has none to give.
+    std::copy_if(policy_options.begin(), policy_options.end(), std::back_inserter(wrap_options),
+                 [](const OptionSpec& o) { return std::string_view(o.name) != "--allow-host"; });
     wrap_options.push_back(pass_fd_option);
     std::vector<OptionSpec> run_options{config};
     run_options.insert(run_options.end(), policy_options.begin(), policy_options.end());

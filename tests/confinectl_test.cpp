@@ -965,6 +965,10 @@ TEST_CASE("confinectl wrap --json looks the command up as run does, and says eve
                 "private one ([policy] tmp, --tmp)");
     auto missing = s.confine.run({"wrap", "--json", "--config", s.confine.scratch("none.toml").string(), "--", "true"});
     check_error(missing, 125, "CONFIG_NOT_FOUND", s.confine.scratch("none.toml").string() + ": configuration file not found (from --config)");
+    // --allow-host's proxy lives with a run: wrap neither offers nor takes it.
+    check_one_error_line(wrap({"true"}, {"--allow-host", "example.org"}), "wrap: unknown option '--allow-host' (see confinectl wrap --help)");
+    CHECK_THAT(s.confine.run({"wrap", "--help"}).out, !Catch::Contains("--allow-host") && Catch::Contains("--network"));
+    CHECK_THAT(s.confine.run({"run", "--help"}).out, Catch::Contains("--allow-host"));
 }
 
 TEST_CASE("confinectl wrap --json names each placeholder a host fills in, with the network filter's program", "[cli][wrap][bwrap][linux-only]") {

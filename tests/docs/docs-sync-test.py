@@ -137,6 +137,11 @@ def check_options(confinectl, manpage, completion_file):
         if command and command not in completions(completion_file, ["confinectl", command[:2]]):
             fail(f"the completion does not offer the command {command}")
         offered = completions(completion_file, ["confinectl", *([command] if command else []), "-"])
+        if command:
+            # Nor does it offer an option the command does not take (wrap --allow-host).
+            taken = {option for option, _ in options} | {"--", "-v", "--verbose", "-h", "--help"}
+            for extra in sorted(o for o in offered - taken if o.startswith("-")):
+                fail(f"{where}: the completion offers {extra}, which {where} --help does not list")
         for option, takes_value in options:
             checked += 1
             if not any(has_word(entry, option) for entry in entries):
