@@ -1012,6 +1012,15 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
     CHECK(j["failure_rule"]["informational_lines"] == json::array({notice}));
     CHECK(j["attestation"]["kind"] == "exec");
     CHECK(j["attestation"]["exec_index"] == 2);
+    // Every field a host gets is named in the first cell of a row of docs/hosts.md's table.
+    std::string named;
+    std::istringstream hosts(test::read_file(fs::path(SOURCE_DIR) / "docs" / "hosts.md"));
+    for (std::string line; std::getline(hosts, line);)
+        if (line.starts_with("| `")) named += line.substr(0, line.find(" |", 2)) + "\n";
+    for (const auto& [field, value] : j.items()) {
+        INFO(field);
+        CHECK(named.find("`" + field + "`") != std::string::npos);
+    }
 
     FakeRunnerSetup plain(true, false);
     test::write_file(plain.config, test::read_file(plain.config) + "[policy]\ndeny_read = []\n");  // the argv alone, whatever the account's home holds
