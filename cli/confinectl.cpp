@@ -162,7 +162,32 @@ std::unique_ptr<confine::Provider> open_provider(const Source& source, confine::
     return std::move(*provider);
 }
 
-void print_probe(Output& out, const confine::Selection& s, const std::string& config_source) {
+// Each dimension asked that `w` enforces below full, as "write partial, lifetime none";
+// empty when every one is full.
+std::string enforced_less(const confine::WrapResult& w) {
+    const auto& d = w.dimensions;
+    const std::pair<const char*, std::optional<confine::Level>> levels[] = {
+        {"write", d.write},
+        {"network", w.network_asked ? std::optional(d.network) : std::nullopt},
+        {"processes", d.processes},
+        {"read", w.read_asked ? std::optional(d.read) : std::nullopt},
+        {"read scope", w.read_scoped ? std::optional(d.read_scope) : std::nullopt},
+        {"protect", w.protect_asked ? std::optional(d.protect) : std::nullopt},
+        {"lifetime", d.lifetime},
+        {"limits", w.limits_asked ? std::optional(d.limits) : std::nullopt},
+    };
+    std::string weaker;
+    for (const auto& [name, level] : levels)
+        if (level && *level != confine::Level::full) weaker += (weaker.empty() ? "" : ", ") + std::string(name) + " " + std::string(confine::to_string(*level));
+    return weaker;
+}
+
+// Each runner's line says what its probe found of its mechanism here ("available (its
+// probe: full)"); the selected line, what a run of the policy gets of it: `weaker`, from
+// a wrap of that run, names each dimension below full (none: full); without one (the
+// wrap refused), the selection's own enforcement. A runner whose mechanism is full still
+// leaves dimensions partial (Landlock governs no metadata, ...).
+void print_probe(Output& out, const confine::Selection& s, const std::string& config_source, const std::optional<std::string>& weaker) {
     out << "platform: " << s.platform << '\n' << "config: " << config_source << '\n';
     if (s.asserted) {
         out << "runner_command:";
@@ -175,7 +200,8 @@ void print_probe(Output& out, const confine::Selection& s, const std::string& co
     }
     for (const auto& c : s.candidates) {
         out << "  " << c.runner << ": ";
-        if (c.verdict) out << confine::to_string(c.verdict->kind);
+        if (c.verdict && c.verdict->usable()) out << "available (its probe: " << confine::to_string(c.verdict->kind) << ')';
+        else if (c.verdict) out << confine::to_string(c.verdict->kind);
         else out << "selected without probing";
         if (c.verdict && !c.verdict->reason.empty()) out << ": " << c.verdict->reason;
         if (!c.plugin_file.empty()) out << " [" << c.plugin_file.string() << ']';
@@ -183,7 +209,8 @@ void print_probe(Output& out, const confine::Selection& s, const std::string& co
     }
     if (s.runner) {
         out << "selected: " << *s.runner;
-        if (s.enforcement) out << " (enforcement " << confine::to_string(*s.enforcement) << ')';
+        if (weaker) out << " (enforcement " << (weaker->empty() ? "full" : "partial: " + *weaker) << ')';
+        else if (s.enforcement) out << " (enforcement " << confine::to_string(*s.enforcement) << ')';
         out << '\n';
     } else {
         out << "selected: none\n";
@@ -556,20 +583,7 @@ void say_fallback(const confine::Selection& s, const confine::WrapResult& w) {
     if (s.asserted || s.chain.empty() || w.runner == s.chain.front()) return;
     const auto first = std::find_if(s.candidates.begin(), s.candidates.end(), [&](const confine::Candidate& c) { return c.runner == s.chain.front(); });
     if (first == s.candidates.end() || !first->verdict || first->verdict->usable()) return;
-    const auto& d = w.dimensions;
-    const std::pair<const char*, std::optional<confine::Level>> levels[] = {
-        {"write", d.write},
-        {"network", w.network_asked ? std::optional(d.network) : std::nullopt},
-        {"processes", d.processes},
-        {"read", w.read_asked ? std::optional(d.read) : std::nullopt},
-        {"read scope", w.read_scoped ? std::optional(d.read_scope) : std::nullopt},
-        {"protect", w.protect_asked ? std::optional(d.protect) : std::nullopt},
-        {"lifetime", d.lifetime},
-        {"limits", w.limits_asked ? std::optional(d.limits) : std::nullopt},
-    };
-    std::string weaker;
-    for (const auto& [name, level] : levels)
-        if (level && *level != confine::Level::full) weaker += (weaker.empty() ? "" : ", ") + std::string(name) + " " + std::string(confine::to_string(*level));
+    const std::string weaker = enforced_less(w);
     std::fprintf(stderr, "confinectl: warning: running under %s, not %s, the first choice, which cannot be used here (%s)%s%s\n", w.runner.c_str(),
                  first->runner.c_str(), first->verdict->reason.c_str(), weaker.empty() ? "" : "; enforced less here: ", weaker.c_str());
 }
@@ -670,6 +684,18 @@ RunJudgement judge_run(const confine::Provider& provider, const confine::Selecti
     return judged;
 }
 
+// What a run of `request` would get below full, from a wrap of it (pure: nothing runs);
+// nullopt where the wrap is refused.
+std::optional<std::string> enforced_less_here(const confine::Provider& provider, const confine::PolicyRequest& request) {
+    const std::vector<std::string> stand_in{confinectl::own_program()};
+    auto wrapped = provider.wrap(request, stand_in);
+    if (!wrapped) return std::nullopt;
+    std::string weaker = enforced_less(*wrapped);
+    // Partial for a reason no dimension names: the selection's word alone.
+    if (weaker.empty() && wrapped->enforcement != confine::Enforcement::full) return std::nullopt;
+    return weaker;
+}
+
 void print_judgement(Output& out, const RunJudgement& judged) {
     out << "workspace: " << (judged.workspace.empty() ? std::string("none (read-only mode)") : judged.workspace) << '\n';
     if (judged.refusal) out << "run: would refuse: " << *judged.refusal << '\n';
@@ -692,7 +718,7 @@ int cmd_probe(const Source& runners, const PolicyFlags& flags, bool as_json, boo
         if (as_json) {
             out << confinectl::probe_json(s, provider->config(), judged.workspace, judged.refusal);
         } else {
-            print_probe(out, s, source);
+            print_probe(out, s, source, judged.refusal ? std::nullopt : enforced_less_here(*provider, *request));
             print_judgement(out, judged);
         }
         out.flush();

@@ -35,7 +35,7 @@ TEST_CASE("confinectl probe on the embedded default selects bubblewrap where it 
     CHECK(r.err.empty());
     CHECK_THAT(r.out, Catch::Contains("config: <embedded default>\n"));
     CHECK_THAT(r.out, Catch::Contains("chain: bwrap landlock\n"));
-    CHECK_THAT(r.out, Catch::Contains("  bwrap: full [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
+    CHECK_THAT(r.out, Catch::Contains("  bwrap: available (its probe: full) [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
     CHECK_THAT(r.out, Catch::Contains("selected: bwrap (enforcement full)\n"));  // every dimension, the network included
     // Landlock, second in the chain, is not even probed.
     CHECK_THAT(r.out, !Catch::Contains("landlock:"));
@@ -48,8 +48,16 @@ TEST_CASE("confinectl probe on the default chain falls back to landlock when bub
     CHECK(r.exit_code == 0);
     CHECK(r.err.empty());
     CHECK_THAT(r.out, Catch::Contains("  bwrap: unusable: " + confine.absent_bwrap_reason() + " [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
-    CHECK_THAT(r.out, Catch::Contains("  landlock: full [" + (confine.plugin_dir() / "confine-runner-landlock.so").string() + "]\n"));
-    CHECK_THAT(r.out, Catch::Contains("selected: landlock (enforcement partial)\n"));
+    // The runner's line says what its probe found of the mechanism; the selected line, what a
+    // run here gets of it, each dimension below full named: the two never read as contradicting.
+    CHECK_THAT(r.out, Catch::Contains("  landlock: available (its probe: full) [" + (confine.plugin_dir() / "confine-runner-landlock.so").string() + "]\n"));
+    CHECK_THAT(r.out, Catch::Contains("selected: landlock (enforcement partial: write partial, "));  // metadata is not governed
+    auto wrap = json::parse(confine.run({"wrap", "--json", "--config", confine.config_without_bwrap().string(), "--", "true"}).out);
+    for (const char* dimension : {"write", "processes", "network"}) {
+        INFO(dimension);
+        const bool named = r.out.find(std::string(dimension) + " partial") != std::string::npos;
+        CHECK(named == (wrap["dimensions"][dimension] == "partial"));
+    }
 }
 
 TEST_CASE("confinectl probe fails closed with one line and 125 when no runner is usable", "[cli]") {
@@ -95,7 +103,8 @@ TEST_CASE("confinectl probe exits 0 when a runner is usable", "[cli]") {
     CHECK(r.exit_code == 0);
     CHECK(r.err.empty());
     CHECK_THAT(r.out, Catch::Contains("  unusable: unusable: fake unusable says no"));
-    CHECK_THAT(r.out, Catch::Contains("selected: partial (enforcement partial)\n"));
+    CHECK_THAT(r.out, Catch::Contains("  partial: available (its probe: partial): older feature set ["));
+    CHECK_THAT(r.out, Catch::Contains("selected: partial (enforcement partial: write partial, network partial, processes partial, read partial)\n"));
     auto j = json::parse(confine.run({"probe", "--json", "--config", cfg.string()}).out);
     CHECK(j["usable"] == true);
     CHECK(j["selected"] == "partial");
