@@ -1255,7 +1255,7 @@ TEST_CASE("confinectl --plugin makes that file's runner the whole chain, with it
     CHECK(probe.exit_code == 0);
     CHECK(probe.err.empty());
     CHECK_THAT(probe.out, Catch::Contains("chain: usable\n"));
-    CHECK_THAT(probe.out, Catch::Contains("  usable: full: from the configuration [" + s.file.string() + "]\n"));
+    CHECK_THAT(probe.out, Catch::Contains("  usable: available (its probe: full): from the configuration [" + s.file.string() + "]\n"));
     CHECK_THAT(probe.out, Catch::Contains("selected: usable"));
     CHECK(log.count("load partial") == 0);
 
