@@ -438,10 +438,15 @@ TEST_CASE("bad host patterns and a network that contradicts them are refused bef
         CHECK(test::line_count(r.err) == 1);
         CHECK(proxies_of(confine.plugin_dir()).empty());
     }
-    // A wrap alone has no run to hold the proxy.
+    // A wrap alone has no run to hold the proxy: it takes no --allow-host, and refuses the configuration's.
     auto wrapped = confine.run({"wrap", "--json", "--allow-host", "example.org", "--", "/bin/true"});
     CHECK(wrapped.exit_code == 125);
-    CHECK_THAT(wrapped.err, Catch::Contains("needs a run"));
+    CHECK_THAT(wrapped.err, Catch::Contains("unknown option '--allow-host'"));
+    const fs::path config = confine.scratch("allow-hosts.toml");
+    test::write_file(config, "[policy]\nallow_hosts = [\"example.org\"]\n");
+    auto configured = confine.run({"wrap", "--json", "--config", config.string(), "--", "/bin/true"});
+    CHECK(configured.exit_code == 125);
+    CHECK_THAT(configured.err, Catch::Contains("needs a run"));
 }
 
 TEST_CASE("[policy] allow_hosts is read with a position for each bad entry, and contradicts network = \"allow\"", "[proxy][config]") {
