@@ -27,6 +27,7 @@
 #include <cstring>
 #include <expected>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -161,7 +162,32 @@ std::unique_ptr<confine::Provider> open_provider(const Source& source, confine::
     return std::move(*provider);
 }
 
-void print_probe(Output& out, const confine::Selection& s, const std::string& config_source) {
+// Each dimension asked that `w` enforces below full, as "write partial, lifetime none";
+// empty when every one is full.
+std::string enforced_less(const confine::WrapResult& w) {
+    const auto& d = w.dimensions;
+    const std::pair<const char*, std::optional<confine::Level>> levels[] = {
+        {"write", d.write},
+        {"network", w.network_asked ? std::optional(d.network) : std::nullopt},
+        {"processes", d.processes},
+        {"read", w.read_asked ? std::optional(d.read) : std::nullopt},
+        {"read scope", w.read_scoped ? std::optional(d.read_scope) : std::nullopt},
+        {"protect", w.protect_asked ? std::optional(d.protect) : std::nullopt},
+        {"lifetime", d.lifetime},
+        {"limits", w.limits_asked ? std::optional(d.limits) : std::nullopt},
+    };
+    std::string weaker;
+    for (const auto& [name, level] : levels)
+        if (level && *level != confine::Level::full) weaker += (weaker.empty() ? "" : ", ") + std::string(name) + " " + std::string(confine::to_string(*level));
+    return weaker;
+}
+
+// Each runner's line says what its probe found of its mechanism here ("available (its
+// probe: full)"); the selected line, what a run of the policy gets of it: `weaker`, from
+// a wrap of that run, names each dimension below full (none: full); without one (the
+// wrap refused), the selection's own enforcement. A runner whose mechanism is full still
+// leaves dimensions partial (Landlock governs no metadata, ...).
+void print_probe(Output& out, const confine::Selection& s, const std::string& config_source, const std::optional<std::string>& weaker) {
     out << "platform: " << s.platform << '\n' << "config: " << config_source << '\n';
     if (s.asserted) {
         out << "runner_command:";
@@ -174,7 +200,8 @@ void print_probe(Output& out, const confine::Selection& s, const std::string& co
     }
     for (const auto& c : s.candidates) {
         out << "  " << c.runner << ": ";
-        if (c.verdict) out << confine::to_string(c.verdict->kind);
+        if (c.verdict && c.verdict->usable()) out << "available (its probe: " << confine::to_string(c.verdict->kind) << ')';
+        else if (c.verdict) out << confine::to_string(c.verdict->kind);
         else out << "selected without probing";
         if (c.verdict && !c.verdict->reason.empty()) out << ": " << c.verdict->reason;
         if (!c.plugin_file.empty()) out << " [" << c.plugin_file.string() << ']';
@@ -182,7 +209,8 @@ void print_probe(Output& out, const confine::Selection& s, const std::string& co
     }
     if (s.runner) {
         out << "selected: " << *s.runner;
-        if (s.enforcement) out << " (enforcement " << confine::to_string(*s.enforcement) << ')';
+        if (weaker) out << " (enforcement " << (weaker->empty() ? "full" : "partial: " + *weaker) << ')';
+        else if (s.enforcement) out << " (enforcement " << confine::to_string(*s.enforcement) << ')';
         out << '\n';
     } else {
         out << "selected: none\n";
@@ -555,20 +583,7 @@ void say_fallback(const confine::Selection& s, const confine::WrapResult& w) {
     if (s.asserted || s.chain.empty() || w.runner == s.chain.front()) return;
     const auto first = std::find_if(s.candidates.begin(), s.candidates.end(), [&](const confine::Candidate& c) { return c.runner == s.chain.front(); });
     if (first == s.candidates.end() || !first->verdict || first->verdict->usable()) return;
-    const auto& d = w.dimensions;
-    const std::pair<const char*, std::optional<confine::Level>> levels[] = {
-        {"write", d.write},
-        {"network", w.network_asked ? std::optional(d.network) : std::nullopt},
-        {"processes", d.processes},
-        {"read", w.read_asked ? std::optional(d.read) : std::nullopt},
-        {"read scope", w.read_scoped ? std::optional(d.read_scope) : std::nullopt},
-        {"protect", w.protect_asked ? std::optional(d.protect) : std::nullopt},
-        {"lifetime", d.lifetime},
-        {"limits", w.limits_asked ? std::optional(d.limits) : std::nullopt},
-    };
-    std::string weaker;
-    for (const auto& [name, level] : levels)
-        if (level && *level != confine::Level::full) weaker += (weaker.empty() ? "" : ", ") + std::string(name) + " " + std::string(confine::to_string(*level));
+    const std::string weaker = enforced_less(w);
     std::fprintf(stderr, "confinectl: warning: running under %s, not %s, the first choice, which cannot be used here (%s)%s%s\n", w.runner.c_str(),
                  first->runner.c_str(), first->verdict->reason.c_str(), weaker.empty() ? "" : "; enforced less here: ", weaker.c_str());
 }
@@ -589,6 +604,7 @@ std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const con
     options.limits = limits;
     options.environment_overrides = env;
     options.pass_fds = pass_fds;
+    options.working_directory = policy.working_directory;  // empty: here
     options.on_command_awaited = [] { confinectl::await_command(); };
     options.on_started = [](int pid) {
         g_child_pid = pid;
@@ -674,6 +690,18 @@ RunJudgement judge_run(const confine::Provider& provider, const confine::Selecti
     return judged;
 }
 
+// What a run of `request` would get below full, from a wrap of it (pure: nothing runs);
+// nullopt where the wrap is refused.
+std::optional<std::string> enforced_less_here(const confine::Provider& provider, const confine::PolicyRequest& request) {
+    const std::vector<std::string> stand_in{confinectl::own_program()};
+    auto wrapped = provider.wrap(request, stand_in);
+    if (!wrapped) return std::nullopt;
+    std::string weaker = enforced_less(*wrapped);
+    // Partial for a reason no dimension names: the selection's word alone.
+    if (weaker.empty() && wrapped->enforcement != confine::Enforcement::full) return std::nullopt;
+    return weaker;
+}
+
 void print_judgement(Output& out, const RunJudgement& judged) {
     out << "workspace: " << (judged.workspace.empty() ? std::string("none (read-only mode)") : judged.workspace) << '\n';
     if (judged.refusal) out << "run: would refuse: " << *judged.refusal << '\n';
@@ -696,7 +724,7 @@ int cmd_probe(const Source& runners, const PolicyFlags& flags, bool as_json, boo
         if (as_json) {
             out << confinectl::probe_json(s, provider->config(), judged.workspace, judged.refusal);
         } else {
-            print_probe(out, s, source);
+            print_probe(out, s, source, judged.refusal ? std::nullopt : enforced_less_here(*provider, *request));
             print_judgement(out, judged);
         }
         out.flush();
@@ -771,6 +799,20 @@ private:
     std::optional<confinectl::Records> records_;
 };
 
+// Where a run given --workspace DIR starts: DIR, when the current directory is not DIR or
+// beneath it (`run --workspace app -- touch here.txt` from app's parent writes app/here.txt);
+// else, or without --workspace, the current directory (empty). One that is not a
+// directory is left for the policy check, which names it.
+std::filesystem::path start_directory(const PolicyFlags& flags, const confine::PolicyRequest& policy) {
+    namespace fs = std::filesystem;
+    if (flags.workspace.empty() || policy.workspace.empty()) return {};
+    std::error_code here_ec, ws_ec;
+    const fs::path here = fs::canonical(fs::current_path(here_ec), here_ec), ws = fs::canonical(policy.workspace, ws_ec);
+    if (here_ec || ws_ec || !fs::is_directory(ws, ws_ec)) return {};
+    if (std::mismatch(ws.begin(), ws.end(), here.begin(), here.end()).first == ws.end()) return {};
+    return ws;
+}
+
 int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<std::string>& command,
             const ReportRequest& report_request, const std::vector<int>& pass_fds, const confine::cli::Parsed& parsed,
             const confine::Limits& limits) {
@@ -788,6 +830,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     if (auto bad = plugin_unusable(source, *provider)) return account.refuse(Code::sandbox_unavailable, *bad);
     if (!policy) return account.refuse(Code::usage, policy.error());
     if (auto bad = flags.env_problem()) return account.refuse(Code::usage, *bad);
+    policy->working_directory = start_directory(flags, *policy);
     warn_absent_paths(*policy, provider->config(), flags.deny_read, flags.protect);
     const auto limit = time_limit(parsed, provider->config());
     if (!limit) return account.refuse(Code::usage, limit.error());
@@ -894,7 +937,9 @@ std::vector<confine::cli::CommandSpec> command_specs() {
     const OptionSpec config{"--config", "FILE", false, "Configuration file"};
     std::vector<OptionSpec> wrap_options{config, {"--json", "", false, "JSON output (the only format)"},
                                          {"--runner", "NAME", false, "Wrap with this runner, whatever the chain (not probed; for review)"}};
-    wrap_options.insert(wrap_options.end(), policy_options.begin(), policy_options.end());
+    // Not --allow-host: its proxy lives with a run, in confinectl; a wrap has none to give.
+    std::copy_if(policy_options.begin(), policy_options.end(), std::back_inserter(wrap_options),
+                 [](const OptionSpec& o) { return std::string_view(o.name) != "--allow-host"; });
     wrap_options.push_back(pass_fd_option);
     std::vector<OptionSpec> run_options{config};
     run_options.insert(run_options.end(), policy_options.begin(), policy_options.end());

@@ -148,7 +148,7 @@ void say(const char* prefix, const std::string& line) { std::fprintf(stderr, "%s
 int run(const Arguments& a) {
     boost::asio::io_context io;
     confine::proxy::ProxyOptions options{.allow = a.allow};
-    if (a.verbose) options.on_refusal = [](const std::string& line) { say("confine: network: refused ", line); };
+    if (a.verbose) options.on_refusal = [](const std::string& line) { say("confinectl: network: refused ", line); };
     options.on_notice = [](const std::string& line) { say("confine-proxy: ", line); };
     HttpProxy proxy(io, std::move(options));
     auto listening = a.listen_fd ? proxy.add_listener(*a.listen_fd) : proxy.receive_listeners(*a.receive_fd);

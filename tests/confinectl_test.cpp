@@ -1,4 +1,5 @@
 #include "support.hpp"
+#include "ways.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -35,7 +36,7 @@ TEST_CASE("confinectl probe on the embedded default selects bubblewrap where it 
     CHECK(r.err.empty());
     CHECK_THAT(r.out, Catch::Contains("config: <embedded default>\n"));
     CHECK_THAT(r.out, Catch::Contains("chain: bwrap landlock\n"));
-    CHECK_THAT(r.out, Catch::Contains("  bwrap: full [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
+    CHECK_THAT(r.out, Catch::Contains("  bwrap: available (its probe: full) [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
     CHECK_THAT(r.out, Catch::Contains("selected: bwrap (enforcement full)\n"));  // every dimension, the network included
     // Landlock, second in the chain, is not even probed.
     CHECK_THAT(r.out, !Catch::Contains("landlock:"));
@@ -48,8 +49,16 @@ TEST_CASE("confinectl probe on the default chain falls back to landlock when bub
     CHECK(r.exit_code == 0);
     CHECK(r.err.empty());
     CHECK_THAT(r.out, Catch::Contains("  bwrap: unusable: " + confine.absent_bwrap_reason() + " [" + (confine.plugin_dir() / "confine-runner-bwrap.so").string() + "]\n"));
-    CHECK_THAT(r.out, Catch::Contains("  landlock: full [" + (confine.plugin_dir() / "confine-runner-landlock.so").string() + "]\n"));
-    CHECK_THAT(r.out, Catch::Contains("selected: landlock (enforcement partial)\n"));
+    // The runner's line says what its probe found of the mechanism; the selected line, what a
+    // run here gets of it, each dimension below full named: the two never read as contradicting.
+    CHECK_THAT(r.out, Catch::Contains("  landlock: available (its probe: full) [" + (confine.plugin_dir() / "confine-runner-landlock.so").string() + "]\n"));
+    CHECK_THAT(r.out, Catch::Contains("selected: landlock (enforcement partial: write partial, "));  // metadata is not governed
+    auto wrap = json::parse(confine.run({"wrap", "--json", "--config", confine.config_without_bwrap().string(), "--", "true"}).out);
+    for (const char* dimension : {"write", "processes", "network"}) {
+        INFO(dimension);
+        const bool named = r.out.find(std::string(dimension) + " partial") != std::string::npos;
+        CHECK(named == (wrap["dimensions"][dimension] == "partial"));
+    }
 }
 
 TEST_CASE("confinectl probe fails closed with one line and 125 when no runner is usable", "[cli]") {
@@ -95,7 +104,8 @@ TEST_CASE("confinectl probe exits 0 when a runner is usable", "[cli]") {
     CHECK(r.exit_code == 0);
     CHECK(r.err.empty());
     CHECK_THAT(r.out, Catch::Contains("  unusable: unusable: fake unusable says no"));
-    CHECK_THAT(r.out, Catch::Contains("selected: partial (enforcement partial)\n"));
+    CHECK_THAT(r.out, Catch::Contains("  partial: available (its probe: partial): older feature set ["));
+    CHECK_THAT(r.out, Catch::Contains("selected: partial (enforcement partial: write partial, network partial, processes partial, read partial)\n"));
     auto j = json::parse(confine.run({"probe", "--json", "--config", cfg.string()}).out);
     CHECK(j["usable"] == true);
     CHECK(j["selected"] == "partial");
@@ -910,6 +920,34 @@ TEST_CASE("confinectl run uses the current directory as the default workspace", 
     CHECK(j["argv"] == json::array({"/usr/bin/env", "FAKE_RUNNER=usable", "FAKE_MODE=workspace-write:" + fs::canonical(s.workspace.path()).string(), "--", "echo", "hi"}));
 }
 
+TEST_CASE("run --workspace DIR started outside DIR starts the command in DIR, started inside it where it was started", "[cli][run][e2e][linux-only]") {
+    for (const test::Way way : {test::Way::bwrap, test::Way::landlock_forked, test::Way::landlock_in_place}) {
+        INFO(test::name_of(way));
+        test::Sandbox box(way);
+        test::Tree tree(false);
+        const auto from = [&](const fs::path& dir, const std::string& workspace) {
+            std::vector<std::string> args{"run", "--config", box.config.string(), "--workspace", workspace};
+            if (way == test::Way::landlock_forked) args.insert(args.end(), {"--report", (tree.root / "report.json").string()});
+            args.insert(args.end(), {"--", "/bin/sh", "-c", "pwd; touch here.txt"});
+            return box.confine.run(args, {}, {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", dir.string()});
+        };
+        // From the parent, as a new user types it: the command starts in the workspace.
+        auto r = from(tree.root.path(), "ws");
+        INFO(r.out << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out == fs::canonical(tree.ws).string() + "\n");
+        CHECK(fs::exists(tree.ws / "here.txt"));
+        CHECK_FALSE(fs::exists(tree.root / "here.txt"));
+        // From beneath it: where it was started.
+        fs::create_directories(tree.ws / "sub");
+        auto inside = from(tree.ws / "sub", tree.ws.string());
+        INFO(inside.out << inside.err);
+        CHECK(inside.exit_code == 0);
+        CHECK(inside.out == fs::canonical(tree.ws / "sub").string() + "\n");
+        CHECK(fs::exists(tree.ws / "sub" / "here.txt"));
+    }
+}
+
 TEST_CASE("confinectl wrap --json looks the command up as run does, and says every failure as a JSON object too", "[cli][wrap]") {
     FakeRunnerSetup s;
     auto wrap = [&](std::vector<std::string> tail, std::vector<std::string> flags = {}) {
@@ -937,6 +975,10 @@ TEST_CASE("confinectl wrap --json looks the command up as run does, and says eve
                 "private one ([policy] tmp, --tmp)");
     auto missing = s.confine.run({"wrap", "--json", "--config", s.confine.scratch("none.toml").string(), "--", "true"});
     check_error(missing, 125, "CONFIG_NOT_FOUND", s.confine.scratch("none.toml").string() + ": configuration file not found (from --config)");
+    // --allow-host's proxy lives with a run: wrap neither offers nor takes it.
+    check_one_error_line(wrap({"true"}, {"--allow-host", "example.org"}), "wrap: unknown option '--allow-host' (see confinectl wrap --help)");
+    CHECK_THAT(s.confine.run({"wrap", "--help"}).out, !Catch::Contains("--allow-host") && Catch::Contains("--network"));
+    CHECK_THAT(s.confine.run({"run", "--help"}).out, Catch::Contains("--allow-host"));
 }
 
 TEST_CASE("confinectl wrap --json names each placeholder a host fills in, with the network filter's program", "[cli][wrap][bwrap][linux-only]") {
@@ -984,6 +1026,15 @@ TEST_CASE("confinectl wrap --json prints the wrap result for hosts that spawn th
     CHECK(j["failure_rule"]["informational_lines"] == json::array({notice}));
     CHECK(j["attestation"]["kind"] == "exec");
     CHECK(j["attestation"]["exec_index"] == 2);
+    // Every field a host gets is named in the first cell of a row of docs/hosts.md's table.
+    std::string named;
+    std::istringstream hosts(test::read_file(fs::path(SOURCE_DIR) / "docs" / "hosts.md"));
+    for (std::string line; std::getline(hosts, line);)
+        if (line.starts_with("| `")) named += line.substr(0, line.find(" |", 2)) + "\n";
+    for (const auto& [field, value] : j.items()) {
+        INFO(field);
+        CHECK(named.find("`" + field + "`") != std::string::npos);
+    }
 
     FakeRunnerSetup plain(true, false);
     test::write_file(plain.config, test::read_file(plain.config) + "[policy]\ndeny_read = []\n");  // the argv alone, whatever the account's home holds
@@ -1209,7 +1260,7 @@ TEST_CASE("confinectl --plugin makes that file's runner the whole chain, with it
     CHECK(probe.exit_code == 0);
     CHECK(probe.err.empty());
     CHECK_THAT(probe.out, Catch::Contains("chain: usable\n"));
-    CHECK_THAT(probe.out, Catch::Contains("  usable: full: from the configuration [" + s.file.string() + "]\n"));
+    CHECK_THAT(probe.out, Catch::Contains("  usable: available (its probe: full): from the configuration [" + s.file.string() + "]\n"));
     CHECK_THAT(probe.out, Catch::Contains("selected: usable"));
     CHECK(log.count("load partial") == 0);
 

@@ -194,7 +194,7 @@ void attempt_hosts(const Sandbox& box, bool unprivileged) {
     CHECK_THAT(r.out, Catch::Contains("abstract=1"));
     CHECK_FALSE(host_service.reached());
     // -v: each refusal said as it happens.
-    CHECK_THAT(r.err, Catch::Contains("confine: network: refused example.com:443"));
+    CHECK_THAT(r.err, Catch::Contains("confinectl: network: refused example.com:443"));
     const json listed = entry_for(r.report, registry, 443), plain = entry_for(r.report, archive, 80), refused = entry_for(r.report, "example.com", 443);
     REQUIRE(listed.is_object());
     CHECK(listed["allowed"] == true);
@@ -257,10 +257,19 @@ void attempt_loopback(const Sandbox& box, bool unprivileged) {
     Tree tree(unprivileged);
     const std::string target = "localhost:" + std::to_string(service.port);
     // Through the proxy whatever NO_PROXY says of localhost (curl would go direct, and be refused).
-    auto r = run_proxied(box, tree, "curl -sS --noproxy '' -o /dev/null -w '%{http_code}\\n' http://" + target + "/; echo proxied=$?", unprivileged,
-                         {"--allow-host", target});
+    // With -v, and the command's own stderr sent elsewhere: what is left is confinectl's, the proxy's refusal among it.
+    auto r = run_proxied(box, tree, "curl -sS --noproxy '' -o /dev/null -w '%{http_code}\\n' http://" + target + "/ 2>/dev/null; echo proxied=$?",
+                         unprivileged, {"-v", "--allow-host", target});
     INFO("stdout: " << r.out << "\nstderr: " << r.err << "\nreport: " << r.report.dump());
     CHECK_THAT(r.out, Catch::Contains("403"));
+    CHECK_THAT(r.err, Catch::Contains("confinectl: network: refused " + target));
+    std::string unprefixed;  // -v: every line starts with "confinectl: ", the proxy's too (confinectl(1))
+    for (std::size_t at = 0; at < r.err.size();) {
+        const std::size_t end = std::min(r.err.find('\n', at), r.err.size());
+        if (r.err.compare(at, 12, "confinectl: ") != 0) unprefixed += r.err.substr(at, end - at) + "\n";
+        at = end + 1;
+    }
+    CHECK(unprefixed.empty());
     CHECK_FALSE(service.reached());
     const json refused = entry_for(r.report, "localhost", service.port);
     REQUIRE(refused.is_object());
@@ -429,10 +438,15 @@ TEST_CASE("bad host patterns and a network that contradicts them are refused bef
         CHECK(test::line_count(r.err) == 1);
         CHECK(proxies_of(confine.plugin_dir()).empty());
     }
-    // A wrap alone has no run to hold the proxy.
+    // A wrap alone has no run to hold the proxy: it takes no --allow-host, and refuses the configuration's.
     auto wrapped = confine.run({"wrap", "--json", "--allow-host", "example.org", "--", "/bin/true"});
     CHECK(wrapped.exit_code == 125);
-    CHECK_THAT(wrapped.err, Catch::Contains("needs a run"));
+    CHECK_THAT(wrapped.err, Catch::Contains("unknown option '--allow-host'"));
+    const fs::path config = confine.scratch("allow-hosts.toml");
+    test::write_file(config, "[policy]\nallow_hosts = [\"example.org\"]\n");
+    auto configured = confine.run({"wrap", "--json", "--config", config.string(), "--", "/bin/true"});
+    CHECK(configured.exit_code == 125);
+    CHECK_THAT(configured.err, Catch::Contains("needs a run"));
 }
 
 TEST_CASE("[policy] allow_hosts is read with a position for each bad entry, and contradicts network = \"allow\"", "[proxy][config]") {

@@ -39,6 +39,9 @@ std::size_t count_of(const std::vector<std::string>& env, const std::string& nam
     return static_cast<std::size_t>(std::count_if(env.begin(), env.end(), [&](const std::string& e) { return e.starts_with(name + "="); }));
 }
 
+// A run of a package manager itself: the directory is made for it.
+const std::vector<std::string> tool_run{"npm", "install"};
+
 confine::Policy workspace_policy(const fs::path& ws) {
     confine::Policy p;
     p.mode = confine::Mode::workspace_write;
@@ -152,7 +155,7 @@ TEST_CASE("a workspace-write run points npm, pip and cargo beneath the workspace
     confine::PackageCaches packages;
 
     std::vector<std::string> env{home, "PATH=/usr/bin", "CARGO_HOME=" + (dir / "home" / ".cargo").string(), "NPM_CONFIG_CACHE=/elsewhere"};
-    confine::detail::apply_packages(packages, policy, {}, env);
+    confine::detail::apply_packages(packages, policy, tool_run, {}, env);
     CHECK(value_in(env, "npm_config_cache") == (base / "cache" / "npm").string());
     CHECK(count_of(env, "NPM_CONFIG_CACHE") == 0);  // npm reads either case: one of them stays
     CHECK(value_in(env, "PIP_CACHE_DIR") == (base / "cache" / "pip").string());
@@ -164,7 +167,7 @@ TEST_CASE("a workspace-write run points npm, pip and cargo beneath the workspace
 
     SECTION("a variable the caller or the operator names is theirs") {
         std::vector<std::string> mine{home, "PIP_CACHE_DIR=/my/pip", "CARGO_HOME=/my/cargo"};
-        confine::detail::apply_packages(packages, policy, std::vector<std::string>{"PIP_CACHE_DIR", "CARGO_*"}, mine);
+        confine::detail::apply_packages(packages, policy, tool_run, std::vector<std::string>{"PIP_CACHE_DIR", "CARGO_*"}, mine);
         CHECK(value_in(mine, "PIP_CACHE_DIR") == "/my/pip");
         CHECK(value_in(mine, "CARGO_HOME") == "/my/cargo");
         CHECK(value_in(mine, "npm_config_cache") == (base / "cache" / "npm").string());
@@ -173,20 +176,20 @@ TEST_CASE("a workspace-write run points npm, pip and cargo beneath the workspace
         confine::Policy granted = policy;
         granted.writable.push_back(fs::canonical(dir / "home" / ".cargo"));
         std::vector<std::string> kept{home};
-        confine::detail::apply_packages(packages, granted, {}, kept);
+        confine::detail::apply_packages(packages, granted, tool_run, {}, kept);
         CHECK(value_in(kept, "CARGO_HOME") == "<unset>");
         CHECK(value_in(kept, "PIP_CACHE_DIR") == (base / "cache" / "pip").string());
     }
     SECTION("off: no directory, or no tool, or a read-only run") {
         for (const auto& [d, tools] : std::vector<std::pair<std::string, std::vector<std::string>>>{{"", {"npm"}}, {".confine", {}}}) {
             std::vector<std::string> none{home};
-            confine::detail::apply_packages(confine::PackageCaches{d, tools}, policy, {}, none);
+            confine::detail::apply_packages(confine::PackageCaches{d, tools}, policy, tool_run, {}, none);
             CHECK(none == std::vector<std::string>{home});
         }
         confine::Policy read_only;
         read_only.mode = confine::Mode::read_only;
         std::vector<std::string> none{home};
-        confine::detail::apply_packages(packages, read_only, {}, none);
+        confine::detail::apply_packages(packages, read_only, tool_run, {}, none);
         CHECK(none == std::vector<std::string>{home});
     }
     SECTION("a link planted where the directory goes is not followed") {
@@ -194,8 +197,69 @@ TEST_CASE("a workspace-write run points npm, pip and cargo beneath the workspace
         fs::create_directories(dir / "elsewhere");
         fs::create_directory_symlink(dir / "elsewhere", base);
         std::vector<std::string> linked{home};
-        confine::detail::apply_packages(packages, policy, {}, linked);
+        confine::detail::apply_packages(packages, policy, tool_run, {}, linked);
         CHECK(linked == std::vector<std::string>{home});
+        CHECK(fs::is_empty(dir / "elsewhere"));
+    }
+}
+
+TEST_CASE("the directory is made for a run of a package manager, or kept where it is, never for another run", "[packages]") {
+    test::TempDir dir{"/var/tmp"};
+    fs::create_directories(dir / "ws");
+    fs::create_directories(dir / "home" / ".cargo");
+    test::write_file(dir / "home" / ".npmrc", "fund=false\n", fs::perms(0600));
+    test::write_file(dir / "home" / ".cargo" / "config.toml", "[net]\nretry = 7\n");
+    confine::Policy policy = workspace_policy(dir / "ws");
+    policy.deny_read.push_back(fs::canonical(dir / "home" / ".npmrc"));
+    const fs::path base = policy.workspace / ".confine";
+    const std::string home = "HOME=" + (dir / "home").string();
+    using Words = std::vector<std::string>;
+
+    // Another command (`make test`, `true`): the variables name the places, nothing is made,
+    // and no copy of the user's settings is named that is not there.
+    for (const Words& command : {Words{"true"}, Words{"/usr/bin/make", "test"}, Words{},
+                                 Words{"bash", "-lc", "make && ./pipeline --cargo-free"}}) {
+        INFO((command.empty() ? std::string("(none)") : command.front()));
+        std::vector<std::string> env{home};
+        confine::detail::apply_packages({}, policy, command, {}, env);
+        CHECK_FALSE(fs::exists(fs::symlink_status(base)));
+        CHECK(value_in(env, "npm_config_cache") == (base / "cache" / "npm").string());
+        CHECK(value_in(env, "PIP_CACHE_DIR") == (base / "cache" / "pip").string());
+        CHECK(value_in(env, "CARGO_HOME") == (base / "cargo").string());
+        CHECK(value_in(env, "npm_config_userconfig") == "<unset>");
+    }
+    // A package manager, itself, through a path, a python, or a shell's script: made, with the copies.
+    for (const Words& command : {Words{"npm", "ci"}, Words{"/usr/bin/npx", "x"}, Words{"pip3.11", "install", "a"}, Words{"python3", "-m", "pip", "install"},
+                                 Words{"cargo", "build"}, Words{"/bin/bash", "-lc", "cd app && npm ci"}, Words{"sh", "-c", "X=1 $HOME/bin/cargo fetch"}}) {
+        INFO(command.front());
+        fs::remove_all(base);
+        std::vector<std::string> env{home};
+        confine::detail::apply_packages({}, policy, command, {}, env);
+        CHECK(fs::is_regular_file(base / ".gitignore"));
+        CHECK(value_in(env, "npm_config_userconfig") == (base / "npmrc").string());
+        CHECK_THAT(test::read_file(base / "cargo" / "config.toml"), Catch::Contains("retry = 7"));
+    }
+    SECTION("a tool [policy.packages] leaves out makes nothing") {
+        fs::remove_all(base);
+        std::vector<std::string> env{home};
+        confine::detail::apply_packages(confine::PackageCaches{".confine", {"pip"}}, policy, Words{"npm", "ci"}, {}, env);
+        CHECK_FALSE(fs::exists(base));
+        CHECK(value_in(env, "PIP_CACHE_DIR") == (base / "cache" / "pip").string());
+    }
+    SECTION("once there, any run keeps its copies current") {
+        fs::remove(base / "npmrc");
+        std::vector<std::string> env{home};
+        confine::detail::apply_packages({}, policy, Words{"true"}, {}, env);
+        CHECK(value_in(env, "npm_config_userconfig") == (base / "npmrc").string());
+        CHECK_THAT(test::read_file(base / "npmrc"), Catch::Contains("fund=false"));
+    }
+    SECTION("a link planted where it goes is refused by any run") {
+        fs::remove_all(base);
+        fs::create_directories(dir / "elsewhere");
+        fs::create_directory_symlink(dir / "elsewhere", base);
+        std::vector<std::string> env{home};
+        confine::detail::apply_packages({}, policy, Words{"true"}, {}, env);
+        CHECK(env == std::vector<std::string>{home});
         CHECK(fs::is_empty(dir / "elsewhere"));
     }
 }
@@ -211,11 +275,11 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, ca
     std::vector<std::string> env{"HOME=" + (dir / "home").string()};
 
     // Not denied: npm reads it itself.
-    confine::detail::apply_packages({}, policy, {}, env);
+    confine::detail::apply_packages({}, policy, tool_run, {}, env);
     CHECK(value_in(env, "npm_config_userconfig") == "<unset>");
     // Denied (as the default deny_read does): a copy, without the token.
     policy.deny_read.push_back(fs::canonical(dir / "home" / ".npmrc"));
-    confine::detail::apply_packages({}, policy, {}, env);
+    confine::detail::apply_packages({}, policy, tool_run, {}, env);
     REQUIRE(value_in(env, "npm_config_userconfig") == (base / "npmrc").string());
     const std::string npmrc = test::read_file(base / "npmrc");
     CHECK_THAT(npmrc, Catch::Contains("fund=false") && !Catch::Contains("npm-token-9"));
@@ -226,7 +290,7 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, ca
         struct stat first {};
         REQUIRE(::stat((base / "npmrc").c_str(), &first) == 0);
         env = {"HOME=" + (dir / "home").string()};
-        confine::detail::apply_packages({}, policy, {}, env);
+        confine::detail::apply_packages({}, policy, tool_run, {}, env);
         struct stat again {};
         REQUIRE(::stat((base / "npmrc").c_str(), &again) == 0);
         CHECK(again.st_ino == first.st_ino);
@@ -235,7 +299,7 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, ca
         fs::create_symlink(dir / "target", base / "npmrc");
         test::write_file(base / "cargo" / "config.toml", "[net]\nretry = 1\n");
         env = {"HOME=" + (dir / "home").string()};
-        confine::detail::apply_packages({}, policy, {}, env);
+        confine::detail::apply_packages({}, policy, tool_run, {}, env);
         CHECK(test::read_file(dir / "target") == "not confine's\n");
         CHECK_FALSE(fs::is_symlink(base / "npmrc"));
         CHECK_THAT(test::read_file(base / "npmrc"), Catch::Contains("fund=false"));
@@ -246,13 +310,13 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, ca
         fs::create_directories(dir / "home" / ".npm");
         granted.writable.push_back(fs::canonical(dir / "home" / ".npm"));
         std::vector<std::string> fresh{"HOME=" + (dir / "home").string()};
-        confine::detail::apply_packages({}, granted, {}, fresh);
+        confine::detail::apply_packages({}, granted, tool_run, {}, fresh);
         CHECK(value_in(fresh, "npm_config_cache") == "<unset>");
         CHECK(value_in(fresh, "npm_config_userconfig") == (base / "npmrc").string());
     }
     SECTION("a run inside a run keeps the copies as they are") {
         const std::string npmrc_before = test::read_file(base / "npmrc"), cargo_before = test::read_file(base / "cargo" / "config.toml");
-        confine::detail::apply_packages({}, policy, {}, env);  // env: what the first run gave its command
+        confine::detail::apply_packages({}, policy, tool_run, {}, env);  // env: what the first run gave its command
         CHECK(test::read_file(base / "npmrc") == npmrc_before);
         CHECK(test::read_file(base / "cargo" / "config.toml") == cargo_before);
         CHECK(value_in(env, "CARGO_HOME") == (base / "cargo").string());
@@ -261,7 +325,7 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, ca
         fs::create_directories(dir / "home" / "src");
         policy.working_directory = fs::canonical(dir / "home" / "src");
         std::vector<std::string> fresh{"HOME=" + (dir / "home").string()};
-        confine::detail::apply_packages({}, policy, {}, fresh);
+        confine::detail::apply_packages({}, policy, tool_run, {}, fresh);
         CHECK_THAT(test::read_file(base / "cargo" / "config.toml"), !Catch::Contains("retry = 7") && Catch::Contains("read by cargo itself"));
     }
 }
@@ -461,5 +525,31 @@ TEST_CASE("wrap --json gives a host the package managers' variables a run gets, 
     CHECK(variables["npm_config_cache"] == base + "/cache/npm");  // the caller's ambient one, replaced
     CHECK(variables["PIP_CACHE_DIR"] == "/srv/my-pip");           // --env NAME=VALUE: the caller's
     CHECK(variables["CARGO_HOME"] == "/opt/operator-cargo");      // [policy.env] set: the operator's
+    CHECK_FALSE(fs::exists(tree.ws / ".confine"));                  // `true` is no package manager: nothing made
+
+    auto npm = confine.run({"wrap", "--json", "--config", config.string(), "--workspace", tree.ws.string(), "--", "/bin/sh", "-c", "npm ci"},
+                           {"HOME=" + tree.home.string()});
+    INFO(npm.out << npm.err);
+    REQUIRE(npm.exit_code == 0);
     CHECK(fs::is_regular_file(tree.ws / ".confine" / ".gitignore"));
+}
+
+TEST_CASE("run -- true leaves no .confine in the workspace, a run of npm gets its directory and the copy of its settings",
+          "[packages][e2e][linux-only]") {
+    for (const Way way : package_ways) {
+        INFO(name_of(way));
+        test::require_way(way);
+        PackageRun run(way, false);
+        put(run.tree.home / ".npmrc", "fund=false\n", fs::perms(0600));
+        auto r = run.sh("true");
+        INFO(r.out << r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK_FALSE(fs::exists(run.tree.ws / ".confine"));
+        // A package manager's run (as a shell's script names it): the directory, the copy of the denied npmrc.
+        r = run.sh("cat \"$npm_config_userconfig\"; echo; /usr/bin/npm --version >/dev/null 2>&1; echo npm=$?");
+        INFO(r.out << r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(fs::is_regular_file(run.tree.ws / ".confine" / ".gitignore"));
+        CHECK_THAT(r.out, Catch::Contains("fund=false"));
+    }
 }

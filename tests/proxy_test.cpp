@@ -496,9 +496,9 @@ TEST_CASE("confine-proxy refuses a listed name that resolves to loopback, and an
     CHECK(e->at("connections") == 1);
     CHECK(report.at("requests").size() == 3);
     CHECK(report.at("requests")[0].at("host") == "localhost");
-    CHECK(done.err.find("confine: network: refused " + local + ": localhost resolves to ") != std::string::npos);
-    CHECK(done.err.find("confine: network: refused example.com:80: not in allow_hosts\n") != std::string::npos);
-    CHECK(done.err.find("confine: network: refused example.com:443: not in allow_hosts\n") != std::string::npos);
+    CHECK(done.err.find("confinectl: network: refused " + local + ": localhost resolves to ") != std::string::npos);
+    CHECK(done.err.find("confinectl: network: refused example.com:80: not in allow_hosts\n") != std::string::npos);
+    CHECK(done.err.find("confinectl: network: refused example.com:443: not in allow_hosts\n") != std::string::npos);
 }
 
 TEST_CASE("confine-proxy answers malformed and oversized requests with 400 and 431 and goes on serving", "[proxy]") {

@@ -237,7 +237,9 @@ void prepare_packages(const Provider& provider, const WrapResult& wrapped, std::
     std::vector<std::string> named;
     for (const auto& o : environment_overrides) named.push_back(o.substr(0, o.find('=')));
     for (const auto& [name, value] : provider.config().environment.set) named.push_back(name);
-    detail::apply_packages(provider.config().packages, wrapped.policy, named, environment);
+    const std::span<const std::string> command(wrapped.argv);
+    detail::apply_packages(provider.config().packages, wrapped.policy, command.subspan(std::min(wrapped.command_index, command.size())), named,
+                           environment);
 }
 
 std::optional<Error> check_pass_fds(std::span<const int> pass_fds, bool open_here) {

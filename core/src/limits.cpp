@@ -133,6 +133,7 @@ std::string limit_note(const Outcome& outcome, const Observation& o, const Limit
     if (outcome.timed_out && timeout) {
         std::string line = "time limit " + format_duration(*timeout) + " reached: ";
 #if defined(_WIN32)
+        (void)kill_after;
         line += "the run was ended";
 #else
         if (!o.timeout_killed) line += "the run got SIGTERM";

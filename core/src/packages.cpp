@@ -12,6 +12,7 @@
 #include "toml_text.hpp"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 #include <cctype>
 #include <fstream>
@@ -144,7 +145,7 @@ std::optional<std::string> sanitised_cargo_config(std::string_view text) {
 
 #if defined(_WIN32)
 
-void apply_packages(const PackageCaches&, const Policy&, std::span<const std::string>, std::vector<std::string>&) {}
+void apply_packages(const PackageCaches&, const Policy&, std::span<const std::string>, std::span<const std::string>, std::vector<std::string>&) {}
 
 #else
 
@@ -299,7 +300,7 @@ struct Run {
     const Policy& policy;
     Variables& vars;
     fs::path base;  // the workspace's packages.dir
-    Fd dir;         // base, opened
+    Fd dir;         // base, opened; none (-1) when this run makes nothing (see apply_packages)
     std::vector<std::string> said;
 };
 
@@ -320,6 +321,7 @@ void prepare_npm(Run& run) {
     if (user_config.empty() && !home.empty()) user_config = home + "/.npmrc";
     // npm reads it itself (not denied, or this run's own copy already), or there is none.
     if (user_config.empty() || !within_any(user_config, run.policy.deny_read) || is_within(real(user_config), real(run.base))) return;
+    if (run.dir.fd < 0) return;
     const auto text = read_settings(user_config);
     if (!text) return;
     const std::string copy = "; " + user_config + " as confine gives it to confined runs, without its secrets (rewritten before each run)\n" +
@@ -377,6 +379,11 @@ void prepare_cargo(Run& run) {
     }
     // Named by the caller, or beneath the directory already (a run started inside a run).
     if (run.vars.named("CARGO_HOME") || (!user_home.empty() && is_within(real(user_home), real(run.base)))) return;
+    if (run.dir.fd < 0) {
+        run.vars.set("CARGO_HOME", (run.base / "cargo").string());
+        run.said.push_back("cargo home " + (run.base / "cargo").string() + " (not made: cargo makes it; the copy of your settings comes with a run of cargo)");
+        return;
+    }
     auto dir = open_dirs(run.dir, "cargo");
     const auto bad = dir ? write_at(*dir, "config.toml", cargo_config(run, user_home), 0644) : std::optional(dir.error().message);
     if (bad) {
@@ -402,13 +409,54 @@ std::expected<Fd, Failure> open_base(const Policy& resolved, const std::string& 
     return base;
 }
 
+// Whether the program `word` names is one of `tools`: npm or npx; pip, pip3 or pip3.11;
+// cargo.
+bool names_tool(std::string_view word, std::span<const std::string> tools) {
+    const std::string name = fs::path(word).filename().string();
+    const auto has = [&](std::string_view tool) { return std::find(tools.begin(), tools.end(), tool) != tools.end(); };
+    const bool pip = name.starts_with("pip") && name.find_first_not_of("0123456789.", 3) == std::string::npos;
+    return (has("npm") && (name == "npm" || name == "npx")) || (has("pip") && pip) || (has("cargo") && name == "cargo");
+}
+
+// Whether `words` start one of `tools`: its program is one (a python's `-m pip` too), or
+// a shell's `-c` script (`bash -lc "cd app && npm ci"`, as agents run commands) names one
+// among its words. Only such a run makes the directory where it is missing.
+bool runs_a_tool(std::span<const std::string> words, std::span<const std::string> tools) {
+    if (words.empty()) return false;
+    if (names_tool(words.front(), tools)) return true;
+    const bool pip = std::find(tools.begin(), tools.end(), "pip") != tools.end();
+    for (std::size_t i = 1; pip && i + 1 < words.size(); ++i)
+        if (words[i] == "-m" && words[i + 1] == "pip") return true;
+    static constexpr std::array shells{"sh", "bash", "dash", "zsh", "ksh"};
+    const std::string program = fs::path(words.front()).filename().string();
+    if (std::find(shells.begin(), shells.end(), program) == shells.end()) return false;
+    for (std::size_t i = 1; i + 1 < words.size(); ++i) {
+        if (!words[i].starts_with("-") || words[i].starts_with("--") || words[i].find('c') == std::string::npos) continue;
+        std::vector<std::string> script;
+        std::string word;
+        for (const char c : words[i + 1] + " ") {
+            if (std::string_view(" \t\n;&|()<>`'\"$={}").find(c) == std::string_view::npos) word += c;
+            else if (!word.empty()) script.push_back(std::exchange(word, {}));
+        }
+        for (std::size_t w = 0; w < script.size(); ++w)
+            if (names_tool(script[w], tools) || (pip && script[w] == "-m" && w + 1 < script.size() && script[w + 1] == "pip")) return true;
+        return false;
+    }
+    return false;
+}
+
 }  // namespace
 
-void apply_packages(const PackageCaches& packages, const Policy& resolved, std::span<const std::string> explicit_names,
-                    std::vector<std::string>& environment) {
+void apply_packages(const PackageCaches& packages, const Policy& resolved, std::span<const std::string> command,
+                    std::span<const std::string> explicit_names, std::vector<std::string>& environment) {
     if (resolved.mode != Mode::workspace_write || resolved.workspace.empty() || packages.dir.empty() || packages.tools.empty()) return;
     const fs::path base = resolved.workspace / fs::path(packages.dir).lexically_normal();
-    auto dir = open_base(resolved, packages.dir);
+    // Made (with its copies of the user's settings) for a run of a package manager, or kept
+    // current where it is already; any other run (`make test`) makes nothing: its variables
+    // name the places, which a package manager it starts makes itself.
+    std::error_code ec;
+    const bool make = runs_a_tool(command, packages.tools) || fs::symlink_status(base, ec).type() != fs::file_type::not_found;
+    auto dir = make ? open_base(resolved, packages.dir) : std::expected<Fd, Failure>(Fd(-1));
     if (!dir) {
         // A workspace this user may not write, the command may not either: nothing to say.
         const int e = dir.error().error;

@@ -212,7 +212,9 @@ std::expected<FilteredEnvironment, Error> run_environment(const Provider& provid
 // The package managers' caches and settings of a run of `wrapped` (the provider's
 // [policy.packages]; README, "Package installs"): in workspace-write mode, `environment`
 // (run_environment()'s variables) with npm's, pip's and cargo's cache variables pointed
-// beneath the workspace, and the copies of the user's settings they name written there.
+// beneath the workspace, and the copies of the user's settings they name written there
+// — the directory made only for a run of a package manager (npm, pip, cargo; the
+// wrap's command, or a shell's -c script naming one) or where it is already.
 // A variable the caller names (`environment_overrides`, as RunOptions takes them) or the
 // operator sets ([policy.env] set) stays as it is. run() and spawn() do this themselves;
 // a host that runs a wrap itself calls it before it starts the runner.

@@ -10,6 +10,9 @@
       lists the parser itself names when it refuses a key (confinectl check-config on a
       file with an unknown key in each table), the top-level keys it compares in
       core/src/config.cpp, and each built-in runner's settings (its reject_unknown list).
+      Each is in config/confine.example.toml too, set or commented out beneath its table;
+      and the example, copied as a user's configuration, loads without a warning
+      (check-config and a run of `true`).
   docs-sync-test.py links SOURCE_DIR
       Every link from the project's Markdown documents to a local file leads to one that
       exists, and a link to a section of a Markdown file to a heading it has.
@@ -137,6 +140,11 @@ def check_options(confinectl, manpage, completion_file):
         if command and command not in completions(completion_file, ["confinectl", command[:2]]):
             fail(f"the completion does not offer the command {command}")
         offered = completions(completion_file, ["confinectl", *([command] if command else []), "-"])
+        if command:
+            # Nor does it offer an option the command does not take (wrap --allow-host).
+            taken = {option for option, _ in options} | {"--", "-v", "--verbose", "-h", "--help"}
+            for extra in sorted(o for o in offered - taken if o.startswith("-")):
+                fail(f"{where}: the completion offers {extra}, which {where} --help does not list")
         for option, takes_value in options:
             checked += 1
             if not any(has_word(entry, option) for entry in entries):
@@ -164,6 +172,8 @@ def known_lists(confinectl):
         "[policy.env]": "[policy.env]\nconfine_docs_unknown = 1\n",
         "[policy.enforcement]": "[policy.enforcement]\nconfine_docs_unknown = \"full\"\n",
         "[policy.limits]": "[policy.limits]\nconfine_docs_unknown = 1\n",
+        "[policy.packages]": "[policy.packages]\nconfine_docs_unknown = 1\n",
+        "[report]": "[report]\nconfine_docs_unknown = 1\n",
         "[platform.<os>]": "[platform.linux]\nconfine_docs_unknown = 1\n",
         "platforms": "[platform.confine_docs_unknown]\nchain = []\n",
     }
@@ -236,7 +246,8 @@ def check_keys(confinectl, source_dir, manpage):
         return False
 
     checked = 0
-    for table, keys in known_lists(confinectl).items():
+    lists = known_lists(confinectl)
+    for table, keys in lists.items():
         for key in keys:
             checked += 1
             # The platforms are named in the text of the chain's entry.
@@ -257,6 +268,82 @@ def check_keys(confinectl, source_dir, manpage):
             if not has_word(entry.group(1), key):
                 fail(f"[runner.{runner}] {key}, which its plugin accepts, is not in {manpage}'s [runner.{runner}]")
     print(f"docs-sync-test: {checked} configuration keys checked")
+    check_example(confinectl, source_dir, lists)
+
+
+def example_keys(text):
+    """{table: {key}} the example names, set or commented out ("# key = ..."), beneath
+    each table's header (commented out too: "# [policy.limits]"); "" for the top level."""
+    keys, table = {}, ""
+    for line in text.splitlines():
+        m = re.match(r"^#?\s*\[([\w.-]+)\]\s*$", line)
+        if m:
+            table = m.group(1)
+            continue
+        m = re.match(r"^#?\s*([\w-]+)\s*=", line)
+        if m:
+            keys.setdefault(table, set()).add(m.group(1))
+    return keys
+
+
+def check_example(confinectl, source_dir, lists):
+    path = os.path.join(source_dir, "config", "confine.example.toml")
+    text = open(path, encoding="utf-8").read()
+    named = example_keys(text)
+    checked = 0
+
+    def expect(table, key, where):
+        nonlocal checked
+        checked += 1
+        if key not in named.get(table, set()) and f"{table}.{key}" not in named:  # a key, or a table of its own
+            fail(f"{where} {key}, which the parser accepts, is not in {path} (set or commented out beneath [{table}])")
+
+    for table, keys in lists.items():
+        if table == "platforms":
+            for os_name in keys:
+                checked += 1
+                if not has_word(text, os_name):
+                    fail(f"the platform {os_name}, which the parser accepts, is not named in {path}")
+            continue
+        for key in keys:
+            if table == "[platform.<os>]":
+                checked += 1
+                if not any(key in ks for t, ks in named.items() if t.startswith("platform.")):
+                    fail(f"[platform.<os>] {key}, which the parser accepts, is not in {path} beneath a [platform.OS]")
+            else:
+                expect(table.strip("[]"), key, table)
+    for key in top_level_keys(source_dir):
+        checked += 1
+        if key not in named.get("", set()) and not any(t == key or t.startswith(key + ".") for t in named):
+            fail(f"the top-level key {key}, which the parser accepts, is not in {path}")
+    for runner, keys in runner_settings(source_dir).items():
+        for key in keys:
+            expect(f"runner.{runner}", key, f"[runner.{runner}]")
+    check_example_loads(confinectl, path)
+    print(f"docs-sync-test: {checked} keys of the example configuration checked, and it loads without a warning")
+
+
+def check_example_loads(confinectl, path):
+    """The example as a user's ~/.config/confine/confine.toml: check-config and a run of
+    `true` say no warning."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as work:  # not /tmp: refused for configuration
+        os.chmod(work, 0o755)
+        home, workspace = os.path.join(work, "home"), os.path.join(work, "ws")
+        os.makedirs(os.path.join(home, ".config", "confine"))
+        os.makedirs(workspace)
+        for d in (home, os.path.join(home, ".config"), os.path.join(home, ".config", "confine")):
+            os.chmod(d, 0o755)
+        user_config = os.path.join(home, ".config", "confine", "confine.toml")
+        with open(path, encoding="utf-8") as src, open(user_config, "w", encoding="utf-8") as dst:
+            dst.write(src.read())
+        os.chmod(user_config, 0o644)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CONFINE_") and k != "XDG_CONFIG_HOME"}
+        env["HOME"] = home
+        for args in (["check-config"], ["run", "--", "true"]):
+            run = subprocess.run([os.path.abspath(confinectl), *args], capture_output=True, text=True, env=env, cwd=workspace)
+            said = run.stdout + run.stderr
+            if "warning" in said.lower() or user_config not in said and args[0] == "check-config":
+                fail(f"confinectl {' '.join(args)} with the example as {user_config}: exit {run.returncode}, {said.strip()!r}")
 
 
 # --- links --------------------------------------------------------------------------
