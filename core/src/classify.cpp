@@ -69,9 +69,8 @@ std::string status_text(const Observation& o) {
     return "unknown status";
 }
 
-}  // namespace
-
-Outcome classify(const WrapResult& wrap, const Observation& o) {
+// What the outcome says whatever it is: the wrap's claims, and how the command ended.
+Outcome claimed(const WrapResult& wrap, const Observation& o) {
     Outcome out;
     out.runner = wrap.runner;
     out.enforcement = wrap.enforcement;
@@ -88,6 +87,13 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
     out.limit = o.limit;
     out.limit_possible = o.limit_possible;
     out.timed_out = o.timed_out;
+    return out;
+}
+
+}  // namespace
+
+Outcome classify(const WrapResult& wrap, const Observation& o) {
+    Outcome out = claimed(wrap, o);
     const std::string runner_program = wrap.argv.empty() ? std::string("?") : wrap.argv.front();
 
     if (!o.spawned) {
