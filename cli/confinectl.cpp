@@ -584,8 +584,10 @@ void say_fallback(const confine::Selection& s, const confine::WrapResult& w) {
     const auto first = std::find_if(s.candidates.begin(), s.candidates.end(), [&](const confine::Candidate& c) { return c.runner == s.chain.front(); });
     if (first == s.candidates.end() || !first->verdict || first->verdict->usable()) return;
     const std::string weaker = enforced_less(w);
-    std::fprintf(stderr, "confinectl: warning: running under %s, not %s, the first choice, which cannot be used here (%s)%s%s\n", w.runner.c_str(),
-                 first->runner.c_str(), first->verdict->reason.c_str(), weaker.empty() ? "" : "; enforced less here: ", weaker.c_str());
+    // What the command gets less, too: a loopback the first choice gives and this one not.
+    const char* loopback = w.loopback == confine::Loopback::none ? "; no loopback here: every TCP and UDP socket is refused, 127.0.0.1's too" : "";
+    std::fprintf(stderr, "confinectl: warning: running under %s, not %s, the first choice, which cannot be used here (%s)%s%s%s\n", w.runner.c_str(),
+                 first->runner.c_str(), first->verdict->reason.c_str(), weaker.empty() ? "" : "; enforced less here: ", weaker.c_str(), loopback);
 }
 
 // The run itself, with the signals sent to confinectl passed on to the command.

@@ -406,6 +406,16 @@ TEST_CASE("confinectl run says in one line that it fell back to a runner after t
     CHECK(test::line_count(r.err) == 1);
     CHECK_THAT(r.err, Catch::StartsWith("confinectl: warning: running under landlock, not bwrap, the first choice, which cannot be used here (" +
                                         confine.absent_bwrap_reason() + "); enforced less here: write partial, processes partial"));
+    CHECK_THAT(r.err, !Catch::Contains("loopback"));  // as root Landlock gives one
+    // As another user Landlock has no network namespace to give a loopback: said too.
+    test::require_user_switch();
+    test::Tree theirs(true);
+    auto as_nobody = confine.run({"run", "--config", confine.config_without_bwrap().string(), "--workspace", theirs.ws.string(), "--", "/bin/true"}, {},
+                                 test::as_user(true));
+    INFO(as_nobody.err);
+    CHECK(as_nobody.exit_code == 0);
+    CHECK(test::line_count(as_nobody.err) == 1);
+    CHECK_THAT(as_nobody.err, Catch::EndsWith("; no loopback here: every TCP and UDP socket is refused, 127.0.0.1's too\n"));
     // The first choice used: nothing said.
     test::require_bwrap();
     const fs::path both = confine.scratch("both.toml");
