@@ -264,3 +264,40 @@ TEST_CASE("the runner's dialect and the named paths both make hints, and the fir
     out = classify(with_denial_paths(), exited(1, "mv: cannot move '.git' to 'g': Device or resource busy\ntouch: /etc/x: Read-only file system\n"));
     CHECK(out.denial_hint == "mv: cannot move '.git' to 'g': Device or resource busy");
 }
+
+// The lines npm, pip, cargo, git, curl and apt print when a name does not resolve (the
+// network none) or the run's proxy refuses a host (outside allow_hosts), as they printed
+// them confined here: each is the run's denial hint under a runner that confines the
+// network; under one that leaves it open, none is.
+TEST_CASE("a name that does not resolve, or a host the run's proxy refuses, is a denial hint in each tool's own words", "[classify][network]") {
+    const std::vector<std::string> lines{
+        "npm error request to https://registry.npmjs.org/left-pad failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org",
+        "npm error request to https://registry.example/x failed, reason: getaddrinfo ENOTFOUND registry.example",
+        "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by "
+        "'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: "
+        "[Errno -3] Temporary failure in name resolution')': /simple/left-pad/",
+        "ERROR: Could not find a version that satisfies the requirement left-pad (from versions: none)",
+        "warning: spurious network error (3 tries remaining): [6] Could not resolve hostname (Could not resolve host: index.crates.io)",
+        "fatal: unable to access 'https://github.com/git/git/': Could not resolve host: github.com",
+        "curl: (6) Could not resolve host: deb.debian.org",
+        "  Temporary failure resolving 'deb.debian.org'",
+        "requests.exceptions.ConnectionError: [Errno -2] Name or service not known",
+        "npm error 403 403 Forbidden - GET https://registry.npmjs.org/left-pad",
+        "E: Failed to fetch http://deb.debian.org/debian/pool/main/h/hello/hello_2.10-3_amd64.deb  403  Forbidden [IP: 127.0.0.1 57753]",
+        "curl: (56) CONNECT tunnel failed, response 403",
+        "warning: spurious network error (3 tries remaining): [56] Failure when receiving data from the peer (CONNECT tunnel failed, response 403)",
+    };
+    confine::WrapResult confined;
+    confined.denial_signatures = confine::sdk::network_denial_signatures();
+    const confine::WrapResult open;
+    for (const std::string& line : lines) {
+        INFO(line);
+        const auto out = test::classified(confined, test::exited(1, "first\n" + line + "\nlast\n"));
+        REQUIRE(out.denial_hint);
+        CHECK(*out.denial_hint == line);
+        CHECK_FALSE(test::classified(open, test::exited(1, line + "\n")).denial_hint);
+    }
+    // A package that is not there when the network is, or a 403 of a real server reached
+    // directly, is no sandbox's doing: nothing in the lines but those words.
+    CHECK_FALSE(test::classified(confined, test::exited(1, "ERROR: No matching distribution found for left-pad\n")).denial_hint);
+}

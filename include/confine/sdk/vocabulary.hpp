@@ -212,13 +212,17 @@ struct InProcess {
 };
 
 // What common tools print when the network they reach for is not there: curl's and
-// glibc's name-resolution and connection failures, Windows' socket refusal, curl's and
-// git's words for the run's proxy refusing a host (Network::proxy). For the denial dialect
-// of a runner that confines the network (none or proxy), where such a line is the
-// sandbox's doing; a runner that leaves the network open adds none of them.
+// glibc's name-resolution and connection failures (git, cargo and pip say them too),
+// Windows' socket refusal, npm's and apt's words for a name that does not resolve, pip's
+// for an index it cannot reach, curl's, git's, cargo's, npm's and apt's words for the
+// run's proxy refusing a host (Network::proxy: its 403, to a client on 127.0.0.1). For the
+// denial dialect of a runner that confines the network (none or proxy), where such a line
+// is the sandbox's doing; a runner that leaves the network open adds none of them.
 inline std::vector<std::string> network_denial_signatures() {
     return {"could not resolve host", "temporary failure in name resolution", "network is unreachable", "couldn't connect to server",
-            "no such host is known", "forbidden by its access permissions", "403 from proxy", "tunnel failed, response 403"};
+            "no such host is known", "forbidden by its access permissions", "403 from proxy", "tunnel failed, response 403",
+            "getaddrinfo eai_again", "getaddrinfo enotfound", "name or service not known", "temporary failure resolving",
+            "(from versions: none)", "403 forbidden - get http", "403  forbidden [ip: 127.0.0.1"};
 }
 
 // What a runner answers to wrap(): how to run the command confined, and how to judge
