@@ -31,12 +31,15 @@ namespace {
 
 constexpr Way all_ways[] = {Way::bwrap, Way::runner_command, Way::landlock_launcher, Way::landlock_forked, Way::landlock_in_place};
 
-// confinectl's argv for `command` through sandbox `s`, as `unprivileged` says.
-std::vector<std::string> confinectl_argv(const test::Sandbox& s, const Tree& t, const std::vector<std::string>& command, bool unprivileged) {
+// confinectl's argv for `command` through sandbox `s`, as `unprivileged` says; with
+// `no_tty`, the command gets the terminal itself rather than one of the run's own.
+std::vector<std::string> confinectl_argv(const test::Sandbox& s, const Tree& t, const std::vector<std::string>& command, bool unprivileged,
+                                         bool no_tty = false) {
     std::vector<std::string> argv = test::as_user(unprivileged);
     argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + s.confine.scratch("cache").string(),
                              s.confine.confinectl().string()});
-    const auto args = s.args(t, command);
+    auto args = s.args(t, command);
+    if (no_tty) args.insert(args.begin() + 1, "--no-tty");
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
 }
@@ -146,7 +149,7 @@ TEST_CASE("a terminal's resize reaches the command, on every Linux way, as root 
     }, false);
 }
 
-TEST_CASE("Ctrl-Z at a terminal stops the command and confinectl, and a continuation resumes the command, on every Linux way, as root and as nobody",
+TEST_CASE("with --no-tty, Ctrl-Z at a terminal stops the command and confinectl, and a continuation resumes the command, on every Linux way, as root and as nobody",
           "[signals][e2e][linux-only]") {
     for_every_way([](Way way, bool unprivileged) {
         test::Sandbox s(way);
@@ -161,7 +164,7 @@ TEST_CASE("Ctrl-Z at a terminal stops the command and confinectl, and a continua
         const int go = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
         REQUIRE(go >= 0);
         const std::string script = ": " + token + "; echo ready; read line < " + fifo.string() + "; echo finished $line";
-        test::PtyJob job(confinectl_argv(s, t, {"/bin/sh", "-c", script}, unprivileged), unprivileged);
+        test::PtyJob job(confinectl_argv(s, t, {"/bin/sh", "-c", script}, unprivileged, true), unprivileged);
         REQUIRE(job.expect("ready"));
         settle();
         job.type("\x1a");
