@@ -598,7 +598,7 @@ void say_fallback(const confine::Selection& s, const confine::WrapResult& w) {
 std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const confine::Provider& provider, const confine::PolicyRequest& policy,
                                                                         const std::vector<std::string>& command, bool reporting,
                                                                         const std::vector<std::string>& env, const std::vector<int>& pass_fds,
-                                                                        const TimeLimit& limit, const confine::Limits& limits) {
+                                                                        const TimeLimit& limit, const confine::Limits& limits, bool own_terminal) {
     confinectl::forward_signals(g_child_pid);
     confine::RunOptions options;
     options.timeout = limit.timeout;
@@ -615,6 +615,9 @@ std::expected<confine::Outcome, confine::Error> run_forwarding_signals(const con
     options.on_wrapped = [&provider](const confine::WrapResult& w) { say_fallback(provider.selection(), w); };
     options.exec_in_place = !reporting;
     options.denial_hint = reporting;
+    // At a terminal, the command gets a terminal of its own, which confinectl relays
+    // (docs/design.md §7), unless --no-tty.
+    options.own_terminal = own_terminal;
     auto outcome = confine::run(provider, policy, command, options);
     g_child_pid = 0;
     return outcome;
@@ -635,6 +638,8 @@ bool ended_at_limit(const confine::Outcome& outcome) { return outcome.limit || !
         confinectl::die_by(*interrupted);  // does not return
     else if (outcome.signal && ended_at_limit(outcome))
         status = 128 + *outcome.signal;  // a limit's signal was for the run, never for confinectl
+    else if (outcome.signal && outcome.own_terminal)
+        status = 128 + *outcome.signal;  // as a terminal's program (ssh, script): the command's signal was its terminal's business
     else if (outcome.signal)
         confinectl::die_by(*outcome.signal);  // does not return
     else
@@ -840,7 +845,7 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     // Probing happens here, before any signal is forwarded: a signal now ends confinectl
     // by its default action, and the command never starts.
     provider->selection();
-    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds, *limit, limits);
+    auto outcome = run_forwarding_signals(*provider, *policy, command, report->wanted(), flags.env, pass_fds, *limit, limits, !parsed.has("--no-tty"));
     if (!outcome) {
         const auto& e = outcome.error();
         const int status = e.code == Code::command_not_found ? 127 : e.code == Code::command_not_executable ? 126 : exit_failure;
@@ -953,6 +958,7 @@ std::vector<confine::cli::CommandSpec> command_specs() {
                            "Limit the run: memory (bytes, K/M/G), processes, cpu (seconds), file-size (bytes, K/M/G), open-files; over [policy.limits]"});
     run_options.push_back({"--report", "FILE", false, "Write a JSON report of the outcome to FILE"});
     run_options.push_back({"--report-fd", "N", false, "Write the JSON report to descriptor N (not inherited by the command)"});
+    run_options.push_back({"--no-tty", "", false, "At a terminal, give the command this terminal itself rather than a pseudo-terminal of its own"});
     return {
         {"probe", "Show the platform's runner chain, each probed runner's verdict, the selection, and whether run would start here", "",
          Operands::none,

@@ -1,5 +1,7 @@
 #include "platform.hpp"
 
+#include <confine/execute.hpp>
+
 #include <fcntl.h>
 #include <signal.h>
 #if defined(__linux__) && !defined(CONFINE_PORTABLE_POSIX)
@@ -121,6 +123,9 @@ void pass_held() {
 // no parent in its session: nothing would ever continue it).
 bool stop_self() {
     const unsigned continued = g_continued.load();
+    // The caller's terminal as its shell expects it while confinectl is stopped, and the
+    // run's own raw again once continued.
+    confine::release_terminal();
     struct sigaction dfl {}, old {};
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
@@ -132,6 +137,7 @@ bool stop_self() {
     ::sigprocmask(SIG_UNBLOCK, &set, nullptr);  // stops here, until continued
     ::sigprocmask(SIG_BLOCK, &set, nullptr);
     ::sigaction(SIGTSTP, &old, nullptr);
+    confine::retake_terminal();
     return g_continued.load() != continued;
 }
 
@@ -150,12 +156,18 @@ void forward(int sig, siginfo_t* info, void*) {
             return;
         }
     }
+    // The run's own terminal takes a resize itself, and signals its command's foreground.
+    if (sig == SIGWINCH && confine::relay_window_size()) {
+        errno = saved;
+        return;
+    }
     const int pid = g_child ? g_child->load() : 0;
     if (pid <= 0) {
         if (sig == SIGTSTP) stop_self();
         else if (sig != SIGCONT && sig != SIGWINCH) {
             struct rlimit no_core {0, 0};
             ::setrlimit(RLIMIT_CORE, &no_core);
+            confine::release_terminal();
             ::signal(sig, SIG_DFL);
             ::raise(sig);
         }
@@ -223,6 +235,7 @@ std::optional<int> interrupted_by() { return std::nullopt; }
 void die_by(int sig) {
     struct rlimit no_core {0, 0};
     ::setrlimit(RLIMIT_CORE, &no_core);  // the command's core, if any, is its own; not ours
+    confine::release_terminal();
     ::signal(sig, SIG_DFL);
     sigset_t set;
     sigemptyset(&set);

@@ -7,6 +7,7 @@
 // The ways: the bwrap plugin; an operator's asserted runner_command of real bubblewrap;
 // Landlock through its launcher, applied in a forked child, and applied by confinectl to
 // itself before it execs the command in place.
+#include "pty.hpp"
 #include "support.hpp"
 #include "ways.hpp"
 
@@ -815,4 +816,39 @@ TEST_CASE("configuration lists are bounded, and an error is one short line", "[e
     auto r = p.run_with(long_chain);
     p.check_refused(r, "platform.linux.chain has 100000 entries; at most 64 are accepted");
     CHECK(r.err.size() < 4200);
+}
+
+// At a terminal the command has one of the run's own: the caller's terminal device is
+// none of its descriptors, so that neither a chmod through /proc/self/fd/N or /dev/tty
+// nor TIOCSTI reaches it (the filter still refuses TIOCSTI on the command's own).
+TEST_CASE("the caller's terminal is out of the command's reach at a terminal: no chmod of it, no input pushed into it, on every Linux way",
+          "[escape][e2e][linux-only]") {
+    for (const Way way : {Way::bwrap, Way::landlock_launcher, Way::landlock_forked, Way::landlock_in_place}) {
+        for (const bool unprivileged : {false, true}) {
+            if (unprivileged) test::require_user_switch();
+            INFO(name_of(way) << (unprivileged ? ", as nobody" : ", as root"));
+            Sandbox box(way);
+            Tree t(unprivileged);
+            std::vector<std::string> argv = as_user(unprivileged);
+            argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG", box.confine.confinectl().string()});
+            const std::string script = "for f in /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2 /dev/tty /dev/console; do chmod 0666 $f 2>/dev/null; done; " +
+                                       std::string(TIOCSTI_HELPER) + " --tty 'touch " + (t.root / "tiocsti").string() + "\n'; echo done";
+            const auto a = box.args(t, {"/bin/sh", "-c", script});
+            argv.insert(argv.end(), a.begin(), a.end());
+            test::PtyJob job(argv, unprivileged);
+            struct stat before {};
+            REQUIRE(::stat(job.terminal().c_str(), &before) == 0);
+            CHECK(job.expect("done"));
+            const auto r = job.wait();
+            INFO(job.screen());
+            REQUIRE(r);
+            CHECK(r->exit_code == 0);
+            struct stat after {};
+            REQUIRE(::stat(job.terminal().c_str(), &after) == 0);
+            CHECK((after.st_mode & 07777) == (before.st_mode & 07777));
+            CHECK((after.st_mode & 0066) != 0066);
+            CHECK_THAT(job.screen(), Catch::Contains("refused"));
+            CHECK_FALSE(fs::exists(t.root / "tiocsti"));
+        }
+    }
 }

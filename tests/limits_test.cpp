@@ -167,6 +167,11 @@ void memory(Way way, bool unprivileged) {
                                unprivileged);
     INFO(name_of(way) << (unprivileged ? " as nobody" : " as root") << "; report: " << r.report.dump());
     CHECK_FALSE(fs::exists(tree.ws / "allocated"));
+#if defined(__SANITIZE_ADDRESS__)
+    // A landlock-run built with AddressSanitizer cannot reserve its shadow memory under
+    // RLIMIT_AS: it aborts before the command starts. Nothing was had; that is all here.
+    if (unprivileged && way == Way::landlock_launcher) return;
+#endif
     CHECK(r.report["outcome"] == "task_failed");
     CHECK(r.report["dimensions"]["limits"] == level_for(unprivileged));
     if (unprivileged) {

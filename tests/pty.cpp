@@ -95,6 +95,7 @@ PtyJob::PtyJob(const std::vector<std::string>& argv, bool for_nobody) {
     const char* name = ::ptsname(master_);
     REQUIRE(name != nullptr);
     const std::string slave_name = name;
+    terminal_ = slave_name;
     if (for_nobody) REQUIRE(::chown(slave_name.c_str(), nobody, static_cast<gid_t>(-1)) == 0);
     winsize size{24, 80, 0, 0};
     ::ioctl(master_, TIOCSWINSZ, &size);

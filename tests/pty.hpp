@@ -39,6 +39,8 @@ public:
     // gives it (out: the screen), or nullopt.
     std::optional<Result> wait();
     const std::string& screen() const { return screen_; }
+    // The terminal's slave, as this process names it (/dev/pts/N): the job's terminal.
+    const std::string& terminal() const { return terminal_; }
 
 private:
     bool read_for(int ms);
@@ -48,6 +50,7 @@ private:
     int release_ = -1;  // closed to let the session leader end
     pid_t leader_ = -1, job_ = -1;
     std::string screen_;
+    std::string terminal_;
     std::size_t matched_ = 0;
     std::optional<Result> ended_;
 };

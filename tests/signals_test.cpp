@@ -31,12 +31,15 @@ namespace {
 
 constexpr Way all_ways[] = {Way::bwrap, Way::runner_command, Way::landlock_launcher, Way::landlock_forked, Way::landlock_in_place};
 
-// confinectl's argv for `command` through sandbox `s`, as `unprivileged` says.
-std::vector<std::string> confinectl_argv(const test::Sandbox& s, const Tree& t, const std::vector<std::string>& command, bool unprivileged) {
+// confinectl's argv for `command` through sandbox `s`, as `unprivileged` says; with
+// `no_tty`, the command gets the terminal itself rather than one of the run's own.
+std::vector<std::string> confinectl_argv(const test::Sandbox& s, const Tree& t, const std::vector<std::string>& command, bool unprivileged,
+                                         bool no_tty = false) {
     std::vector<std::string> argv = test::as_user(unprivileged);
     argv.insert(argv.end(), {"/usr/bin/env", "-u", "CONFINE_CONFIG", "XDG_CACHE_HOME=" + s.confine.scratch("cache").string(),
                              s.confine.confinectl().string()});
-    const auto args = s.args(t, command);
+    auto args = s.args(t, command);
+    if (no_tty) args.insert(args.begin() + 1, "--no-tty");
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
 }
@@ -116,8 +119,10 @@ TEST_CASE("Ctrl-C at a terminal ends make and the recipe it runs, and confinectl
         const auto r = job.wait();
         INFO(job.screen());
         REQUIRE(r);
-        // make ends by the interrupt it got (bubblewrap reports it as 128 + 2).
-        CHECK((r->signal == SIGINT || r->exit_code == 128 + SIGINT));
+        // make ends by the interrupt it got; at a terminal the command has one of its own,
+        // and confinectl exits 128 + 2 for it on every way, as a terminal's program does.
+        CHECK(r->exit_code == 128 + SIGINT);
+        CHECK_FALSE(r->signal);
         INFO(left_text(token));
         CHECK(none_left(token));
     });
@@ -146,7 +151,7 @@ TEST_CASE("a terminal's resize reaches the command, on every Linux way, as root 
     }, false);
 }
 
-TEST_CASE("Ctrl-Z at a terminal stops the command and confinectl, and a continuation resumes the command, on every Linux way, as root and as nobody",
+TEST_CASE("with --no-tty, Ctrl-Z at a terminal stops the command and confinectl, and a continuation resumes the command, on every Linux way, as root and as nobody",
           "[signals][e2e][linux-only]") {
     for_every_way([](Way way, bool unprivileged) {
         test::Sandbox s(way);
@@ -161,7 +166,7 @@ TEST_CASE("Ctrl-Z at a terminal stops the command and confinectl, and a continua
         const int go = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
         REQUIRE(go >= 0);
         const std::string script = ": " + token + "; echo ready; read line < " + fifo.string() + "; echo finished $line";
-        test::PtyJob job(confinectl_argv(s, t, {"/bin/sh", "-c", script}, unprivileged), unprivileged);
+        test::PtyJob job(confinectl_argv(s, t, {"/bin/sh", "-c", script}, unprivileged, true), unprivileged);
         REQUIRE(job.expect("ready"));
         settle();
         job.type("\x1a");
@@ -344,4 +349,46 @@ TEST_CASE("a background run under bubblewrap is stopped by SIGTSTP and continued
     ::close(go);
     CHECK(done.outcome.exit_code == 0);
     CHECK_THAT(done.stdout_text, Catch::Contains("parent") && Catch::Contains("child"));
+}
+
+TEST_CASE("bash -i has job control on a terminal of the run's own: tty names it, Ctrl-Z stops the foreground job and fg resumes it, on every Linux way, as root and as nobody",
+          "[signals][e2e][linux-only]") {
+    for_every_way([](Way way, bool unprivileged) {
+        test::Sandbox s(way);
+        Tree t(unprivileged);
+        const std::string token = test::unique_text("signals-job-");
+        Leftovers leftovers{token};
+        const fs::path sleeper = t.ws / (token + "-sleep");
+        fs::create_symlink("/bin/sleep", sleeper);
+        test::PtyJob job(confinectl_argv(s, t, {"/usr/bin/env", "PS1=P> ", "/bin/bash", "--norc", "--noprofile", "-i"}, unprivileged), unprivileged);
+        REQUIRE(job.expect("P> "));
+        job.type("tty; echo T$((6*7))\n");
+        REQUIRE(job.expect("T42"));
+        // A job's process: Ctrl-Z is a byte that reaches the command's terminal, whose
+        // line discipline stops its foreground job; bash says so and `fg` continues it.
+        job.type(sleeper.string() + " 1000\n");
+        auto sleeper_state = [&] {
+            for (const auto& p : test::processes_with(token))
+                if (p.argv0 == sleeper.string()) return p.state;
+            return '\0';
+        };
+        REQUIRE(eventually([&] { return sleeper_state() == 'S'; }));
+        job.type("\x1a");
+        CHECK(job.expect("Stopped"));
+        CHECK(eventually([&] { return sleeper_state() == 'T'; }));
+        // confinectl itself runs on, relaying: it is not what was stopped.
+        CHECK(test::process_state(job.pid()) != 'T');
+        job.type("fg\n");
+        CHECK(eventually([&] { return sleeper_state() == 'S'; }));
+        job.type("\x03");
+        CHECK(eventually([&] { return sleeper_state() == '\0'; }));
+        job.type("exit 4\n");
+        const auto r = job.wait();
+        INFO(job.screen());
+        REQUIRE(r);
+        CHECK(r->exit_code == 4);
+        CHECK_THAT(job.screen(), Catch::Contains("/dev/pts/"));
+        CHECK_THAT(job.screen(), !Catch::Contains("no job control"));
+        CHECK_THAT(job.screen(), !Catch::Contains("not a tty"));
+    }, false);
 }

@@ -133,3 +133,24 @@ TEST_CASE("a pager works at the terminal on every runner and path, and quits on 
         }
     }
 }
+
+TEST_CASE("an editor works at the terminal on every runner and path, and writes its file", "[terminal][e2e][linux-only]") {
+    if (!fs::exists("/usr/bin/vi")) test::skip_test("no vi here");
+    for (const Way& way : ways) {
+        require(way);
+        for (const bool unprivileged : {false, true}) {
+            if (unprivileged) test::require_user_switch();
+            INFO(way.name << (unprivileged ? ", as nobody" : ", as root"));
+            AtTerminal at(way);
+            Tree t(unprivileged);
+            const fs::path file = t.ws / "note.txt";
+            test::write_file(file, "first\n", fs::perms(0666));
+            auto r = at.run(t, {"expect=first", "sleep=300", "send=Osecond\\x1b", "sleep=200", "send=:wq\\r"},
+                            {"/usr/bin/vi", "-u", "NONE", "-i", "NONE", "-n", file.string()}, unprivileged);
+            INFO(r.out << r.err);
+            CHECK(r.exit_code == 0);
+            CHECK(r.err == "exit: 0\n");
+            CHECK(test::read_file(file) == "second\nfirst\n");
+        }
+    }
+}

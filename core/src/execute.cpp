@@ -302,6 +302,7 @@ struct Prepared {
     std::optional<WrapResult> wrapped;
     std::shared_ptr<const detail::RunLimits> limits;
     Outcome unavailable;
+    bool own_terminal = false;  // the command is to get a pseudo-terminal of its own
 
     // `outcome`, with what the preparation knows of the run: the names the environment
     // filter removed, the descriptors passed on.
@@ -379,6 +380,9 @@ std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyReq
     if (background && request.terminal.value_or(false))
         return std::unexpected(Error{ErrorCode::invalid_policy, "a background run has no terminal to give the command (PolicyRequest::terminal)"});
     RunContext context{!background && has_terminal(), p.options.working_directory};
+    // A terminal of the run's own (RunOptions::own_terminal): the caller's is none of the
+    // command's then, and a runner grants that one alone.
+    context.own_terminal = p.own_terminal = context.terminal && p.options.own_terminal && detail::can_give_own_terminal();
     auto proxy = open_proxy(provider, request, context);
     if (!proxy) {
         p.unavailable = unavailable(provider, proxy.error());
@@ -436,7 +440,10 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     // Nor the run's proxy, which lives as long as the run and reports at its end.
     // Nor a check after the run (git's, the protected paths'): nothing is left to make it.
     const bool checked_after = wrapped.git_watch || wrapped.protect_watch;
-    const bool in_place = options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy;
+    // Nor a terminal of the run's own, which this process relays.
+    const bool own_terminal = p.own_terminal;
+    const bool in_place = options.exec_in_place && wrapped.in_process && lifetime_waived && !options.timeout && !p.limits && !wrapped.proxy &&
+                          !own_terminal;
     if (in_place && checked_after) detail::log_debug("not executed in place: the run-end check of the protected paths is made after the run");
     if (in_place && !checked_after) {
         wrapped.dimensions.lifetime = Level::none;
@@ -447,11 +454,13 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     detail::RunControl control;
     detail::ExecSpec spec = spec_for(wrapped, options, false, p.command_file);
     spec.limits = std::move(p.limits);
+    spec.own_terminal = own_terminal;
     detail::Executed executed = detail::execute(spec, control);
     const Limits limits = spec.limits ? spec.limits->limits : Limits{};
     spec.limits.reset();  // the run's cgroup, if any: what is left in it killed, and removed
     Outcome outcome = classify(wrapped, executed.observed);
     outcome.limit_note = detail::limit_note(outcome, executed.observed, limits, spec.timeout, spec.kill_after, command_name(argv));
+    outcome.own_terminal = executed.own_terminal;
     settle_proxy(wrapped, outcome);
     // Nothing of the run is left to plant anything once the runner is gone.
     outcome.set_aside = run_end_check(wrapped);

@@ -77,6 +77,15 @@ struct ExecSpec {
     // The run's limits (run_limits.hpp): applied by the runner's process before its exec;
     // its cgroup, if any, removed when the last holder lets go. nullptr: none.
     std::shared_ptr<const RunLimits> limits;
+    // A pseudo-terminal of the run's own (own_terminal.hpp): its slave, the command's
+    // stdin and stdout, its stderr unless copy_stderr, and the controlling terminal of the
+    // runner's new session — unless the runner names its command (bubblewrap), whose
+    // own new session takes it inside the sandbox. -1: none.
+    int terminal = -1;
+    std::string terminal_path;  // its slave's path: what fills {terminal-path}
+    // Whether the command is to get a pseudo-terminal of the run's own: execute() makes
+    // one and fills in `terminal` (without one, the command gets this process's).
+    bool own_terminal = false;
 };
 
 // Shared with whoever may signal the run while it goes on (a background handle).
@@ -143,7 +152,14 @@ struct Executed {
     // says the runner stopped before the command: then it is the runner's own, and the
     // outcome carries it (docs/design.md §7: one line, not the same line twice).
     std::string held_stderr;
+    // The command had a pseudo-terminal of the run's own (ExecSpec::own_terminal).
+    bool own_terminal = false;
 };
+
+// Whether a foreground run here can give its command a pseudo-terminal of its own
+// (RunOptions::own_terminal): this process's stdin and stdout are terminals and it is in
+// its terminal's foreground. Never on Windows.
+bool can_give_own_terminal();
 
 // Where `name` is, as execvp would find it: a name with a slash as is, a bare name on
 // the PATH of `environment` (nullopt: this process's). Relative paths are judged from

@@ -895,6 +895,9 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
                          std::span<const std::string> argv, const std::string& loopback, const std::vector<fs::path>& scope) {
     Policy policy = resolved;
     policy.read_scope = scope;  // bubblewrap-shaped: binds only what the scope names
+    // A terminal of the run's own is the runner's controlling terminal, not handed on
+    // inside (no loopback program there to take it): the command has none, as ever.
+    policy.own_terminal = false;
     WrapResult r;
     r.runner = std::string(asserted_runner_name);
     r.read_scoped = !scope.empty();
@@ -983,6 +986,7 @@ Policy complete_policy(const PolicyRequest& request, const Config& config, const
     if (p.network == Network::proxy) p.proxy_port = context.proxy_port;
     p.tmp = request.tmp.value_or(config.tmp);
     p.terminal = request.terminal.value_or(context.terminal);
+    p.own_terminal = p.terminal && context.own_terminal;
     p.working_directory = request.working_directory.empty() ? context.working_directory : request.working_directory;
     p.deny_read.assign(config.deny_read.begin(), config.deny_read.end());
     p.deny_read.insert(p.deny_read.end(), request.deny_read.begin(), request.deny_read.end());

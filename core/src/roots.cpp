@@ -171,6 +171,7 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* k
     out.allow_hosts = policy.allow_hosts;
     out.tmp = policy.tmp;
     out.terminal = policy.terminal;
+    out.own_terminal = policy.own_terminal;
     // Resolved here, once: a root that is a symbolic link is judged, and granted, where
     // it leads (a repository's `build -> /etc` is /etc, and refused as such).
     auto resolve = [&](const fs::path& p, const std::string& what) -> std::expected<fs::path, Error> {

@@ -128,6 +128,10 @@ struct Outcome {
     // verdict, in the order first seen (empty when the command reached for nothing).
     bool network_proxied = false;
     std::vector<NetworkRequest> network_requests;
+    // The command had a pseudo-terminal of the run's own (RunOptions::own_terminal): a
+    // host that stands for it at the caller's terminal ends with 128 + a signal that
+    // ended it, as a terminal's program does, rather than by that signal.
+    bool own_terminal = false;
 };
 
 std::string_view to_string(OutcomeKind kind) noexcept;  // "completed", "task_failed", "sandbox_unavailable"
@@ -200,7 +204,29 @@ struct RunOptions {
     // only when the configuration accepts a run whose processes may outlive it
     // ([policy.enforcement] lifetime = "best-effort") and no timeout is set.
     bool exec_in_place = false;
+    // Foreground only: when this process's stdin and stdout are terminals and it is in
+    // the foreground of its terminal, the command gets a pseudo-terminal of the run's own
+    // instead of the caller's (as ssh, script and `docker run -t` do): its slave is the
+    // command's stdin, stdout and — when this process's stderr is a terminal too and the
+    // runner attests — stderr, and its controlling terminal in a session of its own, with
+    // job control there; this process puts its terminal in raw mode while the command
+    // runs (restored at the end), relays the bytes both ways and the window size
+    // (relay_window_size). The caller's terminal device is then none of the command's:
+    // nothing it does reaches that terminal but through the relay. The command's stdout
+    // and stderr are then one stream, as they are on any terminal. Not executed in place.
+    bool own_terminal = false;
 };
+
+// The run's own terminal, if one is being relayed (RunOptions::own_terminal); each call
+// is async-signal-safe, and does nothing when there is none. A host calls them from its
+// signal handlers: on SIGWINCH, relay_window_size() gives the run's terminal this
+// process's window size (true: taken, the command's terminal signals it; do not pass the
+// signal on); before it stops or ends by a signal, release_terminal() gives the caller's
+// terminal back its settings; once continued, retake_terminal() puts it in raw mode
+// again.
+bool relay_window_size() noexcept;
+void release_terminal() noexcept;
+void retake_terminal() noexcept;
 
 // The environment run() and spawn() give the runner, and through it the command, on
 // every runner and path: `options.environment` (or this process's), filtered by the

@@ -79,6 +79,9 @@ struct RunContext {
     // The port of the run's proxy (Policy::proxy_port), which run() and spawn() open
     // before the wrap; 0: none (a wrap with the network through the proxy is refused).
     std::uint16_t proxy_port = 0;
+    // With `terminal`: the run gives the command a pseudo-terminal of its own
+    // (Policy::own_terminal, RunOptions::own_terminal).
+    bool own_terminal = false;
 };
 
 // The policy a call gets, before its paths are resolved: the request's fields, each one it

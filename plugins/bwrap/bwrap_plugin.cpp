@@ -68,9 +68,11 @@ public:
         }
         if (auto bad = sdk::untrusted_program(program_, writable))
             return std::unexpected(sdk::unsupported("bubblewrap cannot be used: " + *bad));
-        if (policy.network == sdk::Network::proxy)
+        if (policy.network == sdk::Network::proxy || policy.own_terminal)
             if (auto bad = sdk::untrusted_program(loopback_, writable))
-                return std::unexpected(sdk::unsupported("the network through the run's proxy cannot be set up: " + *bad));
+                return std::unexpected(sdk::unsupported(std::string(policy.network == sdk::Network::proxy ? "the network through the run's proxy"
+                                                                                                      : "the run's own terminal") +
+                                                        " cannot be set up: " + *bad));
         sdk::WrapResult r;
         std::uint32_t status_argument = 0;
         r.argv = sdk::bwrap_profile(program(), policy, &status_argument);

@@ -3,16 +3,23 @@
 // the namespace's loopback, hands the listening socket to the host's proxy over a unix
 // socket the host gave it, and executes the command:
 //
-//   confine-loopback --port <port> --fd <n> -- <argv>...
+//   confine-loopback [--port <port> --fd <n>] [--terminal] -- <argv>...
 //
 // The proxy, outside the sandbox, then accepts the command's connections on that socket:
 // the command reaches it at 127.0.0.1:<port>, and nothing else outside, without any socket
 // of the sandbox's own reaching a unix socket of the host (the network filter refuses
 // those). The descriptor is closed before the exec: the command never holds it. It reads
 // no configuration and no environment variable.
+//
+// With --terminal (a run with a pseudo-terminal of its own, docs/design.md §7), it also
+// gives the command its stdin, that terminal, as the controlling terminal of a session of
+// its own: bubblewrap's --new-session leaves the command none, and job control (a shell's
+// Ctrl-Z, Ctrl-C to the foreground job only) needs one. The host handed the terminal
+// to no session outside: it is the run's alone.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -66,21 +73,8 @@ void hand_over(int channel, int listener) {
     if (sent != 1) fatal("cannot hand the listener to the run's proxy", sent < 0 ? errno : EIO);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    long port = 0, channel = 0;
-    int command = -1;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--") == 0) {
-            command = i + 1;
-            break;
-        }
-        const bool is_port = std::strcmp(argv[i], "--port") == 0, is_fd = std::strcmp(argv[i], "--fd") == 0;
-        if ((!is_port && !is_fd) || i + 1 >= argc) fatal("usage: confine-loopback --port <port> --fd <n> -- <argv>...");
-        (is_port ? port : channel) = number(argv[++i], is_port ? 65535 : 1000000);
-    }
-    if (port == 0 || channel < 3 || command < 0 || command >= argc) fatal("usage: confine-loopback --port <port> --fd <n> -- <argv>...");
+// The loopback listener on `port`, handed over on descriptor `channel`.
+void loopback(long port, long channel) {
     const int fd = static_cast<int>(channel);
     if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) fatal("--fd: not an open descriptor", errno);
     const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -96,6 +90,32 @@ int main(int argc, char** argv) {
     hand_over(fd, listener);
     ::close(listener);
     ::close(fd);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    constexpr const char* usage = "usage: confine-loopback [--port <port> --fd <n>] [--terminal] -- <argv>...";
+    long port = 0, channel = 0;
+    bool terminal = false, network = false;
+    int command = -1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--") == 0) {
+            command = i + 1;
+            break;
+        }
+        if (std::strcmp(argv[i], "--terminal") == 0) {
+            terminal = true;
+            continue;
+        }
+        const bool is_port = std::strcmp(argv[i], "--port") == 0, is_fd = std::strcmp(argv[i], "--fd") == 0;
+        if ((!is_port && !is_fd) || i + 1 >= argc) fatal(usage);
+        (is_port ? port : channel) = number(argv[++i], is_port ? 65535 : 1000000);
+        network = true;
+    }
+    if ((network && (port == 0 || channel < 3)) || (!network && !terminal) || command < 0 || command >= argc) fatal(usage);
+    if (network) loopback(port, channel);
+    if (terminal && (::setsid() < 0 || ::ioctl(0, TIOCSCTTY, 0) != 0)) fatal("cannot make the run's terminal the command's", errno);
     ::execvp(argv[command], argv + command);
     fatal("exec failed", errno);
 }

@@ -12,6 +12,7 @@
 #include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +48,11 @@ struct Prepared {
     // The protected paths' mounts (protect_mounts.hpp), made before anything else; the
     // paths' bytes are this process's, copied into the child with it.
     std::vector<std::pair<std::string, ll::ProtectKind>> mounts;
+    // A terminal of the run's own (Policy::own_terminal): its slave, stdin of the process
+    // that applies this, is granted as a file (by its descriptor: its path is made only
+    // after the wrap), as the launcher grants it by {terminal-path}.
+    bool own_terminal = false;
+    std::uint64_t handled = 0;
 };
 
 // What the launcher's options for a protect mount are, by kind.
@@ -81,6 +87,14 @@ std::int32_t apply_prepared(void* state, char* error, std::size_t error_size) {
                 return 1;
             }
     }
+    // Only the run's own: stdin the controlling terminal of the session this process leads
+    // (the host made it so), never a terminal it inherited from the caller.
+    const pid_t self = ::getpid();
+    if (prepared->own_terminal && ::getsid(0) == self && ::tcgetsid(0) == self)
+        if (int rc = ll::add_rule(prepared->ruleset_fd, 0, ll::Grant::read_write, prepared->handled); rc < 0) {
+            copy_line(error, error_size, {"cannot grant the run's own terminal: ", ::strerrordesc_np(-rc)});
+            return 1;
+        }
     if (prepared->filter == confine::network::Filter::loopback)
         if (int rc = ll::own_loopback(); rc < 0) {
             copy_line(error, error_size, {"cannot make the run's network namespace: ", ::strerrordesc_np(-rc)});
@@ -159,26 +173,7 @@ public:
         if (abi < 1) return std::unexpected(sdk::unsupported("landlock is not enforced by this kernel (ABI unsupported or disabled)"));
         const bool proxy = policy.network == sdk::Network::proxy;
         if (proxy && abi < ll::Abi::v4) return std::unexpected(no_port_rules(abi));
-        // Grants per mode (docs/design.md §4): /dev/null is the file alone; so are, when the
-        // command gets the caller's terminal (policy.terminal: a foreground run at one),
-        // /dev/tty and the terminal on this process's standard descriptors, so that a pager
-        // or an editor can open it again and set it up (its ioctls, from ABI 5) — nothing
-        // the inherited descriptors did not already give, and the terminal filter still
-        // refuses input injection. In workspace-write mode, /dev/shm too, so that POSIX
-        // shared memory and semaphores work (the host's, as /tmp is).
-        // With scoped reads, only the places the scope names instead of the whole root.
-        std::vector<std::pair<ll::Grant, std::string>> grants;
-        if (policy.read_scope.empty()) grants.emplace_back(ll::Grant::read_only, "/");
-        for (const auto& r : policy.read_scope) grants.emplace_back(ll::Grant::read_only, r.string());
-        grants.emplace_back(ll::Grant::read_write, "/dev/null");
-        if (policy.terminal)
-            for (const std::string& terminal : terminals()) grants.emplace_back(ll::Grant::read_write, terminal);
-        if (policy.mode == sdk::Mode::workspace_write) {
-            if (exists("/dev/shm")) grants.emplace_back(ll::Grant::read_write, "/dev/shm");
-            grants.emplace_back(ll::Grant::read_write, "/tmp");
-            grants.emplace_back(ll::Grant::read_write, policy.workspace.string());
-            for (const auto& w : policy.writable) grants.emplace_back(ll::Grant::read_write, w.string());
-        }
+        const std::vector<std::pair<ll::Grant, std::string>> grants = grants_for(policy);
         // The launcher runs the command, or is handed to a host that will run it: one that
         // the command, a previous run or another user could have replaced confines nothing.
         // Checked on every wrap (a verdict may come from the cache). The in-process path
@@ -201,6 +196,8 @@ public:
             const bool policy_root = path == policy.workspace || std::find(policy.writable.begin(), policy.writable.end(), path) != policy.writable.end();
             r.argv.insert(r.argv.end(), {grant == ll::Grant::read_only ? "--ro" : "--rw", policy_root ? sdk::dir_path_placeholder(path) : path});
         }
+        // The run's own terminal by the path the host fills in when it starts the launcher.
+        if (policy.terminal && policy.own_terminal) r.argv.insert(r.argv.end(), {"--rw", sdk::terminal_path_placeholder()});
         for (const auto& d : policy.deny_read) r.argv.insert(r.argv.end(), {"--deny-read", d.string()});
         for (const auto& [path, kind] : mounts) r.argv.insert(r.argv.end(), {protect_option(kind), path});
         const bool network_none = policy.network != sdk::Network::allow;  // none, or through the proxy
@@ -228,6 +225,8 @@ public:
             auto prepared = prepare(abi, grants, policy.deny_read, network_none, filter, proxy ? policy.proxy_port : 0);
             if (!prepared) return std::unexpected(prepared.error());
             (*prepared)->mounts = std::move(mounts);
+            (*prepared)->own_terminal = policy.terminal && policy.own_terminal;
+            (*prepared)->handled = ll::handled_access(abi);
             r.in_process = {&apply_prepared, prepared->release(), &release_prepared};
         }
         return r;
@@ -298,11 +297,39 @@ private:
         return ::stat(path, &st) == 0;
     }
 
-    // /dev/tty, and the terminal devices on descriptors 0 to 2, each once.
-    static std::vector<std::string> terminals() {
+    // What the policy grants, path by path.
+    static std::vector<std::pair<ll::Grant, std::string>> grants_for(const sdk::Policy& policy) {
+        // Grants per mode (docs/design.md §4): /dev/null is the file alone; so are, when the
+        // command gets the caller's terminal (policy.terminal: a foreground run at one),
+        // /dev/tty and the terminal on this process's standard descriptors, so that a pager
+        // or an editor can open it again and set it up (its ioctls, from ABI 5) — nothing
+        // the inherited descriptors did not already give, and the terminal filter still
+        // refuses input injection. In workspace-write mode, /dev/shm too, so that POSIX
+        // shared memory and semaphores work (the host's, as /tmp is).
+        // With scoped reads, only the places the scope names instead of the whole root.
+        std::vector<std::pair<ll::Grant, std::string>> grants;
+        if (policy.read_scope.empty()) grants.emplace_back(ll::Grant::read_only, "/");
+        for (const auto& r : policy.read_scope) grants.emplace_back(ll::Grant::read_only, r.string());
+        grants.emplace_back(ll::Grant::read_write, "/dev/null");
+        // A terminal of the run's own (policy.own_terminal) is the command's controlling
+        // terminal, /dev/tty: that alone, never the caller's device.
+        if (policy.terminal)
+            for (const std::string& terminal : terminals(policy.own_terminal)) grants.emplace_back(ll::Grant::read_write, terminal);
+        if (policy.mode == sdk::Mode::workspace_write) {
+            if (exists("/dev/shm")) grants.emplace_back(ll::Grant::read_write, "/dev/shm");
+            grants.emplace_back(ll::Grant::read_write, "/tmp");
+            grants.emplace_back(ll::Grant::read_write, policy.workspace.string());
+            for (const auto& w : policy.writable) grants.emplace_back(ll::Grant::read_write, w.string());
+        }
+        return grants;
+    }
+
+    // /dev/tty, and unless the run's terminal is its own, the terminal devices on
+    // descriptors 0 to 2, each once.
+    static std::vector<std::string> terminals(bool own) {
         std::vector<std::string> found;
         if (exists("/dev/tty")) found.emplace_back("/dev/tty");
-        for (int fd = 0; fd <= 2; ++fd) {
+        for (int fd = 0; fd <= 2 && !own; ++fd) {
             char name[256];
             struct stat st {};
             if (::isatty(fd) != 1 || ::ttyname_r(fd, name, sizeof name) != 0 || ::stat(name, &st) != 0 || !S_ISCHR(st.st_mode)) continue;

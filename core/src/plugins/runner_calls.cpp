@@ -250,7 +250,7 @@ std::expected<WrapResult, Error> PluginRunner::wrap(const Policy& policy, std::s
                                                    : CONFINE_NETWORK_ALLOW;
     p.proxy_port = policy.network == Network::proxy ? policy.proxy_port : 0;
     p.tmp = policy.tmp == Tmp::private_ ? CONFINE_TMP_PRIVATE : policy.tmp == Tmp::host ? CONFINE_TMP_HOST : CONFINE_TMP_UNSAID;
-    p.terminal = policy.terminal ? 1 : 0;
+    p.terminal = policy.terminal ? (policy.own_terminal ? 2 : 1) : 0;
     p.deny_read = {deny_read_ptrs.data(), deny_read_ptrs.size()};
     p.protect = {protect_ptrs.data(), protect_ptrs.size()};
     p.read_scope = {read_scope_ptrs.data(), read_scope_ptrs.size()};

@@ -236,7 +236,10 @@ typedef struct confine_policy {
     /* ABI 1.6: nonzero when the command's standard descriptors include the caller's
      * terminal (a foreground run at a terminal): the runner may grant access to that
      * terminal (the Landlock runner: its device and /dev/tty). Zero: no terminal is the
-     * command's, and none is granted. */
+     * command's, and none is granted. 2: the command's terminal is a pseudo-terminal of
+     * the run's own, its controlling terminal, and the caller's is none of its
+     * descriptors (a runner grants /dev/tty only; one that reads this field as nonzero
+     * alone grants what 1 would). */
     int32_t terminal;
     /* ABI 1.7: paths the command may neither read nor list (a directory: nothing beneath
      * it), and paths inside writable roots that stay read-only (nothing beneath them may

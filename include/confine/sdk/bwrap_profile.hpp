@@ -40,7 +40,12 @@
 //   port on the namespace's loopback and hands that listener to the host's proxy; TCP to
 //   127.0.0.1 there reaches the proxy, and nothing else leaves the namespace;
 // - --die-with-parent: the command does not outlive the run;
-// - a new session (--new-session): no terminal injection through TIOCSTI;
+// - a new session (--new-session): no terminal injection through TIOCSTI; with a
+//   pseudo-terminal of the run's own (Policy::own_terminal), the loopback program gives
+//   the command that terminal in a session of its own (bwrap_proxy_arguments), and it is
+//   bound under its own name ({terminal-path}, /dev/pts/N) over an empty /dev/pts (a
+//   tmpfs), so that tty(1) finds it there — bubblewrap's own devpts, and with it new
+//   pseudo-terminals inside, is gone;
 // - in workspace-write mode a private /tmp (a tmpfs of the run's own) unless the policy
 //   asks for the host's (then bound read-write); in read-only mode the host's, read-only,
 //   unless the policy asks for a private one (see bwrap_tmp);
@@ -179,6 +184,8 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
         for (const DeviceNode& n : bwrap_device_nodes)
             a.insert(a.end(), {"--dev-bind", std::string(private_devices_dir) + "/" + n.name, std::string("/dev/") + n.name});
 #endif
+    // The run's own terminal is the command's stdin (the host's relay gives no other).
+    if (policy.own_terminal) a.insert(a.end(), {"--tmpfs", "/dev/pts", "--dev-bind", "/proc/self/fd/0", terminal_path_placeholder()});
     if (policy.network == Network::none) a.insert(a.end(), {"--unshare-net", "--seccomp", loopback_filter_fd_placeholder()});
     if (policy.network == Network::proxy) a.insert(a.end(), {"--unshare-net", "--seccomp", network_filter_fd_placeholder()});
     if (status_argument) {
@@ -221,10 +228,17 @@ inline std::vector<std::string> bwrap_profile(std::span<const std::string> prefi
 // before the "--" in front of the command: `loopback_program` (confine-loopback, installed
 // beside the bwrap runner; trusted as a runner program is), which binds the proxy's port
 // on the sandbox's loopback, hands the listener to the host over {proxy-fd} and executes
-// the command. Nothing for any other network.
+// the command. With a terminal of the run's own (Policy::own_terminal), the same program
+// (--terminal) makes that terminal the command's controlling one in a session of its
+// own. Nothing for any other run.
 inline std::vector<std::string> bwrap_proxy_arguments(const std::string& loopback_program, const Policy& policy) {
-    if (policy.network != Network::proxy) return {};
-    return {loopback_program, "--port", std::to_string(policy.proxy_port), "--fd", proxy_fd_placeholder()};
+    std::vector<std::string> a;
+    if (policy.network == Network::proxy) a = {loopback_program, "--port", std::to_string(policy.proxy_port), "--fd", proxy_fd_placeholder()};
+    if (policy.own_terminal) {
+        if (a.empty()) a.push_back(loopback_program);
+        a.push_back("--terminal");
+    }
+    return a;
 }
 
 // What bubblewrap writes on its status descriptor (--json-status-fd): first the key

@@ -21,6 +21,11 @@
 //   {dir-fd:PATH}         the number of a descriptor of the directory PATH (absolute), opened
 //                         by the host without following a symbolic link in any part of it
 //   {dir-path:PATH}       the same descriptor as the path /proc/self/fd/N
+//   {terminal-path}       (with Policy::own_terminal) the path of the run's own terminal,
+//                         the command's stdin, as the host names it (/dev/pts/N): where a
+//                         runner that makes a /dev of its own binds it, so that the
+//                         command's tty(1) finds it there. The host refuses to start the
+//                         runner when it has no such terminal to give
 // PATH is everything between the first ':' and the final '}', and may itself hold either.
 // Only the runner's own arguments (after its program, before the "--" in front of the
 // command) are read; the command's are never touched. An argument that begins with '{'
@@ -39,7 +44,7 @@
 
 namespace confine::sdk {
 
-enum class PlaceholderKind { status_fd, dir_fd, dir_path, network_filter_fd, proxy_fd, loopback_filter_fd };
+enum class PlaceholderKind { status_fd, dir_fd, dir_path, network_filter_fd, proxy_fd, loopback_filter_fd, terminal_path };
 
 // One placeholder as the parser reads it: its kind, and for dir_fd and dir_path the
 // directory (empty for the others).
@@ -59,6 +64,7 @@ constexpr std::string_view placeholder_name(PlaceholderKind kind) noexcept {
     case PlaceholderKind::network_filter_fd: return "network-filter-fd";
     case PlaceholderKind::proxy_fd: return "proxy-fd";
     case PlaceholderKind::loopback_filter_fd: return "loopback-filter-fd";
+    case PlaceholderKind::terminal_path: return "terminal-path";
     }
     return "?";
 }
@@ -74,6 +80,7 @@ inline std::string status_fd_placeholder() { return "{status-fd}"; }
 inline std::string network_filter_fd_placeholder() { return "{network-filter-fd}"; }
 inline std::string proxy_fd_placeholder() { return "{proxy-fd}"; }
 inline std::string loopback_filter_fd_placeholder() { return "{loopback-filter-fd}"; }
+inline std::string terminal_path_placeholder() { return "{terminal-path}"; }
 inline std::string dir_fd_placeholder(std::string_view path) { return "{dir-fd:" + std::string(path) + "}"; }
 inline std::string dir_path_placeholder(std::string_view path) { return "{dir-path:" + std::string(path) + "}"; }
 
@@ -102,7 +109,8 @@ inline std::string one_line_text(std::string_view text) {
 // as one but malformed, why, in one line.
 inline std::expected<std::optional<Placeholder>, std::string> parse_placeholder(std::string_view text) {
     constexpr std::array kinds{PlaceholderKind::status_fd, PlaceholderKind::dir_fd, PlaceholderKind::dir_path,
-                               PlaceholderKind::network_filter_fd, PlaceholderKind::proxy_fd, PlaceholderKind::loopback_filter_fd};
+                               PlaceholderKind::network_filter_fd, PlaceholderKind::proxy_fd, PlaceholderKind::loopback_filter_fd,
+                               PlaceholderKind::terminal_path};
     if (!text.starts_with('{')) return std::nullopt;
     for (const PlaceholderKind kind : kinds) {
         const std::string_view name = placeholder_name(kind);

@@ -106,6 +106,12 @@ struct Policy {
     // set by the host for a foreground run at a terminal, never for a background one. A
     // runner may then grant access to that terminal, and only then.
     bool terminal = false;
+    // With `terminal`: that terminal is a pseudo-terminal of the run's own, not the
+    // caller's (the host relays between the two, docs/design.md §7). The command's
+    // standard descriptors are its slave, which is also its controlling terminal (/dev/tty);
+    // a runner grants /dev/tty and nothing of the caller's. A runner that starts the
+    // command in a session of its own hands it that terminal in the new session.
+    bool own_terminal = false;
     // What the command may neither read nor list, and what stays read-only inside the
     // writable roots (ABI 1.7, docs/design.md §12). A runner receives both canonical and
     // existing, and no denied path is a writable root or above one. A host program may

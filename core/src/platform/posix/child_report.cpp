@@ -51,6 +51,7 @@ void observe(ChildReport& report, int status, const ExecSpec& spec, Observation&
     if (stage == ChildStage::trace) o.attestation_detail = "cannot trace the runner to attest it";
     if (stage == ChildStage::chdir) o.attestation_detail = "cannot enter the working directory " + spec.working_directory.string();
     if (stage == ChildStage::terminal) o.attestation_detail = "cannot install the terminal filter";
+    if (stage == ChildStage::terminal_session) o.attestation_detail = "cannot make the run's own terminal the command's";
     if (stage == ChildStage::descriptors) o.attestation_detail = "cannot keep the caller's other descriptors from the command";
     if (stage == ChildStage::supervise) o.attestation_detail = "cannot start the run's supervisor";
     if (stage == ChildStage::limits) o.attestation_detail = std::string("cannot apply the run's limits: ") + std::strerror(report.error);

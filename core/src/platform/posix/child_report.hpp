@@ -10,7 +10,7 @@
 
 namespace confine::detail {
 
-enum class ChildStage : int { chdir = 1, trace = 2, exec = 3, confine = 4, terminal = 5, descriptors = 6, supervise = 7, limits = 8 };
+enum class ChildStage : int { chdir = 1, trace = 2, exec = 3, confine = 4, terminal = 5, descriptors = 6, supervise = 7, limits = 8, terminal_session = 9 };
 
 struct ChildReport {
     int stage;

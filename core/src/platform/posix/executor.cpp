@@ -8,6 +8,7 @@
 #include "linux_features.hpp"
 #include "output_pump.hpp"
 #include "output_sinks.hpp"
+#include "own_terminal.hpp"
 #include "run_limits.hpp"
 #include "spawn.hpp"
 #include "status_descriptor.hpp"
@@ -52,7 +53,8 @@ std::optional<StartedRunner> start(const ExecSpec& spec, Observation& o) {
 // set-up failure, the line the host then says once, as its evidence, rather than twice.
 // It is copied as soon as the command is there, when the runner turns out not to say,
 // or past a bound; what is still held at the end goes to the caller in `held_stderr`.
-void pump_runner_output(const ExecSpec& spec, StartedRunner& runner, bool running, RunControl& control, Executed& result) {
+void pump_runner_output(const ExecSpec& spec, StartedRunner& runner, bool running, RunControl& control, Executed& result,
+                        OwnTerminal* terminal) {
     Observation& o = result.observed;
     StderrSink err(spec);
     CapturedOutput out(spec.capture);
@@ -71,11 +73,13 @@ void pump_runner_output(const ExecSpec& spec, StartedRunner& runner, bool runnin
     pump.read({.fd = runner.out.get(), .take = [&out](std::string_view bytes) { out.take(bytes); }});
     pump.read({.fd = runner.err.get(), .take = [&err](std::string_view bytes) { err.take(bytes); }});
     pump.read(status_stream(runner.status.get(), status_text, locator.get()));
+    if (terminal) pump.read(terminal->output());
     pump.companion = locator.get();
     pump.ended = [&control](bool) { control.exited(); };
     {
         const SigpipeBlocked quiet;
         if (const auto status = pump.run().status) record_status(o, runner_status(runner, *status));
+        if (terminal) terminal->finish();
     }
     if (runner.status.get() >= 0) o.status_text = std::move(status_text);
     result.stdout_text = out.finish();
@@ -85,13 +89,28 @@ void pump_runner_output(const ExecSpec& spec, StartedRunner& runner, bool runnin
 
 }  // namespace
 
-Executed execute(const ExecSpec& spec, RunControl& control) {
+bool can_give_own_terminal() { return at_own_terminal(); }
+
+Executed execute(const ExecSpec& given, RunControl& control) {
     Executed result;
     Observation& o = result.observed;
-    o.stderr_seen = spec.background || spec.copy_stderr;
+    o.stderr_seen = given.background || given.copy_stderr;
+    // The run's own terminal, made at the last moment; given back (its settings too) on
+    // every way out of here.
+    std::optional<OwnTerminal> terminal;
+    if (given.own_terminal && !given.background) terminal = OwnTerminal::open();
+    ExecSpec with_terminal;
+    if (terminal) {
+        with_terminal = given;
+        with_terminal.terminal = terminal->slave();
+        with_terminal.terminal_path = terminal->slave_path();
+    }
+    const ExecSpec& spec = terminal ? with_terminal : given;
     const auto began = std::chrono::steady_clock::now();
     auto runner = start(spec, o);
+    if (terminal) terminal->close_slave();
     if (!runner) return result;
+    result.own_terminal = terminal.has_value();
     // A runner that names its command is signalled only to be killed (RunControl::signal).
     const bool names_command = reports_command(spec) && locates_reported_commands();
     control.started(runner->pid, runner->own_group, runner->supervised,
@@ -107,7 +126,8 @@ Executed execute(const ExecSpec& spec, RunControl& control) {
     bool running = true;
     if (spec.attestation.kind == Attestation::Kind::exec)
         running = follow_execs(runner->pid, std::max<std::uint32_t>(spec.attestation.exec_index, 1), spec.command_file, o);
-    pump_runner_output(spec, *runner, running, control, result);
+    if (terminal) terminal->start_relay();
+    pump_runner_output(spec, *runner, running, control, result, terminal ? &*terminal : nullptr);
     watchdog.stop();
     o.timed_out = watchdog.fired();
     o.timeout_killed = watchdog.killed();

@@ -1,6 +1,7 @@
 #include "output_pump.hpp"
 #include "executor.hpp"
 #include "linux_features.hpp"
+#include "own_terminal.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -175,7 +176,7 @@ bool standard_outputs_shared() {
     return out_flags == err_flags && ::lseek(1, 0, SEEK_CUR) == ::lseek(2, 0, SEEK_CUR);
 }
 
-bool write_to_stderr(std::string_view bytes) { return write_all(2, bytes.data(), bytes.size()); }
+bool write_to_stderr(std::string_view bytes) { return write_to_raw_terminal(2, bytes) || write_all(2, bytes.data(), bytes.size()); }
 
 void copy_to_stderr(std::string_view bytes) {
     if (bytes.empty()) return;

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +31,7 @@ struct ChildPlan {
     const char* cwd;  // "": where the parent is
     bool own_group;
     bool new_session;
+    bool take_terminal;  // makes ends->in (the run's own terminal) its controlling terminal
     bool trace;
     const InProcess* in_process;
     const ChildEnds* ends;
@@ -126,7 +128,32 @@ std::optional<SpawnRefusal> open_proxy_descriptor(const ExecSpec& spec, std::vec
     return std::nullopt;
 }
 
+// The run's own terminal as the command's standard descriptors (copies above the
+// standard ones, which the child rearranges): stdin, stdout, and stderr where the
+// caller's is a terminal too and is not read through a pipe.
+std::optional<SpawnRefusal> give_terminal(const ExecSpec& spec, ChildEnds& child) {
+    if (spec.terminal < 0) return std::nullopt;
+    for (Fd* end : {&child.in, &child.out, &child.err}) {
+        if (end == &child.err && (spec.copy_stderr || ::isatty(2) != 1)) continue;
+        if ((*end = Fd(::fcntl(spec.terminal, F_DUPFD_CLOEXEC, 3))).get() < 0) return SpawnRefusal{errno, "cannot hand the command the run's own terminal"};
+    }
+    return std::nullopt;
+}
+
+// The run's own terminal's path in place of each {terminal-path}: without one, the runner
+// is not started (it would bind whatever it found at the path).
+std::optional<SpawnRefusal> fill_terminal_path(const ExecSpec& spec, std::vector<std::string>& argv) {
+    for (const Placeholder& p : spec.placeholders) {
+        if (p.kind != Placeholder::Kind::terminal_path) continue;
+        if (spec.terminal < 0 || spec.terminal_path.empty() || p.argument >= argv.size())
+            return SpawnRefusal{ENOTTY, "the run's own terminal is not there to hand the sandbox"};
+        argv[p.argument] = spec.terminal_path;
+    }
+    return std::nullopt;
+}
+
 std::optional<SpawnRefusal> make_output_pipes(const ExecSpec& spec, StartedRunner& runner, ChildEnds& child) {
+    if (auto refused = give_terminal(spec, child)) return refused;
     if (spec.background) {
         child.in = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
         if (child.in.get() < 0 || !make_pipe(runner.out, child.out)) return SpawnRefusal{errno, {}};
@@ -173,8 +200,11 @@ void apply_in_process(const InProcess& in_process, int report_fd) noexcept {
     const int report = p.report;
     // A background run has no business with the terminal: a session of its own leaves it
     // none to open (/dev/tty), to read or write, or to push input into.
+    // So has a run with a terminal of its own, which becomes that session's controlling
+    // terminal, with its job control (docs/design.md §7).
     if (p.new_session) ::setsid();
     else if (p.own_group) ::setpgid(0, 0);
+    if (p.take_terminal && ::ioctl(ends.in.get(), TIOCSCTTY, 0) != 0) report_and_exit(report, ChildStage::terminal_session, errno, 125);
     if (ends.in.get() >= 0) ::dup2(ends.in.get(), 0);
     if (ends.out.get() >= 0) ::dup2(ends.out.get(), 1);
     if (ends.err.get() >= 0) ::dup2(ends.err.get(), 2);
@@ -235,12 +265,15 @@ std::expected<StartedRunner, SpawnRefusal> spawn_runner(const ExecSpec& spec, co
     // signals, and the host passes them on to it (docs/design.md §7); the runner itself
     // must not be ended by them before it can.
     runner.own_group = spec.background || (spec.timeout.has_value() && !spec.supervised) || reports_command(spec);
+    // A session of its own: a background run's, or one with a terminal of its own.
+    const bool new_session = spec.background || spec.terminal >= 0;
     if (!make_pipe(runner.report, child.report)) return std::unexpected(SpawnRefusal{errno, {}});
     std::vector<std::string> argv = spec.argv;
     if (auto refused = open_status_descriptor(spec, argv, runner, child)) return std::unexpected(std::move(*refused));
     if (auto refused = open_directories(spec, argv, child)) return std::unexpected(std::move(*refused));
     if (auto refused = open_network_filter(spec, argv, child)) return std::unexpected(std::move(*refused));
     if (auto refused = open_proxy_descriptor(spec, argv, child)) return std::unexpected(std::move(*refused));
+    if (auto refused = fill_terminal_path(spec, argv)) return std::unexpected(std::move(*refused));
     if (log_enabled(spdlog::level::debug))
         log_debug("exec{}: {}", spec.in_process ? " (confined in the child before its exec)" : "", shell_words(argv));
     // Everything the child needs is built here: between fork and exec it allocates nothing.
@@ -255,13 +288,13 @@ std::expected<StartedRunner, SpawnRefusal> spawn_runner(const ExecSpec& spec, co
     if (spec.supervised) {
         if (!make_pipe(runner.reaped, reaped_end) || !make_pipe(lifeline_end, runner.lifeline)) return std::unexpected(SpawnRefusal{errno, {}});
         const ReaperSignals signals = reaper_signals();
-        reaper = {reaper_mode() == ReaperMode::pid_namespace, runner.own_group && !spec.background, reaped_end.get(), lifeline_end.get(),
+        reaper = {reaper_mode() == ReaperMode::pid_namespace, runner.own_group && !new_session, reaped_end.get(), lifeline_end.get(),
                   runner.lifeline.get(), signals.term_run, signals.kill_run, signals.host_gone};
         runner.supervised = true;
     }
     const std::vector<int> kept = kept_descriptors(spec, child);
-    ChildPlan plan{program.c_str(), arrays.argv(), arrays.envp(), cwd.c_str(), runner.own_group, spec.background,
-                   spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, child.report.get(),
+    ChildPlan plan{program.c_str(), arrays.argv(), arrays.envp(), cwd.c_str(), runner.own_group, new_session,
+                   spec.terminal >= 0 && !reports_command(spec), spec.attestation.kind == Attestation::Kind::exec, spec.in_process, &child, child.report.get(),
                    spec.supervised ? &reaper : nullptr, kept.data(), kept.size(), {}};
     if (spec.limits) plan.limits = &spec.limits->child;
     // A stack for the child; with a supervisor, one more for it (start_reaper).
@@ -277,7 +310,7 @@ std::expected<StartedRunner, SpawnRefusal> spawn_runner(const ExecSpec& spec, co
     // its own session, which a group set from here would prevent). A supervisor does it
     // for its runner. A child that shares this process's memory has made its call, and
     // executed, before this process goes on: nothing to race.
-    if (!children_share_memory && runner.own_group && !spec.background && !spec.supervised) ::setpgid(runner.pid, runner.pid);
+    if (!children_share_memory && runner.own_group && !new_session && !spec.supervised) ::setpgid(runner.pid, runner.pid);
     return runner;  // the child's ends close with `child`, the supervisor's with theirs
 }
 

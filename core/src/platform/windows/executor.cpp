@@ -147,6 +147,10 @@ const char* not_on_windows(const ExecSpec& spec) {
 
 }  // namespace
 
+// No pseudo-terminal of the run's own on Windows (RunOptions::own_terminal): its console
+// is the caller's, or none.
+bool can_give_own_terminal() { return false; }
+
 Executed execute(const ExecSpec& spec, RunControl& control) {
     Executed result;
     Observation& o = result.observed;
@@ -236,3 +240,9 @@ Observation exec_in_place(const ExecSpec&) {
 }
 
 }  // namespace confine::detail
+
+namespace confine {
+bool relay_window_size() noexcept { return false; }
+void release_terminal() noexcept {}
+void retake_terminal() noexcept {}
+}  // namespace confine

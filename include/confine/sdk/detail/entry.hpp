@@ -167,6 +167,7 @@ inline std::optional<Policy> policy_from(const confine_policy& given) {
     }
     p.tmp = c->tmp == CONFINE_TMP_PRIVATE ? Tmp::private_ : c->tmp == CONFINE_TMP_HOST ? Tmp::host : Tmp::unsaid;
     p.terminal = c->terminal != 0;
+    p.own_terminal = c->terminal == 2;
     auto writable = paths_from(c->writable), deny_read = paths_from(c->deny_read), protect = paths_from(c->protect),
          read_scope = paths_from(c->read_scope);
     if (!writable || !deny_read || !protect || !read_scope) return std::nullopt;
