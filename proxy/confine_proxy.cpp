@@ -2,7 +2,7 @@
 // sandbox (http_proxy.hpp). Everything it needs comes as descriptors; it ends with the run.
 //
 //   confine-proxy (--listen-fd N | --receive-fd N) --lifetime-fd N --report-fd N [--verbose]
-//                 --allow PATTERN [--allow PATTERN]...
+//                 [--idle-timeout SECONDS] [--max-connections N] --allow PATTERN [--allow PATTERN]...
 //
 // A bad command line: one line on stderr, exit 2. The end of the run (EOF on the lifetime
 // pipe, SIGTERM, SIGINT): every connection closed, the report written, exit 0.
@@ -32,11 +32,15 @@ using confine::proxy::HttpProxy;
 constexpr int usage_error = 2;
 constexpr const char* usage =
     "usage: confine-proxy (--listen-fd N | --receive-fd N) --lifetime-fd N --report-fd N [--verbose] "
-    "--allow PATTERN [--allow PATTERN]...";
+    "[--idle-timeout SECONDS] [--max-connections N] --allow PATTERN [--allow PATTERN]...";
+// The bounds of --idle-timeout (a week) and --max-connections.
+constexpr unsigned max_idle_seconds = 7 * 24 * 3600;
+constexpr unsigned max_connections_bound = 65536;
 
 struct Arguments {
     std::optional<int> listen_fd, receive_fd, lifetime_fd, report_fd;
     bool verbose = false;
+    std::optional<unsigned> idle_seconds, max_connections;
     std::vector<confine::HostPattern> allow;
 };
 
@@ -67,7 +71,28 @@ std::expected<int, std::string> descriptor(std::string_view option, std::string_
     return fd;
 }
 
+// A whole number from 1 to `most`.
+std::expected<unsigned, std::string> count(std::string_view option, std::string_view text, unsigned most) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value == 0 || value > most)
+        return std::unexpected(std::string(option) + " '" + printable(text) + "' is not a whole number from 1 to " +
+                               std::to_string(most));
+    return value;
+}
+
+std::expected<void, std::string> take_count(Arguments& a, std::string_view option, std::string_view value) {
+    const bool idle = option == "--idle-timeout";
+    auto& slot = idle ? a.idle_seconds : a.max_connections;
+    if (slot) return std::unexpected(std::string(option) + " is given twice");
+    auto n = count(option, value, idle ? max_idle_seconds : max_connections_bound);
+    if (!n) return std::unexpected(n.error());
+    slot = *n;
+    return {};
+}
+
 std::expected<void, std::string> take(Arguments& a, std::string_view option, std::string_view value) {
+    if (option == "--idle-timeout" || option == "--max-connections") return take_count(a, option, value);
     if (option == "--allow") {
         auto pattern = confine::parse_host_pattern(value);
         if (!pattern) return std::unexpected("--allow: " + pattern.error());
@@ -108,7 +133,7 @@ std::expected<Arguments, std::string> parse(int argc, char** argv) {
             continue;
         }
         if (option != "--allow" && option != "--listen-fd" && option != "--receive-fd" && option != "--lifetime-fd" &&
-            option != "--report-fd")
+            option != "--report-fd" && option != "--idle-timeout" && option != "--max-connections")
             return std::unexpected("unknown argument '" + printable(option) + "'; " + usage);
         if (i + 1 >= argc) return std::unexpected(std::string(option) + " needs a value");
         if (auto taken = take(a, option, argv[++i]); !taken) return std::unexpected(taken.error());
@@ -148,6 +173,8 @@ void say(const char* prefix, const std::string& line) { std::fprintf(stderr, "%s
 int run(const Arguments& a) {
     boost::asio::io_context io;
     confine::proxy::ProxyOptions options{.allow = a.allow};
+    if (a.idle_seconds) options.idle_timeout = std::chrono::seconds(*a.idle_seconds);
+    if (a.max_connections) options.max_connections = *a.max_connections;
     if (a.verbose) options.on_refusal = [](const std::string& line) { say("confine: network: refused ", line); };
     options.on_notice = [](const std::string& line) { say("confine-proxy: ", line); };
     HttpProxy proxy(io, std::move(options));
