@@ -119,6 +119,9 @@ struct Outcome {
     // verdict, in the order first seen (empty when the command reached for nothing).
     bool network_proxied = false;
     std::vector<NetworkRequest> network_requests;
+    // With the network through the run's proxy: the connections it answered 503 because it
+    // was serving as many as it serves at once (512) already.
+    std::uint64_t network_over_limit = 0;
 };
 
 std::string_view to_string(OutcomeKind kind) noexcept;  // "completed", "task_failed", "sandbox_unavailable"
