@@ -10,9 +10,11 @@
 #include "self_confinement.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -170,11 +172,36 @@ bool run_until_stopped(boost::asio::io_context& io, const HttpProxy& proxy) {
 
 void say(const char* prefix, const std::string& line) { std::fprintf(stderr, "%s%s\n", prefix, line.c_str()); }
 
+// The descriptors the proxy holds: two for a connection served (the client's and the
+// upstream's), one for a connection answered 503 (as many as are served, at most), and
+// its own besides (listeners, pipes, Asio's, the resolver's files and sockets).
+constexpr rlim_t own_descriptors = 64;
+
+// The connections it can serve at once, `wanted` at most: the soft limit on descriptors
+// raised toward the hard one as far as they need, and fewer connections when the hard one
+// is lower (said on stderr), so that past them a connection is answered 503, never refused
+// for want of a descriptor (an upstream that cannot be connected to: 502).
+std::size_t serveable(std::size_t wanted) {
+    rlimit r{};
+    if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return wanted;
+    const rlim_t need = 3 * static_cast<rlim_t>(wanted) + own_descriptors;
+    if (r.rlim_cur != RLIM_INFINITY && r.rlim_cur < need) {
+        rlimit raised = r;
+        raised.rlim_cur = r.rlim_max == RLIM_INFINITY ? need : std::min(need, r.rlim_max);
+        if (raised.rlim_cur > r.rlim_cur && ::setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
+    }
+    if (r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= need) return wanted;
+    const std::size_t fits = r.rlim_cur > own_descriptors + 3 ? static_cast<std::size_t>((r.rlim_cur - own_descriptors) / 3) : 1;
+    say("confine-proxy: ", "its limit of " + std::to_string(r.rlim_cur) + " descriptors lets it serve " + std::to_string(fits) +
+                               " connections at once, not " + std::to_string(wanted));
+    return fits;
+}
+
 int run(const Arguments& a) {
     boost::asio::io_context io;
     confine::proxy::ProxyOptions options{.allow = a.allow};
     if (a.idle_seconds) options.idle_timeout = std::chrono::seconds(*a.idle_seconds);
-    if (a.max_connections) options.max_connections = *a.max_connections;
+    options.max_connections = serveable(a.max_connections.value_or(confine::proxy::default_max_connections));
     if (a.verbose) options.on_refusal = [](const std::string& line) { say("confine: network: refused ", line); };
     options.on_notice = [](const std::string& line) { say("confine-proxy: ", line); };
     HttpProxy proxy(io, std::move(options));

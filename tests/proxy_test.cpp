@@ -2,6 +2,7 @@
 // process, and the built program against a local upstream on 127.0.0.1, run as confinectl
 // runs it (descriptors for the listener, the lifetime pipe and the report).
 #include "http_proxy.hpp"
+#include "support.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -150,14 +153,15 @@ struct Finished {
 // the report pipe's write end as 5, as `mode` ("--listen-fd" or "--receive-fd").
 class Proxy {
 public:
-    Proxy(int listener, std::vector<std::string> extra, std::string mode = "--listen-fd") {
+    // `nofile`: the descriptor limits it starts with (else this process's).
+    Proxy(int listener, std::vector<std::string> extra, std::string mode = "--listen-fd", const rlimit* nofile = nullptr) {
         int life[2], report[2], err[2];
         REQUIRE(pipe_cloexec(life) == 0);
         REQUIRE(pipe_cloexec(report) == 0);
         REQUIRE(pipe_cloexec(err) == 0);
         std::vector<std::string> args{CONFINE_PROXY, mode, "3", "--lifetime-fd", "4", "--report-fd", "5"};
         args.insert(args.end(), extra.begin(), extra.end());
-        pid_ = spawn(args, {listener, life[0], report[1]}, err[1]);
+        pid_ = spawn(args, {listener, life[0], report[1]}, err[1], nofile);
         ::close(life[0]);
         ::close(report[1]);
         ::close(err[1]);
@@ -181,7 +185,7 @@ public:
         return collect();
     }
     // Runs `args` with `fds` as descriptors 3, 4, 5... and stderr to `err`.
-    static pid_t spawn(const std::vector<std::string>& args, const std::vector<int>& fds, int err) {
+    static pid_t spawn(const std::vector<std::string>& args, const std::vector<int>& fds, int err, const rlimit* nofile = nullptr) {
         std::vector<char*> argv;
         for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
@@ -196,6 +200,7 @@ public:
             for (std::size_t i = 0; i < fds.size(); ++i)
                 if (high[i] >= 0) ::dup2(high[i], static_cast<int>(3 + i));
             ::dup2(err, 2);
+            if (nofile && ::setrlimit(RLIMIT_NOFILE, nofile) != 0) ::_exit(126);
             ::execv(argv[0], argv.data());
             ::_exit(127);
         }
@@ -883,4 +888,95 @@ TEST_CASE("confine-proxy answers a connection past its limit 503, naming the lim
     CHECK(e->at("connections") == 1);
     CHECK_FALSE(entry(report, "example.org", 443, false));  // a 503 reads no request
     CHECK(entry(report, "example.com", 443, false));
+}
+
+// An upstream on 127.0.0.1 that takes every connection and holds it, saying nothing, until
+// it goes.
+class HoldingUpstream {
+public:
+    HoldingUpstream() {
+        listener_ = listening_socket(port_, 1024);
+        thread_ = std::thread([this] {
+            while (true) {
+                int c = cloexec(::accept(listener_.fd, nullptr, nullptr));
+                if (c < 0) return;
+                held_.emplace_back(c);
+            }
+        });
+    }
+    ~HoldingUpstream() {
+        ::shutdown(listener_.fd, SHUT_RDWR);
+        thread_.join();
+    }
+    std::uint16_t port() const { return port_; }
+
+private:
+    Fd listener_;
+    std::uint16_t port_ = 0;
+    std::vector<Fd> held_;
+    std::thread thread_;
+};
+
+// `count` CONNECT tunnels opened one after another through a proxy that starts with the
+// descriptor limits `nofile` and held open together: how many were answered with which
+// status line, what the proxy said on stderr, and its report.
+struct Held {
+    std::map<std::string, int> answers;
+    std::string last_body;
+    Finished done;
+};
+
+Held hold_tunnels(int count, rlimit nofile) {
+    HoldingUpstream upstream;
+    std::uint16_t port = 0;
+    auto listener = listening_socket(port, 1024);
+    const auto target = "127.0.0.1:" + std::to_string(upstream.port());
+    Proxy proxy(listener.fd, {"--allow", target}, "--listen-fd", &nofile);
+    Held held;
+    std::vector<Fd> tunnels;
+    for (int i = 0; i < count; ++i) {
+        tunnels.push_back(connect_to(port));
+        send_all(tunnels.back().fd, "CONNECT " + target + " HTTP/1.1\r\n\r\n");
+        auto header = read_header(tunnels.back().fd);
+        ++held.answers[header.substr(0, header.find("\r\n"))];
+        if (!header.starts_with("HTTP/1.1 200 ")) held.last_body = read_all(tunnels.back().fd);
+    }
+    held.done = proxy.end();
+    return held;
+}
+
+// The case behind the issue's 502s: each tunnel takes two of the proxy's descriptors, and
+// under the usual soft limit of 1024 the 505th upstream could not be connected to ("Too
+// many open files": a 502 for an allowed host, 0 bytes) before the limit of 512 was met.
+TEST_CASE("confine-proxy serves what its descriptors allow, its soft limit raised: past that 503, never 502", "[proxy]") {
+    rlimit own{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &own) == 0);
+    const rlim_t needed = 2000;  // this process's end of every tunnel and the upstream's
+    if (own.rlim_cur < needed && (own.rlim_max == RLIM_INFINITY || own.rlim_max >= needed)) {
+        own.rlim_cur = needed;
+        REQUIRE(::setrlimit(RLIMIT_NOFILE, &own) == 0);
+    }
+    if (own.rlim_cur < needed) test::skip_test("this process may hold fewer than 2000 descriptors");
+
+    // A soft limit of 1024 that may be raised: 512 served, the next ones answered 503.
+    auto raised = hold_tunnels(520, {1024, 4096});
+    CHECK(raised.answers["HTTP/1.1 200 Connection established"] == 512);
+    CHECK(raised.answers["HTTP/1.1 503 Service Unavailable"] == 8);
+    CHECK(raised.answers.size() == 2);  // no 502, no connection closed unanswered
+    CHECK(raised.last_body == "confine: this run's proxy serves at most 512 connections at once\n");
+    CHECK(raised.done.status == 0);
+    CHECK(raised.done.err.empty());
+    auto report = raised.done.json();
+    CHECK(report.at("over_limit") == 8);
+    REQUIRE(report.at("requests").size() == 1);
+    CHECK(report.at("requests")[0].at("connections") == 512);
+
+    // A hard limit of 1024: (1024 - 64) / 3 = 320 served, and it says so.
+    auto capped = hold_tunnels(330, {1024, 1024});
+    CHECK(capped.answers["HTTP/1.1 200 Connection established"] == 320);
+    CHECK(capped.answers["HTTP/1.1 503 Service Unavailable"] == 10);
+    CHECK(capped.answers.size() == 2);
+    CHECK(capped.last_body == "confine: this run's proxy serves at most 320 connections at once\n");
+    CHECK(capped.done.err == "confine-proxy: its limit of 1024 descriptors lets it serve 320 connections at once, not 512\n");
+    CHECK(capped.done.json().at("over_limit") == 10);
 }
