@@ -4,7 +4,6 @@
 // both ways untouched.
 #include "http_proxy.hpp"
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -266,13 +265,28 @@ private:
 
     void connect(std::vector<tcp::endpoint> usable) {
         entry_ = proxy_->ledger.record(verdict_.host, verdict_.port, true, "");
-        asio::async_connect(upstream_, usable, [this, self = shared_from_this()](error_code ec, const tcp::endpoint&) {
+        usable_ = std::move(usable);
+        connect_next(0);
+    }
+
+    // Each usable address in turn, until one connects; the answer names the last error as
+    // it was (a socket that could not be made among them: asio::async_connect over a range
+    // says only "Operation canceled" for that).
+    void connect_next(std::size_t i) {
+        error_code ec;
+        upstream_.close(ec);
+        upstream_.open(usable_[i].protocol(), ec);
+        if (ec) return cannot_connect(i, ec);
+        upstream_.async_connect(usable_[i], [this, self = shared_from_this(), i](error_code ec) {
             if (closed_) return;
-            if (ec)
-                return respond(502, "confine: cannot connect to " + display(verdict_.host, verdict_.port) + ": " +
-                                        ec.message());
+            if (ec) return cannot_connect(i, ec);
             relay();
         });
+    }
+
+    void cannot_connect(std::size_t i, error_code ec) {
+        if (i + 1 < usable_.size()) return connect_next(i + 1);
+        respond(502, "confine: cannot connect to " + display(verdict_.host, verdict_.port) + ": " + ec.message());
     }
 
     void relay() {
@@ -336,6 +350,7 @@ private:
     RequestVerdict verdict_;
     Direction up_{&client_, &upstream_, true}, down_{&upstream_, &client_, false};
     std::string answer_, first_up_;
+    std::vector<tcp::endpoint> usable_;
     std::size_t entry_ = 0, drained_ = 0;
     std::uint64_t armed_ = 0;
     std::chrono::steady_clock::time_point last_active_;

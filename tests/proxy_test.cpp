@@ -980,3 +980,23 @@ TEST_CASE("confine-proxy serves what its descriptors allow, its soft limit raise
     CHECK(capped.done.err == "confine-proxy: its limit of 1024 descriptors lets it serve 320 connections at once, not 512\n");
     CHECK(capped.done.json().at("over_limit") == 10);
 }
+
+// What the issue's user saw when it was not the descriptors: an allowed address nothing
+// listens on. The answer names the error as it was.
+TEST_CASE("confine-proxy answers 502 naming the error when an allowed address cannot be connected to", "[proxy]") {
+    std::uint16_t port = 0, closed_port = 0;
+    auto listener = listening_socket(port);
+    { auto gone = listening_socket(closed_port); }  // a port nothing listens on now
+    const auto target = "127.0.0.1:" + std::to_string(closed_port);
+    Proxy proxy(listener.fd, {"--allow", target});
+    auto answer = round_trip(port, "CONNECT " + target + " HTTP/1.1\r\n\r\n");
+    CHECK(answer.starts_with("HTTP/1.1 502 Bad Gateway\r\n"));
+    CHECK(answer.ends_with("\r\n\r\nconfine: cannot connect to " + target + ": Connection refused\n"));
+    auto done = proxy.end();
+    CHECK(done.status == 0);
+    const auto report = done.json();
+    auto* e = entry(report, "127.0.0.1", closed_port, true);
+    REQUIRE(e);
+    CHECK(e->at("bytes_up") == 0);
+    CHECK(e->at("bytes_down") == 0);
+}
