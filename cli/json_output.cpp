@@ -303,6 +303,7 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
         requests.push_back(std::move(entry));
     }
     j["network_requests"] = std::move(requests);
+    j["network_over_limit"] = o.network_proxied ? json(o.network_over_limit) : json(nullptr);
     return text_of(j, -1);
 }
 

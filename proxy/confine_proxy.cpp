@@ -2,7 +2,7 @@
 // sandbox (http_proxy.hpp). Everything it needs comes as descriptors; it ends with the run.
 //
 //   confine-proxy (--listen-fd N | --receive-fd N) --lifetime-fd N --report-fd N [--verbose]
-//                 --allow PATTERN [--allow PATTERN]...
+//                 [--idle-timeout SECONDS] [--max-connections N] --allow PATTERN [--allow PATTERN]...
 //
 // A bad command line: one line on stderr, exit 2. The end of the run (EOF on the lifetime
 // pipe, SIGTERM, SIGINT): every connection closed, the report written, exit 0.
@@ -10,9 +10,11 @@
 #include "self_confinement.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -32,11 +34,15 @@ using confine::proxy::HttpProxy;
 constexpr int usage_error = 2;
 constexpr const char* usage =
     "usage: confine-proxy (--listen-fd N | --receive-fd N) --lifetime-fd N --report-fd N [--verbose] "
-    "--allow PATTERN [--allow PATTERN]...";
+    "[--idle-timeout SECONDS] [--max-connections N] --allow PATTERN [--allow PATTERN]...";
+// The bounds of --idle-timeout (a week) and --max-connections.
+constexpr unsigned max_idle_seconds = 7 * 24 * 3600;
+constexpr unsigned max_connections_bound = 65536;
 
 struct Arguments {
     std::optional<int> listen_fd, receive_fd, lifetime_fd, report_fd;
     bool verbose = false;
+    std::optional<unsigned> idle_seconds, max_connections;
     std::vector<confine::HostPattern> allow;
 };
 
@@ -67,7 +73,28 @@ std::expected<int, std::string> descriptor(std::string_view option, std::string_
     return fd;
 }
 
+// A whole number from 1 to `most`.
+std::expected<unsigned, std::string> count(std::string_view option, std::string_view text, unsigned most) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value == 0 || value > most)
+        return std::unexpected(std::string(option) + " '" + printable(text) + "' is not a whole number from 1 to " +
+                               std::to_string(most));
+    return value;
+}
+
+std::expected<void, std::string> take_count(Arguments& a, std::string_view option, std::string_view value) {
+    const bool idle = option == "--idle-timeout";
+    auto& slot = idle ? a.idle_seconds : a.max_connections;
+    if (slot) return std::unexpected(std::string(option) + " is given twice");
+    auto n = count(option, value, idle ? max_idle_seconds : max_connections_bound);
+    if (!n) return std::unexpected(n.error());
+    slot = *n;
+    return {};
+}
+
 std::expected<void, std::string> take(Arguments& a, std::string_view option, std::string_view value) {
+    if (option == "--idle-timeout" || option == "--max-connections") return take_count(a, option, value);
     if (option == "--allow") {
         auto pattern = confine::parse_host_pattern(value);
         if (!pattern) return std::unexpected("--allow: " + pattern.error());
@@ -108,7 +135,7 @@ std::expected<Arguments, std::string> parse(int argc, char** argv) {
             continue;
         }
         if (option != "--allow" && option != "--listen-fd" && option != "--receive-fd" && option != "--lifetime-fd" &&
-            option != "--report-fd")
+            option != "--report-fd" && option != "--idle-timeout" && option != "--max-connections")
             return std::unexpected("unknown argument '" + printable(option) + "'; " + usage);
         if (i + 1 >= argc) return std::unexpected(std::string(option) + " needs a value");
         if (auto taken = take(a, option, argv[++i]); !taken) return std::unexpected(taken.error());
@@ -145,9 +172,36 @@ bool run_until_stopped(boost::asio::io_context& io, const HttpProxy& proxy) {
 
 void say(const char* prefix, const std::string& line) { std::fprintf(stderr, "%s%s\n", prefix, line.c_str()); }
 
+// The descriptors the proxy holds: two for a connection served (the client's and the
+// upstream's), one for a connection answered 503 (as many as are served, at most), and
+// its own besides (listeners, pipes, Asio's, the resolver's files and sockets).
+constexpr rlim_t own_descriptors = 64;
+
+// The connections it can serve at once, `wanted` at most: the soft limit on descriptors
+// raised toward the hard one as far as they need, and fewer connections when the hard one
+// is lower (said on stderr), so that past them a connection is answered 503, never refused
+// for want of a descriptor (an upstream that cannot be connected to: 502).
+std::size_t serveable(std::size_t wanted) {
+    rlimit r{};
+    if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return wanted;
+    const rlim_t need = 3 * static_cast<rlim_t>(wanted) + own_descriptors;
+    if (r.rlim_cur != RLIM_INFINITY && r.rlim_cur < need) {
+        rlimit raised = r;
+        raised.rlim_cur = r.rlim_max == RLIM_INFINITY ? need : std::min(need, r.rlim_max);
+        if (raised.rlim_cur > r.rlim_cur && ::setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
+    }
+    if (r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= need) return wanted;
+    const std::size_t fits = r.rlim_cur > own_descriptors + 3 ? static_cast<std::size_t>((r.rlim_cur - own_descriptors) / 3) : 1;
+    say("confine-proxy: ", "its limit of " + std::to_string(r.rlim_cur) + " descriptors lets it serve " + std::to_string(fits) +
+                               " connections at once, not " + std::to_string(wanted));
+    return fits;
+}
+
 int run(const Arguments& a) {
     boost::asio::io_context io;
     confine::proxy::ProxyOptions options{.allow = a.allow};
+    if (a.idle_seconds) options.idle_timeout = std::chrono::seconds(*a.idle_seconds);
+    options.max_connections = serveable(a.max_connections.value_or(confine::proxy::default_max_connections));
     if (a.verbose) options.on_refusal = [](const std::string& line) { say("confinectl: network: refused ", line); };
     options.on_notice = [](const std::string& line) { say("confine-proxy: ", line); };
     HttpProxy proxy(io, std::move(options));

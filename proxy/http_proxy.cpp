@@ -4,7 +4,6 @@
 // both ways untouched.
 #include "http_proxy.hpp"
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -92,6 +91,7 @@ struct HttpProxy::State : std::enable_shared_from_this<HttpProxy::State> {
         if (options.on_notice) options.on_notice(line);
     }
     void accept(tcp::acceptor& acceptor);
+    void serve(tcp::socket client);
     void receive();
     void watch_lifetime();
     void stop();
@@ -101,6 +101,8 @@ struct HttpProxy::State : std::enable_shared_from_this<HttpProxy::State> {
     std::vector<ip::address> own;
     Ledger ledger;
     std::size_t listeners = 0;
+    std::uint64_t over_limit = 0;  // connections refused for max_connections
+    std::size_t turning_away = 0;  // of `sessions`, those answering 503
     bool stopped = false;
     std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
     std::unique_ptr<asio::local::stream_protocol::socket> receiver;
@@ -117,11 +119,24 @@ public:
     Session(std::shared_ptr<HttpProxy::State> proxy, tcp::socket client)
         : proxy_(std::move(proxy)), client_(std::move(client)), upstream_(proxy_->io), resolver_(proxy_->io),
           timer_(proxy_->io) {}
-    ~Session() { proxy_->sessions.erase(this); }
+    ~Session() {
+        proxy_->sessions.erase(this);
+        if (turning_away_) --proxy_->turning_away;
+    }
 
     void start() {
         arm_timer(proxy_->options.header_timeout);
         read_header();
+    }
+
+    // A connection past max_connections: answered 503 at once, its request unread, and
+    // not one of those served.
+    void turn_away() {
+        turning_away_ = true;
+        ++proxy_->turning_away;
+        arm_timer(drain_time);
+        respond(503, "confine: this run's proxy serves at most " + std::to_string(proxy_->options.max_connections) +
+                         " connections at once");
     }
 
     void close() {
@@ -143,10 +158,22 @@ private:
         std::array<char, relay_buffer_bytes> buffer{};
     };
 
+    // The session's one timer, for what it waits on now (the header, the answer's drain);
+    // a wait it replaced, whose handler was already on its way, does nothing.
     void arm_timer(std::chrono::steady_clock::duration d) {
         timer_.expires_after(d);
-        timer_.async_wait([self = shared_from_this()](error_code ec) {
-            if (!ec) self->close();
+        timer_.async_wait([this, self = shared_from_this(), armed = ++armed_](error_code ec) {
+            if (!ec && armed == armed_) close();
+        });
+    }
+
+    // A relay through which no byte has passed either way for idle_timeout is closed.
+    void watch_idle() {
+        timer_.expires_at(last_active_ + proxy_->options.idle_timeout);
+        timer_.async_wait([this, self = shared_from_this(), armed = ++armed_](error_code ec) {
+            if (ec || closed_ || armed != armed_) return;
+            if (std::chrono::steady_clock::now() - last_active_ >= proxy_->options.idle_timeout) return close();
+            watch_idle();
         });
     }
 
@@ -238,17 +265,33 @@ private:
 
     void connect(std::vector<tcp::endpoint> usable) {
         entry_ = proxy_->ledger.record(verdict_.host, verdict_.port, true, "");
-        asio::async_connect(upstream_, usable, [this, self = shared_from_this()](error_code ec, const tcp::endpoint&) {
+        usable_ = std::move(usable);
+        connect_next(0);
+    }
+
+    // Each usable address in turn, until one connects; the answer names the last error as
+    // it was (a socket that could not be made among them: asio::async_connect over a range
+    // says only "Operation canceled" for that).
+    void connect_next(std::size_t i) {
+        error_code ec;
+        upstream_.close(ec);
+        upstream_.open(usable_[i].protocol(), ec);
+        if (ec) return cannot_connect(i, ec);
+        upstream_.async_connect(usable_[i], [this, self = shared_from_this(), i](error_code ec) {
             if (closed_) return;
-            if (ec)
-                return respond(502, "confine: cannot connect to " + display(verdict_.host, verdict_.port) + ": " +
-                                        ec.message());
-            timer_.cancel();
+            if (ec) return cannot_connect(i, ec);
             relay();
         });
     }
 
+    void cannot_connect(std::size_t i, error_code ec) {
+        if (i + 1 < usable_.size()) return connect_next(i + 1);
+        respond(502, "confine: cannot connect to " + display(verdict_.host, verdict_.port) + ": " + ec.message());
+    }
+
     void relay() {
+        last_active_ = std::chrono::steady_clock::now();
+        watch_idle();
         up_ = {&client_, &upstream_, true};
         down_ = {&upstream_, &client_, false};
         first_up_ = verdict_.form == RequestVerdict::Form::absolute ? verdict_.upstream_header : std::string{};
@@ -274,6 +317,7 @@ private:
     void pump(Direction& d) {
         d.from->async_read_some(asio::buffer(d.buffer), [this, self = shared_from_this(), &d](error_code ec, std::size_t n) {
             if (closed_) return;
+            if (n > 0) last_active_ = std::chrono::steady_clock::now();
             if (ec == asio::error::eof) return finish(d);
             if (ec) return close();
             asio::async_write(*d.to, asio::buffer(d.buffer.data(), n), [this, self, &d](error_code ec, std::size_t n) {
@@ -306,8 +350,11 @@ private:
     RequestVerdict verdict_;
     Direction up_{&client_, &upstream_, true}, down_{&upstream_, &client_, false};
     std::string answer_, first_up_;
+    std::vector<tcp::endpoint> usable_;
     std::size_t entry_ = 0, drained_ = 0;
-    bool closed_ = false;
+    std::uint64_t armed_ = 0;
+    std::chrono::steady_clock::time_point last_active_;
+    bool closed_ = false, turning_away_ = false;
 };
 
 std::string errno_text() { return std::strerror(errno); }
@@ -401,6 +448,18 @@ std::expected<void, std::string> listen_on(HttpProxy::State& state, int fd) {
 
 }  // namespace
 
+// A connection accepted: served, or, with max_connections served already, answered 503
+// (as many as that at once at most; past them, closed unanswered) and counted.
+void HttpProxy::State::serve(tcp::socket client) {
+    const bool over = sessions.size() - turning_away >= options.max_connections;
+    if (over) ++over_limit;
+    if (over && turning_away >= options.max_connections) return;
+    auto session = std::make_shared<Session>(shared_from_this(), std::move(client));
+    sessions.emplace(session.get(), session);
+    if (over) return session->turn_away();
+    session->start();
+}
+
 void HttpProxy::State::accept(tcp::acceptor& acceptor) {
     acceptor.async_accept([self = shared_from_this(), &acceptor](error_code ec, tcp::socket client) {
         if (self->stopped || ec == asio::error::operation_aborted) return;
@@ -412,11 +471,7 @@ void HttpProxy::State::accept(tcp::acceptor& acceptor) {
             });
             return;
         }
-        if (self->sessions.size() < self->options.max_connections) {
-            auto session = std::make_shared<Session>(self, std::move(client));
-            self->sessions.emplace(session.get(), session);
-            session->start();
-        }
+        self->serve(std::move(client));
         self->accept(acceptor);
     });
 }
@@ -521,7 +576,8 @@ void HttpProxy::stop() { state_->stop(); }
 bool HttpProxy::stopped() const { return state_->stopped; }
 
 std::string HttpProxy::report() const {
-    nlohmann::ordered_json doc{{"listeners", state_->listeners}, {"requests", state_->ledger.json()}};
+    nlohmann::ordered_json doc{
+        {"listeners", state_->listeners}, {"over_limit", state_->over_limit}, {"requests", state_->ledger.json()}};
     return doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 

@@ -42,6 +42,11 @@ namespace asio = boost::asio;
 
 // The largest request header read (Beast's header limit): a larger one is answered 431.
 inline constexpr std::uint32_t header_limit_bytes = 16 * 1024;
+// A relay (a CONNECT tunnel, a forwarded http:// request) through which no byte has passed
+// either way for this long is closed (--idle-timeout).
+inline constexpr std::chrono::seconds default_idle_timeout{300};
+// The connections served at once (--max-connections): one more is answered 503.
+inline constexpr std::size_t default_max_connections = 512;
 
 // What a client's request header asks for, judged on its own (nothing resolved yet).
 struct RequestVerdict {
@@ -109,7 +114,11 @@ struct ProxyOptions {
     // listening socket, an accept failing): one line.
     std::function<void(const std::string&)> on_notice;
     std::chrono::milliseconds header_timeout{std::chrono::seconds(30)};
-    std::size_t max_connections = 512;
+    // No byte relayed either way for this long: the relay is closed.
+    std::chrono::milliseconds idle_timeout{default_idle_timeout};
+    // The connections served at once. A connection past them is answered 503 (as many
+    // again at most at once; past those, closed unanswered) and counted (`over_limit`).
+    std::size_t max_connections = default_max_connections;
 };
 
 class HttpProxy {
@@ -136,9 +145,10 @@ public:
     // Whether stop() has been called (or SIGTERM, SIGINT, the lifetime's end).
     bool stopped() const;
 
-    // The run's report, one JSON document: {"listeners": K, "requests": [{"host", "port",
-    // "allowed", "bytes_up", "bytes_down", "connections", "reason" if refused}]}, one entry
-    // per (host, port, allowed) in the order first seen.
+    // The run's report, one JSON document: {"listeners": K, "over_limit": N, "requests":
+    // [{"host", "port", "allowed", "bytes_up", "bytes_down", "connections", "reason" if
+    // refused}]}, one entry per (host, port, allowed) in the order first seen; `over_limit`
+    // the connections refused because max_connections were being served.
     std::string report() const;
 
     struct State;

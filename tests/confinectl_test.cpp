@@ -800,6 +800,9 @@ TEST_CASE("confinectl run writes a JSON report of the outcome", "[cli][run][linu
     CHECK(j["evidence"].is_null());
     CHECK(j["denial_hint"] == "x: Permission denied");
     CHECK(j["timed_out"] == false);
+    // Not through the run's proxy: nothing of it.
+    CHECK(j["network_requests"].is_null());
+    CHECK(j["network_over_limit"].is_null());
 
     s.run({"/bin/true"}, {"FAKE_LAUNCHER_FAIL=1"}, {"--report", report.string()});
     auto failed = json::parse(test::read_file(report));

@@ -380,6 +380,7 @@ void attempt_git(const Sandbox& box, bool unprivileged) {
     REQUIRE(entry.is_object());
     CHECK(entry["allowed"] == true);
     CHECK(entry["bytes_down"].get<std::uint64_t>() > 0);
+    CHECK(r.report["network_over_limit"] == 0);  // the proxy's count, in the run's report
 }
 
 void attempt_all(Way way, void (*attempt)(const Sandbox&, bool)) {

@@ -2,6 +2,7 @@
 // process, and the built program against a local upstream on 127.0.0.1, run as confinectl
 // runs it (descriptors for the listener, the lifetime pipe and the report).
 #include "http_proxy.hpp"
+#include "support.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -9,15 +10,19 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <functional>
+#include <mutex>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -69,14 +74,14 @@ struct Fd {
     }
 };
 
-Fd listening_socket(std::uint16_t& port) {
+Fd listening_socket(std::uint16_t& port, int backlog = 64) {
     Fd s(cloexec(::socket(AF_INET, SOCK_STREAM, 0)));
     REQUIRE(s.fd >= 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     REQUIRE(::bind(s.fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(s.fd, 64) == 0);
+    REQUIRE(::listen(s.fd, backlog) == 0);
     socklen_t len = sizeof a;
     REQUIRE(::getsockname(s.fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
     port = ntohs(a.sin_port);
@@ -148,14 +153,15 @@ struct Finished {
 // the report pipe's write end as 5, as `mode` ("--listen-fd" or "--receive-fd").
 class Proxy {
 public:
-    Proxy(int listener, std::vector<std::string> extra, std::string mode = "--listen-fd") {
+    // `nofile`: the descriptor limits it starts with (else this process's).
+    Proxy(int listener, std::vector<std::string> extra, std::string mode = "--listen-fd", const rlimit* nofile = nullptr) {
         int life[2], report[2], err[2];
         REQUIRE(pipe_cloexec(life) == 0);
         REQUIRE(pipe_cloexec(report) == 0);
         REQUIRE(pipe_cloexec(err) == 0);
         std::vector<std::string> args{CONFINE_PROXY, mode, "3", "--lifetime-fd", "4", "--report-fd", "5"};
         args.insert(args.end(), extra.begin(), extra.end());
-        pid_ = spawn(args, {listener, life[0], report[1]}, err[1]);
+        pid_ = spawn(args, {listener, life[0], report[1]}, err[1], nofile);
         ::close(life[0]);
         ::close(report[1]);
         ::close(err[1]);
@@ -179,7 +185,7 @@ public:
         return collect();
     }
     // Runs `args` with `fds` as descriptors 3, 4, 5... and stderr to `err`.
-    static pid_t spawn(const std::vector<std::string>& args, const std::vector<int>& fds, int err) {
+    static pid_t spawn(const std::vector<std::string>& args, const std::vector<int>& fds, int err, const rlimit* nofile = nullptr) {
         std::vector<char*> argv;
         for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
@@ -194,6 +200,7 @@ public:
             for (std::size_t i = 0; i < fds.size(); ++i)
                 if (high[i] >= 0) ::dup2(high[i], static_cast<int>(3 + i));
             ::dup2(err, 2);
+            if (nofile && ::setrlimit(RLIMIT_NOFILE, nofile) != 0) ::_exit(126);
             ::execv(argv[0], argv.data());
             ::_exit(127);
         }
@@ -239,6 +246,64 @@ private:
     std::uint16_t port_ = 0;
     std::thread thread_;
 };
+
+// An upstream on 127.0.0.1 that takes every connection, each on a thread of its own: reads
+// a request header and answers `response`, then closes. Counts what it served.
+class ManyUpstream {
+public:
+    explicit ManyUpstream(std::string response) : response_(std::move(response)) {
+        listener_ = listening_socket(port_, 1024);
+        accepting_ = std::thread([this] {
+            while (true) {
+                int c = cloexec(::accept(listener_.fd, nullptr, nullptr));
+                if (c < 0) return;
+                bounded(c);
+                std::lock_guard lock(mutex_);
+                workers_.emplace_back([this, c] {
+                    Fd conn(c);
+                    if (read_header(conn.fd).ends_with("\r\n\r\n")) {
+                        send_all(conn.fd, response_);
+                        ++served_;
+                    }
+                });
+            }
+        });
+    }
+    ~ManyUpstream() {
+        ::shutdown(listener_.fd, SHUT_RDWR);
+        accepting_.join();
+        std::lock_guard lock(mutex_);
+        for (auto& w : workers_) w.join();
+    }
+    std::uint16_t port() const { return port_; }
+    int served() const { return served_; }
+
+private:
+    std::string response_;
+    Fd listener_;
+    std::uint16_t port_ = 0;
+    std::mutex mutex_;
+    std::vector<std::thread> workers_;
+    std::atomic<int> served_{0};
+    std::thread accepting_;
+};
+
+// A connection to 127.0.0.1:`port`, or -1: for client threads, where Catch's assertions
+// may not be used.
+int try_connect(std::uint16_t port) {
+    int s = cloexec(::socket(AF_INET, SOCK_STREAM, 0));
+    if (s < 0) return -1;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(s);
+        return -1;
+    }
+    bounded(s);
+    return s;
+}
 
 const nlohmann::json* entry(const nlohmann::json& report, std::string_view host, int port, bool allowed) {
     for (const auto& e : report.at("requests"))
@@ -639,6 +704,15 @@ TEST_CASE("confine-proxy refuses a bad command line in one line with exit status
         {{"--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a\n.org"}, "'a\\x0a.org'"},
         {{"--listen-fd", "6", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org"}, "not listening"},
         {{"--receive-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org"}, "not a unix socket"},
+        {{"--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org", "--idle-timeout", "0"},
+         "--idle-timeout '0' is not a whole number from 1 to 604800"},
+        {{"--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org", "--max-connections", "-1"},
+         "--max-connections '-1' is not a whole number from 1 to 65536"},
+        {{"--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org", "--max-connections", "2",
+          "--max-connections", "3"},
+         "--max-connections is given twice"},
+        {{"--listen-fd", "3", "--lifetime-fd", "4", "--report-fd", "5", "--allow", "a.org", "--idle-timeout"},
+         "--idle-timeout needs a value"},
     };
     for (const auto& [args, says] : cases) {
         int err[2];
@@ -658,4 +732,271 @@ TEST_CASE("confine-proxy refuses a bad command line in one line with exit status
         CHECK(text.find(says) != std::string::npos);
         CHECK(text.find('\n') == text.size() - 1);
     }
+}
+
+// Request `i` of many to `target` through the proxy at `proxy_port`, as a client thread
+// makes it: an absolute-form GET, or a CONNECT with a GET in the tunnel (sent with the
+// CONNECT, or after its 200), the header in one write or in two. What came back: the
+// upstream's answer (after the 200 for a CONNECT), or what went wrong.
+std::string one_of_many(std::uint16_t proxy_port, const std::string& target, int i) {
+    Fd s(try_connect(proxy_port));
+    if (s.fd < 0) return std::string("cannot connect to the proxy: ") + std::strerror(errno);
+    const std::string get = "GET /" + std::to_string(i) + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n";
+    std::string request = i % 2 ? "GET http://" + target + "/" + std::to_string(i) + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n"
+                                : "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n";
+    const bool tunnel = i % 2 == 0, pipelined = i % 4 == 0;
+    if (pipelined) request += get;
+    if (i % 3 == 0) {
+        send_all(s.fd, request.substr(0, 9));
+        send_all(s.fd, request.substr(9));
+    } else {
+        send_all(s.fd, request);
+    }
+    if (tunnel) {
+        auto header = read_header(s.fd);
+        if (header != "HTTP/1.1 200 Connection established\r\n\r\n") return header + read_all(s.fd);
+        if (!pipelined) send_all(s.fd, get);
+    }
+    return read_all(s.fd);
+}
+
+// The issue's case: requests to an allowed local server through the proxy, one after
+// another and many at once, every one of them answered by the server (never a 502 or a
+// connection closed unanswered), and every one in the report.
+TEST_CASE("confine-proxy serves every one of many sequential and concurrent requests to an allowed local server", "[proxy]") {
+    const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
+    ManyUpstream upstream(response);
+    std::uint16_t port = 0;
+    auto listener = listening_socket(port, 1024);
+    const auto target = "127.0.0.1:" + std::to_string(upstream.port());
+    Proxy proxy(listener.fd, {"--allow", target});
+    constexpr int sequential = 400, rounds = 6, at_once = 100;
+    std::string failures;
+    for (int i = 0; i < sequential; ++i)
+        if (auto got = one_of_many(port, target, i); got != response)
+            failures += "request " + std::to_string(i) + ": " + got.substr(0, 200) + "\n";
+    for (int r = 0; r < rounds; ++r) {
+        std::vector<std::string> got(at_once);
+        std::vector<std::thread> clients;
+        for (int i = 0; i < at_once; ++i) clients.emplace_back([&, i] { got[i] = one_of_many(port, target, i); });
+        for (auto& c : clients) c.join();
+        for (int i = 0; i < at_once; ++i)
+            if (got[i] != response) failures += "round " + std::to_string(r) + ", request " + std::to_string(i) + ": " + got[i].substr(0, 200) + "\n";
+    }
+    const int total = sequential + rounds * at_once;
+    CHECK(failures == "");  // the requests that failed, and how
+    auto done = proxy.end();
+    CHECK(done.status == 0);
+    CHECK(done.err.empty());
+    auto report = done.json();
+    CHECK(report.at("over_limit") == 0);
+    REQUIRE(report.at("requests").size() == 1);
+    auto* e = entry(report, "127.0.0.1", upstream.port(), true);
+    REQUIRE(e);
+    CHECK(e->at("connections") == total);
+    CHECK(e->at("bytes_down") == static_cast<std::uint64_t>(total) * response.size());
+    CHECK(upstream.served() == total);
+}
+
+TEST_CASE("confine-proxy closes a relay through which nothing has passed for its idle timeout, either form", "[proxy]") {
+    // It echoes the first bytes it reads, then says nothing until the proxy closes.
+    Upstream upstream([](int fd) {
+        char buf[64];
+        auto n = ::read(fd, buf, sizeof buf);
+        if (n > 0) send_all(fd, std::string(buf, static_cast<std::size_t>(n)));
+        read_all(fd);
+    });
+    std::uint16_t port = 0;
+    auto listener = listening_socket(port);
+    const auto target = "127.0.0.1:" + std::to_string(upstream.port());
+    Proxy proxy(listener.fd, {"--allow", target, "--idle-timeout", "1"});
+    auto tunnel = connect_to(port);
+    send_all(tunnel.fd, "CONNECT " + target + " HTTP/1.1\r\n\r\n");
+    REQUIRE(read_header(tunnel.fd) == "HTTP/1.1 200 Connection established\r\n\r\n");
+    send_all(tunnel.fd, "ping");
+    char buf[16];
+    REQUIRE(::read(tunnel.fd, buf, 4) == 4);
+    CHECK(std::string(buf, 4) == "ping");
+    // Then nothing either way: the proxy closes it (an end, not this test's 30 s bound).
+    errno = 0;
+    CHECK(::read(tunnel.fd, buf, sizeof buf) == 0);
+    CHECK(errno == 0);
+    tunnel.reset();
+    auto first = proxy.end();
+    CHECK(first.status == 0);
+    const auto first_report = first.json();
+    auto* e = entry(first_report, "127.0.0.1", upstream.port(), true);
+    REQUIRE(e);
+    CHECK(e->at("bytes_up") == 4);
+    CHECK(e->at("bytes_down") == 4);
+
+    // A forwarded http:// request whose server never answers: closed alike.
+    Upstream silent([](int fd) { read_all(fd); });
+    const auto quiet = "127.0.0.1:" + std::to_string(silent.port());
+    Proxy second(listener.fd, {"--allow", quiet, "--idle-timeout", "1"});
+    auto client = connect_to(port);
+    send_all(client.fd, "GET http://" + quiet + "/ HTTP/1.1\r\nHost: " + quiet + "\r\n\r\n");
+    errno = 0;
+    CHECK(::read(client.fd, buf, sizeof buf) == 0);
+    CHECK(errno == 0);
+    auto done = second.end();
+    CHECK(done.status == 0);
+    const auto report = done.json();
+    e = entry(report, "127.0.0.1", silent.port(), true);
+    REQUIRE(e);
+    CHECK(e->at("bytes_down") == 0);
+    CHECK(e->at("bytes_up") > 0);
+}
+
+TEST_CASE("confine-proxy answers a connection past its limit 503, naming the limit, and counts it in its report", "[proxy]") {
+    Upstream upstream([](int fd) { read_all(fd); });  // the first tunnel's end: holds it open
+    std::uint16_t port = 0;
+    auto listener = listening_socket(port);
+    const auto target = "127.0.0.1:" + std::to_string(upstream.port());
+    Proxy proxy(listener.fd, {"--allow", target, "--allow", "example.org", "--max-connections", "2"});
+    auto tunnel = connect_to(port);
+    send_all(tunnel.fd, "CONNECT " + target + " HTTP/1.1\r\n\r\n");
+    REQUIRE(read_header(tunnel.fd) == "HTTP/1.1 200 Connection established\r\n\r\n");
+    auto waiting = connect_to(port);  // the second: half a header, being read
+    send_all(waiting.fd, "CONNECT exa");
+    // Both are being served (the tunnel answered; the header reader is the proxy's from
+    // its accept on, in the order accepted): the next ones are past the limit.
+    for (int i = 0; i < 3; ++i) {
+        auto answer = round_trip(port, "CONNECT example.org:443 HTTP/1.1\r\n\r\n");
+        INFO(answer);
+        CHECK(answer.starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
+        CHECK(answer.find("Connection: close\r\n") != std::string::npos);
+        CHECK(answer.ends_with("\r\n\r\nconfine: this run's proxy serves at most 2 connections at once\n"));
+    }
+    // One of the two ends: a connection is served again.
+    waiting.reset();
+    std::string answer;
+    int turned_away = 3;
+    for (int tries = 0; tries < 200; ++tries) {
+        answer = round_trip(port, "CONNECT example.com:443 HTTP/1.1\r\n\r\n");
+        if (!answer.starts_with("HTTP/1.1 503 ")) break;
+        ++turned_away;  // the proxy has not yet seen the end of the second
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(answer.starts_with("HTTP/1.1 403 "));
+    auto done = proxy.end();
+    CHECK(done.status == 0);
+    auto report = done.json();
+    CHECK(report.at("over_limit") == turned_away);
+    auto* e = entry(report, "127.0.0.1", upstream.port(), true);
+    REQUIRE(e);
+    CHECK(e->at("connections") == 1);
+    CHECK_FALSE(entry(report, "example.org", 443, false));  // a 503 reads no request
+    CHECK(entry(report, "example.com", 443, false));
+}
+
+// An upstream on 127.0.0.1 that takes every connection and holds it, saying nothing, until
+// it goes.
+class HoldingUpstream {
+public:
+    HoldingUpstream() {
+        listener_ = listening_socket(port_, 1024);
+        thread_ = std::thread([this] {
+            while (true) {
+                int c = cloexec(::accept(listener_.fd, nullptr, nullptr));
+                if (c < 0) return;
+                held_.emplace_back(c);
+            }
+        });
+    }
+    ~HoldingUpstream() {
+        ::shutdown(listener_.fd, SHUT_RDWR);
+        thread_.join();
+    }
+    std::uint16_t port() const { return port_; }
+
+private:
+    Fd listener_;
+    std::uint16_t port_ = 0;
+    std::vector<Fd> held_;
+    std::thread thread_;
+};
+
+// `count` CONNECT tunnels opened one after another through a proxy that starts with the
+// descriptor limits `nofile` and held open together: how many were answered with which
+// status line, what the proxy said on stderr, and its report.
+struct Held {
+    std::map<std::string, int> answers;
+    std::string last_body;
+    Finished done;
+};
+
+Held hold_tunnels(int count, rlimit nofile) {
+    HoldingUpstream upstream;
+    std::uint16_t port = 0;
+    auto listener = listening_socket(port, 1024);
+    const auto target = "127.0.0.1:" + std::to_string(upstream.port());
+    Proxy proxy(listener.fd, {"--allow", target}, "--listen-fd", &nofile);
+    Held held;
+    std::vector<Fd> tunnels;
+    for (int i = 0; i < count; ++i) {
+        tunnels.push_back(connect_to(port));
+        send_all(tunnels.back().fd, "CONNECT " + target + " HTTP/1.1\r\n\r\n");
+        auto header = read_header(tunnels.back().fd);
+        ++held.answers[header.substr(0, header.find("\r\n"))];
+        if (!header.starts_with("HTTP/1.1 200 ")) held.last_body = read_all(tunnels.back().fd);
+    }
+    held.done = proxy.end();
+    return held;
+}
+
+// The case behind the issue's 502s: each tunnel takes two of the proxy's descriptors, and
+// under the usual soft limit of 1024 the 505th upstream could not be connected to ("Too
+// many open files": a 502 for an allowed host, 0 bytes) before the limit of 512 was met.
+TEST_CASE("confine-proxy serves what its descriptors allow, its soft limit raised: past that 503, never 502", "[proxy]") {
+    rlimit own{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &own) == 0);
+    const rlim_t needed = 2000;  // this process's end of every tunnel and the upstream's
+    if (own.rlim_cur < needed && (own.rlim_max == RLIM_INFINITY || own.rlim_max >= needed)) {
+        own.rlim_cur = needed;
+        REQUIRE(::setrlimit(RLIMIT_NOFILE, &own) == 0);
+    }
+    if (own.rlim_cur < needed) test::skip_test("this process may hold fewer than 2000 descriptors");
+
+    // A soft limit of 1024 that may be raised: 512 served, the next ones answered 503.
+    auto raised = hold_tunnels(520, {1024, 4096});
+    CHECK(raised.answers["HTTP/1.1 200 Connection established"] == 512);
+    CHECK(raised.answers["HTTP/1.1 503 Service Unavailable"] == 8);
+    CHECK(raised.answers.size() == 2);  // no 502, no connection closed unanswered
+    CHECK(raised.last_body == "confine: this run's proxy serves at most 512 connections at once\n");
+    CHECK(raised.done.status == 0);
+    CHECK(raised.done.err.empty());
+    auto report = raised.done.json();
+    CHECK(report.at("over_limit") == 8);
+    REQUIRE(report.at("requests").size() == 1);
+    CHECK(report.at("requests")[0].at("connections") == 512);
+
+    // A hard limit of 1024: (1024 - 64) / 3 = 320 served, and it says so.
+    auto capped = hold_tunnels(330, {1024, 1024});
+    CHECK(capped.answers["HTTP/1.1 200 Connection established"] == 320);
+    CHECK(capped.answers["HTTP/1.1 503 Service Unavailable"] == 10);
+    CHECK(capped.answers.size() == 2);
+    CHECK(capped.last_body == "confine: this run's proxy serves at most 320 connections at once\n");
+    CHECK(capped.done.err == "confine-proxy: its limit of 1024 descriptors lets it serve 320 connections at once, not 512\n");
+    CHECK(capped.done.json().at("over_limit") == 10);
+}
+
+// What the issue's user saw when it was not the descriptors: an allowed address nothing
+// listens on. The answer names the error as it was.
+TEST_CASE("confine-proxy answers 502 naming the error when an allowed address cannot be connected to", "[proxy]") {
+    std::uint16_t port = 0, closed_port = 0;
+    auto listener = listening_socket(port);
+    { auto gone = listening_socket(closed_port); }  // a port nothing listens on now
+    const auto target = "127.0.0.1:" + std::to_string(closed_port);
+    Proxy proxy(listener.fd, {"--allow", target});
+    auto answer = round_trip(port, "CONNECT " + target + " HTTP/1.1\r\n\r\n");
+    CHECK(answer.starts_with("HTTP/1.1 502 Bad Gateway\r\n"));
+    CHECK(answer.ends_with("\r\n\r\nconfine: cannot connect to " + target + ": Connection refused\n"));
+    auto done = proxy.end();
+    CHECK(done.status == 0);
+    const auto report = done.json();
+    auto* e = entry(report, "127.0.0.1", closed_port, true);
+    REQUIRE(e);
+    CHECK(e->at("bytes_up") == 0);
+    CHECK(e->at("bytes_down") == 0);
 }

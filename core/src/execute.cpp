@@ -123,6 +123,7 @@ void settle_proxy(const WrapResult& wrapped, Outcome& outcome) {
     const detail::ProxyReport& report = wrapped.proxy->finish();
     outcome.network_proxied = true;
     outcome.network_requests = report.requests;
+    outcome.network_over_limit = report.over_limit;
     if (!report.read) detail::log_warn("the run's proxy left no report: {}", report.problem);
     if (report.read && wrapped.proxy->receiving() && report.listeners == 0 && outcome.kind != OutcomeKind::sandbox_unavailable) {
         outcome.kind = OutcomeKind::sandbox_unavailable;

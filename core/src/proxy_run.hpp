@@ -22,6 +22,7 @@ namespace confine::detail {
 struct ProxyReport {
     bool read = false;       // its report arrived whole
     unsigned listeners = 0;  // the listeners a sandbox handed it ({proxy-fd})
+    std::uint64_t over_limit = 0;  // connections it refused (503), serving its limit already
     std::vector<NetworkRequest> requests;
     std::string problem;     // why there is no report, when there is none
 };

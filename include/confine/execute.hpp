@@ -132,6 +132,9 @@ struct Outcome {
     // host that stands for it at the caller's terminal ends with 128 + a signal that
     // ended it, as a terminal's program does, rather than by that signal.
     bool own_terminal = false;
+    // With the network through the run's proxy: the connections it answered 503 because it
+    // was serving as many as it serves at once (512) already.
+    std::uint64_t network_over_limit = 0;
 };
 
 std::string_view to_string(OutcomeKind kind) noexcept;  // "completed", "task_failed", "sandbox_unavailable"

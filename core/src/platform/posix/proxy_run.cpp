@@ -90,7 +90,7 @@ bool read_all(int fd, std::string& out, std::chrono::steady_clock::time_point de
     }
 }
 
-// The proxy's report, as it writes it: {"listeners": K, "requests": [{...}]}.
+// The proxy's report, as it writes it: {"listeners": K, "over_limit": N, "requests": [{...}]}.
 ProxyReport parse_report(const std::string& text) {
     ProxyReport r;
     const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
@@ -99,6 +99,7 @@ ProxyReport parse_report(const std::string& text) {
         return r;
     }
     r.listeners = doc.value("listeners", 0u);
+    r.over_limit = doc.value("over_limit", std::uint64_t{0});
     for (const auto& entry : doc["requests"]) {
         if (!entry.is_object()) continue;
         NetworkRequest q;
