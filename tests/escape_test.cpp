@@ -399,7 +399,9 @@ static int proxy_program_failures(int listener_port) {
     return failed;
 }
 
-TEST_CASE("the network filter's proxy program leaves TCP alone and refuses every other way out", "[escape][network][linux-only]") {
+// What `failures` finds wrong (its bits) in a child under the network filter's `kind`,
+// given the port of a TCP listener on the host's loopback; 255: the filter not installed.
+static int failures_under(confine::network::Filter kind, int (*failures)(int listener_port)) {
     const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -411,14 +413,18 @@ TEST_CASE("the network filter's proxy program leaves TCP alone and refuses every
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || confine::network::install_filter(confine::network::Filter::proxy) != 0) ::_exit(255);
-        ::_exit(proxy_program_failures(ntohs(a.sin_port)));
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || confine::network::install_filter(kind) != 0) ::_exit(255);
+        ::_exit(failures(ntohs(a.sin_port)));
     }
     int status = 0;
     REQUIRE(::waitpid(pid, &status, 0) == pid);
     ::close(listener);
     REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
+    return WEXITSTATUS(status);
+}
+
+TEST_CASE("the network filter's proxy program leaves TCP alone and refuses every other way out", "[escape][network][linux-only]") {
+    CHECK(failures_under(confine::network::Filter::proxy, proxy_program_failures) == 0);
 }
 
 // What the loopback program leaves a command (a child: each check one bit of its status).
@@ -457,26 +463,7 @@ static int loopback_program_failures(int listener_port) {
 }
 
 TEST_CASE("the network filter's loopback program leaves TCP and UDP alone and refuses every other socket", "[escape][network][linux-only]") {
-    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof a;
-    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listener, 4) == 0);
-    REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &size) == 0);
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || confine::network::install_filter(confine::network::Filter::loopback) != 0)
-            ::_exit(255);
-        ::_exit(loopback_program_failures(ntohs(a.sin_port)));
-    }
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    ::close(listener);
-    REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(failures_under(confine::network::Filter::loopback, loopback_program_failures) == 0);
 }
 
 TEST_CASE("file metadata outside the writable roots stays as it was under bubblewrap", "[escape][e2e]") {
