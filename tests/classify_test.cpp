@@ -362,6 +362,13 @@ TEST_CASE("a name outside the run's allow_hosts is named in the advice, and an a
     REQUIRE(out.denial_advice);
     CHECK_THAT(*out.denial_advice, Catch::StartsWith("the run's proxy refused example.com:443 (not in allow_hosts)") &&
                                        Catch::EndsWith("add --allow-host example.com if the command may reach it"));
+    // Beyond ports 80 and 443 the pattern names the port; a refusal for where the name
+    // leads is said, without an --allow-host that would not change it.
+    out.network_requests = {{"a.example", 443, false, 0, 0, 1, "a.example resolves to 10.0.0.1, a private address"},
+                            {"example.com", 8443, false, 0, 0, 1, "not in allow_hosts"}};
+    CHECK_THAT(*confine::denial_advice(w, out), Catch::EndsWith("add --allow-host example.com:8443 if the command may reach it"));
+    out.network_requests.pop_back();
+    CHECK(confine::denial_advice(w, out) == "the run's proxy refused a.example:443 (a.example resolves to 10.0.0.1, a private address)");
 }
 
 TEST_CASE("no advice without a hint, with the network allowed, or for a hint of another kind", "[classify]") {

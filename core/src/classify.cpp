@@ -198,12 +198,29 @@ bool network_line(std::string_view lower) {
     return std::any_of(words.begin(), words.end(), [&](const std::string& w) { return lower.find(w) != std::string_view::npos; });
 }
 
-// What the run's proxy refused, first: the host, why, and the --allow-host for it.
+// What the run's proxy refused, first one it would have let through had allow_hosts listed
+// it: the host, and the --allow-host pattern for it (with the port, beyond 80 and 443);
+// else one it refused for where the name leads, which listing the name would not change.
 std::optional<std::string> proxy_refusal(const WrapResult& wrap, const Outcome& outcome) {
-    for (const auto& r : outcome.network_requests)
-        if (!r.allowed)
-            return "the run's proxy refused " + r.host + ":" + std::to_string(r.port) + " (" + r.reason + "); the run's allow_hosts are " +
-                   listed(wrap.policy.allow_hosts) + ": add --allow-host " + r.host + " if the command may reach it";
+    const NetworkRequest* other = nullptr;
+    for (const auto& r : outcome.network_requests) {
+        if (r.allowed) continue;
+        if (r.reason != "not in allow_hosts") {
+            if (!other) other = &r;
+            continue;
+        }
+        const bool ipv6 = r.host.find(':') != std::string::npos;
+        std::string pattern = ipv6 ? "[" : "";
+        pattern += r.host;
+        if (ipv6) pattern += "]";
+        if (r.port != 80 && r.port != 443) {
+            pattern += ':';
+            pattern += std::to_string(r.port);
+        }
+        return "the run's proxy refused " + r.host + ":" + std::to_string(r.port) + " (not in allow_hosts); the run's allow_hosts are " +
+               listed(wrap.policy.allow_hosts) + ": add --allow-host " + pattern + " if the command may reach it";
+    }
+    if (other) return "the run's proxy refused " + other->host + ":" + std::to_string(other->port) + " (" + other->reason + ")";
     return std::nullopt;
 }
 
@@ -238,8 +255,8 @@ std::optional<std::string> denial_advice(const WrapResult& wrap, const Outcome& 
     // seteuid): a confined command holds no capability to, whatever user it runs as.
     if (line.find("operation not permitted") != std::string::npos &&
         (line.find("setgroups") != std::string::npos || line.find("seteuid") != std::string::npos || line.find("setegid") != std::string::npos))
-        return std::string("apt drops to its _apt user to download, which needs CAP_SETUID and CAP_SETGID, and a confined command has no "
-                           "capability: give apt-get -o APT::Sandbox::User=root (README, Installing packages with apt)");
+        return std::string("a change of user (apt's to _apt, for its downloads) needs CAP_SETUID and CAP_SETGID, and a confined command has "
+                           "no capability, root's included: give apt-get -o APT::Sandbox::User=root (README, Installing packages with apt)");
     // apt's own state and cache, which no run's writable roots hold by default.
     for (const std::string_view dir : {"/var/lib/apt/", "/var/cache/apt/", "/var/lib/dpkg/"})
         if (line.find(dir) != std::string::npos)
