@@ -796,7 +796,9 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
         return account.refuse(e.code, e.message, status);
     }
     say_set_aside(*outcome);
-    if (outcome->denial_advice) fail(*outcome->denial_advice);  // only with a report: no hint is looked for without one
+    // What a denial hint means, and a host the run's proxy refused (known without a report;
+    // the rest only with one, as no hint is looked for without it).
+    if (outcome->denial_advice) fail(*outcome->denial_advice);
     // The runners the chain passed over, as unusable here, stay visible in the report.
     std::vector<confine::Candidate> skipped;
     for (const auto& c : provider->selection().candidates)
