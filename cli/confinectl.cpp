@@ -854,6 +854,9 @@ int cmd_run(const Source& source, const PolicyFlags& flags, const std::vector<st
     say_set_aside(*outcome);
     // A run the time limit or a limit ended says so, in one line, whatever -v.
     if (!outcome->limit_note.empty()) fail(outcome->limit_note);
+    // What a denial hint means, and a host the run's proxy refused (known without a report;
+    // the rest only with one, as no hint is looked for without it).
+    if (outcome->denial_advice) fail(*outcome->denial_advice);
     // The runners the chain passed over, as unusable here, stay visible in the report.
     std::vector<confine::Candidate> skipped;
     for (const auto& c : provider->selection().candidates)

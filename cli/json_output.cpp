@@ -279,6 +279,7 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
            {"basis", std::string(confine::to_string(o.basis))},
            {"evidence", evidence},
            {"denial_hint", or_null(o.denial_hint)},
+           {"denial_advice", or_null(o.denial_advice)},
            {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked, o.limits_asked, o.read_scoped}) : json(nullptr)},
            {"tmp", tmp_json(o.tmp)},
            {"loopback", loopback_json(o.loopback)},

@@ -1,4 +1,5 @@
 #include <confine/execute.hpp>
+#include <confine/sdk/vocabulary.hpp>
 
 #include "observed.hpp"
 
@@ -300,4 +301,150 @@ TEST_CASE("a name that does not resolve, or a host the run's proxy refuses, is a
     // A package that is not there when the network is, or a 403 of a real server reached
     // directly, is no sandbox's doing: nothing in the lines but those words.
     CHECK_FALSE(test::classified(confined, test::exited(1, "ERROR: No matching distribution found for left-pad\n")).denial_hint);
+}
+
+namespace {
+
+// The dialect the Linux runners give with the network confined, and a policy of `network`
+// (through the proxy: registry.npmjs.org alone).
+confine::WrapResult network_confined(confine::Network network) {
+    confine::WrapResult w = landlock_shaped();
+    for (auto& s : confine::sdk::network_denial_signatures()) w.denial_signatures.push_back(s);
+    w.policy.network = network;
+    if (network == confine::Network::proxy) w.policy.allow_hosts = {"registry.npmjs.org"};
+    return w;
+}
+
+confine::Outcome advised(const confine::WrapResult& w, const std::string& text) {
+    confine::Outcome out = classify(w, exited(1, text));
+    out.denial_advice = confine::denial_advice(w, out);
+    return out;
+}
+
+// What the tools print when the name they look up does not resolve in a confined run
+// (each line as it came from a run under bubblewrap and Landlock, network none, or
+// outside the sandbox with no network: npm 10, pip 23, git, curl, cargo 1.8x, apt 2.6),
+// and the host the line names (empty: none).
+const std::pair<std::string, std::string> resolver_failures[] = {
+    {"npm error request to https://registry.npmjs.org/left-pad failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org", "registry.npmjs.org"},
+    {"npm ERR! request to https://registry.npmjs.org/left-pad failed, reason: getaddrinfo ENOTFOUND registry.npmjs.org", "registry.npmjs.org"},
+    {"WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by "
+     "'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f21ceeda590>: Failed to establish a new "
+     "connection: [Errno -3] Temporary failure in name resolution')': /simple/six/",
+     ""},
+    {"fatal: unable to access 'https://github.com/x/y/': Could not resolve host: github.com", "github.com"},
+    {"curl: (6) Could not resolve host: deb.debian.org", "deb.debian.org"},
+    {"warning: spurious network error (3 tries remaining): [6] Could not resolve hostname (Could not resolve host: index.crates.io)",
+     "index.crates.io"},
+    {"WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by "
+     "'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f6ebe3cd8d0>: Failed to establish a new "
+     "connection: [Errno -2] Name or service not known')': /simple/six/",
+     ""},
+    {"  Temporary failure resolving 'deb.debian.org'", "deb.debian.org"},
+    {"E: Failed to fetch http://deb.debian.org/debian/pool/main/h/hello/hello_2.10-3_amd64.deb  Temporary failure resolving 'deb.debian.org'",
+     "deb.debian.org"},
+};
+
+}  // namespace
+
+TEST_CASE("a name that does not resolve with the network none is a hint, with what to do", "[classify]") {
+    const auto w = network_confined(confine::Network::none);
+    for (const auto& [line, host] : resolver_failures) {
+        INFO(line);
+        const auto out = advised(w, "first\n" + line + "\nlast\n");
+        CHECK(out.kind == OutcomeKind::task_failed);
+        CHECK(out.denial_hint == line);
+        REQUIRE(out.denial_advice);
+        CHECK_THAT(*out.denial_advice, Catch::StartsWith("the run's network is none"));
+        CHECK_THAT(*out.denial_advice, Catch::Contains("--allow-host " + (host.empty() ? std::string("HOST") : host)));
+        CHECK_THAT(*out.denial_advice, Catch::Contains("--network allow"));
+        CHECK(out.denial_advice->find('\n') == std::string::npos);
+    }
+}
+
+TEST_CASE("a name outside the run's allow_hosts is named in the advice, and an allowed one looked up directly too", "[classify]") {
+    const auto w = network_confined(confine::Network::proxy);
+    for (const auto& [line, host] : resolver_failures) {
+        INFO(line);
+        const auto out = advised(w, line + "\n");
+        REQUIRE(out.denial_advice);
+        if (host.empty()) CHECK_THAT(*out.denial_advice, Catch::Contains("--allow-host HOST"));
+        else if (host == "registry.npmjs.org") CHECK_THAT(*out.denial_advice, Catch::StartsWith("registry.npmjs.org is among the run's allow_hosts"));
+        else CHECK_THAT(*out.denial_advice, Catch::StartsWith(host + " is not among the run's allow_hosts (registry.npmjs.org)") &&
+                                                Catch::Contains("add --allow-host " + host));
+    }
+    // The tools' words for the run's proxy's 403, as they came from runs under bubblewrap
+    // and Landlock with --allow-host deb.debian.org: hints, and the advice names the host
+    // the proxy refused.
+    for (const std::string line : {"curl: (56) CONNECT tunnel failed, response 403",
+                                   "npm error 403 403 Forbidden - GET https://registry.npmjs.org/left-pad",
+                                   "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection "
+                                   "broken by 'ProxyError('Cannot connect to proxy.', OSError('Tunnel connection failed: 403 Forbidden'))': /simple/six/",
+                                   "warning: spurious network error (3 tries remaining): [56] Failure when receiving data from the peer "
+                                   "(CONNECT tunnel failed, response 403)"}) {
+        INFO(line);
+        confine::Outcome refused = classify(w, exited(1, "first\n" + line + "\n"));
+        CHECK(refused.denial_hint == line);
+        CHECK_FALSE(confine::denial_advice(w, refused));  // the proxy refused nothing (in this outcome): no host to name
+        refused.network_requests.push_back({"pypi.org", 443, false, 0, 0, 6, "not in allow_hosts"});
+        CHECK(confine::denial_advice(w, refused) ==
+              "the run's proxy refused pypi.org:443 (not in allow_hosts); the run's allow_hosts are registry.npmjs.org: add --allow-host pypi.org "
+              "if the command may reach it");
+    }
+    // What the proxy refused names the host, whatever the line says.
+    confine::Outcome out = classify(w, exited(1, "curl: (56) CONNECT tunnel failed, response 403\n"));
+    out.network_requests.push_back({"example.com", 443, false, 0, 0, 1, "not in allow_hosts"});
+    out.denial_advice = confine::denial_advice(w, out);
+    CHECK(out.denial_hint == "curl: (56) CONNECT tunnel failed, response 403");
+    REQUIRE(out.denial_advice);
+    CHECK_THAT(*out.denial_advice, Catch::StartsWith("the run's proxy refused example.com:443 (not in allow_hosts)") &&
+                                       Catch::EndsWith("add --allow-host example.com if the command may reach it"));
+    // Beyond ports 80 and 443 the pattern names the port; a refusal for where the name
+    // leads is said, without an --allow-host that would not change it.
+    out.network_requests = {{"a.example", 443, false, 0, 0, 1, "a.example resolves to 10.0.0.1, a private address"},
+                            {"example.com", 8443, false, 0, 0, 1, "not in allow_hosts"}};
+    CHECK_THAT(*confine::denial_advice(w, out), Catch::EndsWith("add --allow-host example.com:8443 if the command may reach it"));
+    out.network_requests.pop_back();
+    CHECK(confine::denial_advice(w, out) == "the run's proxy refused a.example:443 (a.example resolves to 10.0.0.1, a private address)");
+}
+
+TEST_CASE("no advice without a hint, with the network allowed, or for a hint of another kind", "[classify]") {
+    auto allowed = network_confined(confine::Network::allow);
+    allowed.denial_signatures = landlock_shaped().denial_signatures;  // a runner that leaves the network open adds no words of it
+    CHECK_FALSE(advised(allowed, "curl: (6) Could not resolve host: example.com\n").denial_hint);
+    CHECK_FALSE(advised(allowed, "curl: (6) Could not resolve host: example.com\n").denial_advice);
+    const auto none = network_confined(confine::Network::none);
+    CHECK_FALSE(advised(none, "npm error code ERESOLVE\nnpm error Could not resolve dependency:\n").denial_advice);
+    const auto denied = advised(none, "sh: 1: cannot create /etc/x: Permission denied\n");
+    CHECK(denied.denial_hint);
+    CHECK_FALSE(denied.denial_advice);
+}
+
+TEST_CASE("apt's drop to its _apt user, refused, is advised the option that keeps it root", "[classify]") {
+    auto w = network_confined(confine::Network::proxy);
+    w.denial_signatures.push_back("setgroups (1: operation not permitted)");  // what the executor adds on Linux
+    // As bubblewrap and Landlock runs of `apt-get download hello` as root said it.
+    for (const std::string line : {"E: setgroups 65534 failed - setgroups (1: Operation not permitted)",
+                                   "E: setgroups 0 failed - setgroups (1: Operation not permitted)",
+                                   "E: Method gave invalid 400 URI Failure message: Failed to setgroups - setgroups (1: Operation not permitted)"}) {
+        INFO(line);
+        const auto out = advised(w, line + "\nE: Method http has died unexpectedly!\n");
+        CHECK(out.denial_hint == line);
+        REQUIRE(out.denial_advice);
+        CHECK_THAT(*out.denial_advice, Catch::Contains("-o APT::Sandbox::User=root"));
+    }
+}
+
+TEST_CASE("apt's state and cache, refused, are advised a download into the workspace", "[classify]") {
+    const auto w = network_confined(confine::Network::proxy);
+    for (const std::string line : {"E: Could not open lock file /var/lib/apt/lists/lock - open (13: Permission denied)",
+                                   "E: Could not open lock file /var/lib/dpkg/lock-frontend - open (13: Permission denied)",
+                                   "W: Problem unlinking the file /var/lib/apt/lists/partial/deb.debian.org_debian_dists_bookworm_InRelease - "
+                                   "PrepareFiles (13: Permission denied)"}) {
+        INFO(line);
+        const auto out = advised(w, line + "\n");
+        CHECK(out.denial_hint == line);
+        REQUIRE(out.denial_advice);
+        CHECK_THAT(*out.denial_advice, Catch::Contains("-o Dir::Cache=DIR") && Catch::Contains("apt-get download"));
+    }
 }

@@ -155,6 +155,86 @@ void attempt_network(const Sandbox& box, bool unprivileged) {
                  "Errno");
 }
 
+// The run's report advises what to do about its hint: `wanted` in denial_advice.
+void check_advised(const Reported& r, const std::string& hinted, const std::string& wanted) {
+    check_hinted(r, hinted);
+    INFO("stderr: " << r.err << "\nreport: " << r.report.dump());
+    REQUIRE(r.report["denial_advice"].is_string());
+    CHECK_THAT(r.report["denial_advice"].get<std::string>(), Catch::Contains(wanted));
+    CHECK_THAT(r.err, Catch::Contains("confinectl: " + r.report["denial_advice"].get<std::string>()));
+}
+
+// The package tools and downloaders this machine has, as their real words say a name did
+// not resolve (network none) or the proxy refused a host (--allow-host): npm, pip, apt
+// where installed, and apt's drop to its _apt user, which no confined root may make.
+// npm without its retries (a minute of them), pip with one (it says why only as it retries).
+struct Tools {
+    bool npm = fs::exists("/usr/bin/npm");
+    bool pip = test::run({"/usr/bin/python3", "-m", "pip", "--version"}).exit_code == 0;
+    bool apt = fs::exists("/usr/bin/apt-get");
+};
+const std::string apt_as_root = "/usr/bin/apt-get -q -o APT::Sandbox::User=root ";
+
+void attempt_resolve(const Sandbox& box, bool unprivileged) {
+    HintTree t(unprivileged);
+    const Tools tools;
+    const std::string none = "the run's network is none";
+    check_advised(run_reported(box, t, "/usr/bin/curl -sS --max-time 20 https://deb.debian.org/", unprivileged), "Could not resolve host: deb.debian.org",
+                  "--allow-host deb.debian.org");
+    check_advised(run_reported(box, t, "/usr/bin/git ls-remote https://github.com/x/y", unprivileged), "Could not resolve host: github.com",
+                  "--allow-host github.com");
+    if (tools.npm)
+        check_advised(run_reported(box, t, "/usr/bin/npm view --fetch-retries=0 left-pad", unprivileged), "EAI_AGAIN registry.npmjs.org",
+                      "--allow-host registry.npmjs.org");
+    if (tools.pip) {
+        const auto pip = run_reported(box, t, "/usr/bin/python3 -m pip download --no-deps --retries 1 -d dl six", unprivileged);
+        check_advised(pip, "Failed to establish a new connection", none);
+        CHECK_THAT(pip.report["denial_advice"].get<std::string>(), Catch::Contains("--allow-host HOST"));
+    }
+    if (tools.apt && !unprivileged)
+        check_advised(run_reported(box, t, apt_as_root + "download hello", unprivileged), "Temporary failure resolving 'deb.debian.org'",
+                      "--allow-host deb.debian.org");
+    if (!tools.npm || !tools.pip || !tools.apt) WARN("not all tried: npm " << tools.npm << ", pip " << tools.pip << ", apt-get " << tools.apt);
+}
+
+// With --allow-host deb.debian.org: the hosts the run's proxy refused are named, with the
+// --allow-host for each; and apt as root needs its option (then the download works).
+void attempt_proxied(const Sandbox& box, bool unprivileged) {
+    HintTree t(unprivileged);
+    const Tools tools;
+    const std::vector<std::string> flags{"--allow-host", "deb.debian.org"};
+    const std::string refused = "the run's proxy refused ";
+    check_advised(run_reported(box, t, "/usr/bin/curl -sS --max-time 20 https://example.com/", unprivileged, flags), "response 403",
+                  refused + "example.com:443 (not in allow_hosts); the run's allow_hosts are deb.debian.org: add --allow-host example.com");
+    if (box.way != Way::landlock_forked) {  // that way writes a report whatever (Sandbox::args)
+        // Without a report no stderr is read, but what the proxy refused is known all the same.
+        auto a = box.args(t.tree, {"/usr/bin/curl", "-sS", "--max-time", "20", "https://example.com/"});
+        a.insert(a.begin() + 1, flags.begin(), flags.end());
+        std::vector<std::string> prefix = as_user(unprivileged);
+        prefix.insert(prefix.end(), {"/usr/bin/env", "-C", t.tree.ws.string()});
+        const auto r = box.confine.run(a, {"HOME=" + t.tree.home.string()}, prefix);
+        INFO("stderr: " << r.err);
+        CHECK(r.exit_code == 56);
+        CHECK_THAT(r.err, Catch::Contains("\nconfinectl: " + refused + "example.com:443 (not in allow_hosts)"));
+    }
+    if (tools.npm)
+        check_advised(run_reported(box, t, "/usr/bin/npm view --fetch-retries=0 left-pad", unprivileged, flags), "403 Forbidden",
+                      refused + "registry.npmjs.org:443");
+    if (tools.pip)
+        check_advised(run_reported(box, t, "/usr/bin/python3 -m pip download --no-deps --retries 1 -d dl six", unprivileged, flags),
+                      "Tunnel connection failed: 403", refused + "pypi.org:443");
+    if (!tools.apt || unprivileged) return;
+    check_advised(run_reported(box, t, "/usr/bin/apt-get -q download hello", unprivileged, flags), "setgroups", "-o APT::Sandbox::User=root");
+    const auto fetched = run_reported(box, t, apt_as_root + "download hello", unprivileged, flags);
+    INFO("stderr: " << fetched.err << "\nreport: " << fetched.report.dump());
+    if (fetched.exit_code != 0 && fetched.report["network_requests"].dump().find("does not resolve") != std::string::npos)
+        test::skip_test("deb.debian.org is not reachable from here");
+    CHECK(fetched.exit_code == 0);
+    bool deb = false;
+    for (const auto& entry : fs::directory_iterator(t.tree.ws)) deb = deb || entry.path().extension() == ".deb";
+    CHECK(deb);
+}
+
 // A process of the same user outside the sandbox: bubblewrap's PID namespace does not
 // have it (ESRCH); under Landlock the host's supervisor, where it may make a PID
 // namespace (as root), does not either, and elsewhere Landlock's signal scope refuses it
@@ -209,6 +289,14 @@ void attempt_all(Way way, void (*attempt)(const Sandbox&, bool)) {
     }                                                                                                                                          \
     TEST_CASE("a refused connection has a denial hint through " TAG ", as root and as an unprivileged user", "[hints][e2e][linux-only]") {    \
         attempt_all(WAY, attempt_network);                                                                                                     \
+    }                                                                                                                                          \
+    TEST_CASE("a name that does not resolve has a denial hint and advice through " TAG ", as root and as an unprivileged user",               \
+              "[hints][e2e][linux-only]") {                                                                                                    \
+        attempt_all(WAY, attempt_resolve);                                                                                                     \
+    }                                                                                                                                          \
+    TEST_CASE("a host the run's proxy refused, and apt as root, have advice through " TAG ", as root and as an unprivileged user",            \
+              "[hints][e2e][linux-only]") {                                                                                                    \
+        attempt_all(WAY, attempt_proxied);                                                                                                     \
     }                                                                                                                                          \
     TEST_CASE("a refused signal has a denial hint through " TAG ", as root and as an unprivileged user", "[hints][e2e][linux-only]") {        \
         attempt_all(WAY, attempt_signal);                                                                                                      \

@@ -1,6 +1,8 @@
 #include "classify.hpp"
 
+#include <confine/allow_hosts.hpp>
 #include <confine/execute.hpp>
+#include <confine/sdk/vocabulary.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -157,6 +159,124 @@ Outcome classify(const WrapResult& wrap, const Observation& o) {
         return out;
     }
     return task(Basis::rule);
+}
+
+}  // namespace confine
+
+namespace confine {
+namespace {
+
+std::string lowered(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// The host a resolver's failure names in `line` (lowered), as the tools word it: curl's,
+// git's and cargo's "could not resolve host: H", node's (npm's) "getaddrinfo EAI_AGAIN H"
+// and "getaddrinfo ENOTFOUND H", apt's "temporary failure resolving 'H'", urllib3's
+// (pip's) "failed to resolve 'H'". Empty where the line names none (pip's own
+// "[Errno -3] Temporary failure in name resolution" does not).
+std::string host_named(std::string_view line) {
+    for (const std::string_view before : {"could not resolve host: ", "getaddrinfo eai_again ", "getaddrinfo enotfound ",
+                                          "temporary failure resolving '", "failed to resolve '"}) {
+        const std::size_t at = line.find(before);
+        if (at == std::string_view::npos) continue;
+        std::string host;
+        for (std::size_t i = at + before.size(); i < line.size() && host.size() < 253; ++i) {
+            const char c = line[i];
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') break;
+            host += c;
+        }
+        while (!host.empty() && host.back() == '.') host.pop_back();
+        if (!host.empty()) return host;
+    }
+    return {};
+}
+
+std::string listed(const std::vector<std::string>& hosts) {
+    std::string out;
+    for (const auto& h : hosts) out += (out.empty() ? "" : ", ") + h;
+    return out;
+}
+
+// A line in which the network was not there: one of the words network_denial_signatures() holds.
+bool network_line(std::string_view lower) {
+    const auto words = sdk::network_denial_signatures();
+    return std::any_of(words.begin(), words.end(), [&](const std::string& w) { return lower.find(w) != std::string_view::npos; });
+}
+
+// What the run's proxy refused, first one it would have let through had allow_hosts listed
+// it: the host, and the --allow-host pattern for it (with the port, beyond 80 and 443);
+// else one it refused for where the name leads, which listing the name would not change.
+std::optional<std::string> proxy_refusal(const WrapResult& wrap, const Outcome& outcome) {
+    const NetworkRequest* other = nullptr;
+    for (const auto& r : outcome.network_requests) {
+        if (r.allowed) continue;
+        if (r.reason != "not in allow_hosts") {
+            if (!other) other = &r;
+            continue;
+        }
+        const bool ipv6 = r.host.find(':') != std::string::npos;
+        std::string pattern = ipv6 ? "[" : "";
+        pattern += r.host;
+        if (ipv6) pattern += "]";
+        if (r.port != 80 && r.port != 443) {
+            pattern += ':';
+            pattern += std::to_string(r.port);
+        }
+        return "the run's proxy refused " + r.host + ":" + std::to_string(r.port) + " (not in allow_hosts); the run's allow_hosts are " +
+               listed(wrap.policy.allow_hosts) + ": add --allow-host " + pattern + " if the command may reach it";
+    }
+    if (other) return "the run's proxy refused " + other->host + ":" + std::to_string(other->port) + " (" + other->reason + ")";
+    return std::nullopt;
+}
+
+// A name that did not resolve with the network through the run's proxy (which refused
+// nothing): the command looked it up itself, having no DNS; whether allow_hosts has it.
+std::optional<std::string> resolved_directly(const WrapResult& wrap, std::string_view line, const std::string& host) {
+    if (host.empty() && line.find("name resolution") == std::string_view::npos && line.find("service not known") == std::string_view::npos)
+        return std::nullopt;  // not a name that did not resolve: the proxy's 403 to a tool whose words are not known
+    const std::string hosts = listed(wrap.policy.allow_hosts);
+    const std::string command_dns = "the command has no DNS of its own and reaches hosts only through the run's proxy (HTTPS_PROXY, HTTP_PROXY)";
+    if (host.empty()) return command_dns + ", for the run's allow_hosts " + hosts + ": add --allow-host HOST for the host it wanted";
+    std::vector<HostPattern> patterns;
+    for (const auto& h : wrap.policy.allow_hosts)
+        if (auto p = parse_host_pattern(h)) patterns.push_back(*p);
+    if (!host_allowed(patterns, host, 443) && !host_allowed(patterns, host, 80))
+        return host + " is not among the run's allow_hosts (" + hosts + "), and " + command_dns + ": add --allow-host " + host +
+               " if the command may reach it";
+    return host + " is among the run's allow_hosts, but the command looked it up itself instead of asking the run's proxy, and " +
+           command_dns + ": have the tool use HTTPS_PROXY";
+}
+
+}  // namespace
+
+std::optional<std::string> denial_advice(const WrapResult& wrap, const Outcome& outcome) {
+    if (outcome.kind != OutcomeKind::task_failed) return std::nullopt;
+    // A host the run's proxy refused is the proxy's own word, whatever the tool printed.
+    if (wrap.policy.network == Network::proxy)
+        if (auto refused = proxy_refusal(wrap, outcome)) return refused;
+    if (!outcome.denial_hint) return std::nullopt;
+    const std::string line = lowered(*outcome.denial_hint);
+    // apt, as root, drops to its _apt user for each download (setgroups, setegid,
+    // seteuid): a confined command holds no capability to, whatever user it runs as.
+    if (line.find("operation not permitted") != std::string::npos &&
+        (line.find("setgroups") != std::string::npos || line.find("seteuid") != std::string::npos || line.find("setegid") != std::string::npos))
+        return std::string("a change of user (apt's to _apt, for its downloads) needs CAP_SETUID and CAP_SETGID, and a confined command has "
+                           "no capability, root's included: give apt-get -o APT::Sandbox::User=root (README, Installing packages with apt)");
+    // apt's own state and cache, which no run's writable roots hold by default.
+    for (const std::string_view dir : {"/var/lib/apt/", "/var/cache/apt/", "/var/lib/dpkg/"})
+        if (line.find(dir) != std::string::npos)
+            return std::string("apt keeps its lists, cache and locks in /var/lib/apt, /var/cache/apt and /var/lib/dpkg, which the run may not "
+                               "write: download into the workspace (apt-get download; or -o Dir::State::Lists=DIR -o Dir::Cache=DIR "
+                               "-o Debug::NoLocking=1, with DIR in it) (README, Installing packages with apt)");
+    if (wrap.policy.network == Network::allow || !network_line(line)) return std::nullopt;
+    const std::string host = host_named(line);
+    if (wrap.policy.network == Network::proxy) return resolved_directly(wrap, line, host);
+    const std::string name = host.empty() ? std::string("HOST") : host;
+    return "the run's network is none: no name resolves and no host is reached; let the command reach " + name + " with --allow-host " +
+           name + " (through the run's proxy), or give it the network with --network allow";
 }
 
 }  // namespace confine

@@ -66,4 +66,9 @@ struct Observation {
 // The one classifier, for foreground and background runs alike. Pure.
 Outcome classify(const WrapResult& wrap, const Observation& observed);
 
+// What `outcome`'s denial hint means under `wrap`'s policy, and what to do, in one line
+// (Outcome::denial_advice); nullopt where confine cannot say more than the line. Read
+// after the run's proxy has reported (Outcome::network_requests). Pure.
+std::optional<std::string> denial_advice(const WrapResult& wrap, const Outcome& outcome);
+
 }  // namespace confine

@@ -108,6 +108,12 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
         for (const char* s : {"no such process", "esrch"})
             if (std::find(spec.denial_signatures.begin(), spec.denial_signatures.end(), s) == spec.denial_signatures.end())
                 spec.denial_signatures.emplace_back(s);
+#if defined(__linux__)
+    // A confined command holds no capability on any Linux runner, root's included: apt,
+    // as root, drops to its _apt user before each download (setgroups first), and that
+    // refusal is the sandbox's (Outcome::denial_advice names the apt option).
+    spec.denial_signatures.emplace_back("setgroups (1: operation not permitted)");
+#endif
     spec.denial_paths = wrapped.denial_paths;
     spec.capture = options.capture;
     spec.network_proxy = wrapped.policy.network == Network::proxy;
@@ -463,6 +469,7 @@ std::expected<Outcome, Error> run(const Provider& provider, const PolicyRequest&
     outcome.limit_note = detail::limit_note(outcome, executed.observed, limits, spec.timeout, spec.kill_after, command_name(argv));
     outcome.own_terminal = executed.own_terminal;
     settle_proxy(wrapped, outcome);
+    outcome.denial_advice = denial_advice(wrapped, outcome);
     // Nothing of the run is left to plant anything once the runner is gone.
     outcome.set_aside = run_end_check(wrapped);
     // What the runner wrote before its command existed was held back: when it stopped
@@ -547,6 +554,7 @@ std::expected<Process, Error> spawn(const Provider& provider, const PolicyReques
         Outcome outcome = classify(wrap, executed.observed);
         outcome.limit_note = detail::limit_note(outcome, executed.observed, limits, spec.timeout, spec.kill_after, name);
         settle_proxy(wrap, outcome);
+        outcome.denial_advice = denial_advice(wrap, outcome);
         outcome.set_aside = run_end_check(wrap);
         impl_ptr->result.outcome = p.finished(std::move(outcome));
         impl_ptr->result.stdout_text = std::move(executed.stdout_text);

@@ -124,6 +124,12 @@ struct Outcome {
     // (WrapResult::denial_paths) — the sandbox probably said no. A hint, never a runner
     // failure.
     std::optional<std::string> denial_hint;
+    // With a denial hint confine can read further, one line saying what happened and what
+    // to do (docs/design.md §13): a name that did not resolve with the network none, or a
+    // host outside the run's allow_hosts (named, with the --allow-host that would let the
+    // command reach it); apt's drop to its _apt user, which a confined command cannot make
+    // (with the apt option that keeps it root). Unset otherwise.
+    std::optional<std::string> denial_advice;
     // With the network through the run's proxy: what it saw, one entry per host, port and
     // verdict, in the order first seen (empty when the command reached for nothing).
     bool network_proxied = false;

@@ -217,18 +217,21 @@ struct InProcess {
     explicit operator bool() const noexcept { return apply != nullptr; }
 };
 
-// What common tools print when the network they reach for is not there: curl's and
-// glibc's name-resolution and connection failures (git, cargo and pip say them too),
-// Windows' socket refusal, npm's and apt's words for a name that does not resolve, pip's
-// for an index it cannot reach, curl's, git's, cargo's, npm's and apt's words for the
-// run's proxy refusing a host (Network::proxy: its 403, to a client on 127.0.0.1). For the
-// denial dialect of a runner that confines the network (none or proxy), where such a line
-// is the sandbox's doing; a runner that leaves the network open adds none of them.
+// What common tools print when the network they reach for is not there: a name that
+// does not resolve in curl's, git's and cargo's words ("Could not resolve host: H"),
+// glibc's (pip's "[Errno -3] Temporary failure in name resolution", "Name or service not
+// known"), node's (npm's "getaddrinfo EAI_AGAIN H", "getaddrinfo ENOTFOUND H") and apt's
+// ("Temporary failure resolving 'H'"); a connection refused, Windows' socket refusal;
+// curl's, git's, pip's and npm's words for the run's proxy refusing a host
+// (Network::proxy), and apt's (its 403 from the proxy on 127.0.0.1); pip's for an index it
+// could not reach at all. For the denial dialect of a runner that confines the network (none or proxy), where
+// such a line is the sandbox's doing; a runner that leaves the network open adds none of
+// them. Each is one more search through the command's stderr: as few as cover the words.
 inline std::vector<std::string> network_denial_signatures() {
-    return {"could not resolve host", "temporary failure in name resolution", "network is unreachable", "couldn't connect to server",
-            "no such host is known", "forbidden by its access permissions", "403 from proxy", "tunnel failed, response 403",
-            "getaddrinfo eai_again", "getaddrinfo enotfound", "name or service not known", "temporary failure resolving",
-            "(from versions: none)", "403 forbidden - get http", "403  forbidden [ip: 127.0.0.1"};
+    return {"could not resolve host", "temporary failure in name resolution", "name or service not known", "getaddrinfo e",
+            "temporary failure resolving", "network is unreachable", "couldn't connect to server", "no such host is known",
+            "forbidden by its access permissions", "403 from proxy", "tunnel failed, response 403", "tunnel connection failed: 403",
+            "403 403 forbidden", "403  forbidden [ip: 127.0.0.1", "(from versions: none)"};
 }
 
 // What a runner answers to wrap(): how to run the command confined, and how to judge
