@@ -948,7 +948,7 @@ Held hold_tunnels(int count, rlimit nofile) {
 // The case behind the issue's 502s: each tunnel takes two of the proxy's descriptors, and
 // under the usual soft limit of 1024 the 505th upstream could not be connected to ("Too
 // many open files": a 502 for an allowed host, 0 bytes) before the limit of 512 was met.
-TEST_CASE("confine-proxy serves what its descriptors allow, its soft limit raised: past that 503, never 502", "[proxy]") {
+TEST_CASE("confine-proxy serves what its descriptors allow, its soft limit raised: past that 503, never 502", "[proxy][linux-only]") {
     rlimit own{};
     REQUIRE(::getrlimit(RLIMIT_NOFILE, &own) == 0);
     const rlim_t needed = 2000;  // this process's end of every tunnel and the upstream's
