@@ -4,6 +4,9 @@
 
 #include <confine/sdk/trust_posix.hpp>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstddef>
 #include <mutex>
 
@@ -18,6 +21,19 @@ using Fd = trust::Descriptor;
 // command holds. Linux makes both ends so in one call (platform/linux/descriptors.cpp);
 // the portable version (platform/posix/without_linux.cpp) says what it does instead.
 bool make_pipe(Fd& read_end, Fd& write_end);
+
+// Writes all `size` bytes to `fd`, again after EINTR; false when a write fails or writes
+// nothing.
+inline bool write_all(int fd, const char* p, std::size_t size) {
+    while (size) {
+        const ssize_t n = ::write(fd, p, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        p += n;
+        size -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
 
 // Leaves the next exec only descriptors 0, 1 and 2 and the `count` descriptors of
 // `kept`: every other descriptor above 2 becomes close-on-exec, and those of `kept` stop

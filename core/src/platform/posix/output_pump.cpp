@@ -25,17 +25,6 @@ constexpr std::size_t read_size = 1 << 20;
 // The shorter of two sleeps, -1 being none.
 int shorter(int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
 
-bool write_all(int fd, const char* p, std::size_t size) {
-    while (size) {
-        const ssize_t n = ::write(fd, p, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        p += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
 }  // namespace
 
 // What one poll() watches: the open streams, the pidfd while the child runs, and the

@@ -33,17 +33,6 @@ constexpr std::size_t relay_size = 1 << 16;
 constexpr int drain_quiet_ms = 25;
 constexpr auto drain_bound = std::chrono::milliseconds(250);
 
-bool write_all(int fd, const char* p, std::size_t size) {
-    while (size) {
-        const ssize_t n = ::write(fd, p, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        p += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
 bool window_size_to(int master) noexcept {
     winsize size{};
     if (::ioctl(1, TIOCGWINSZ, &size) != 0 && ::ioctl(0, TIOCGWINSZ, &size) != 0) return false;
