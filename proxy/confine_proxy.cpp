@@ -179,8 +179,9 @@ constexpr rlim_t own_descriptors = 64;
 
 // The connections it can serve at once, `wanted` at most: the soft limit on descriptors
 // raised toward the hard one as far as they need, and fewer connections when the hard one
-// is lower (said on stderr), so that past them a connection is answered 503, never refused
-// for want of a descriptor (an upstream that cannot be connected to: 502).
+// is lower, or when its event loop cannot wait on that many (said on stderr), so that past
+// them a connection is answered 503, never refused for want of a descriptor (an upstream
+// that cannot be connected to: 502).
 std::size_t serveable(std::size_t wanted) {
     rlimit r{};
     if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return wanted;
@@ -190,10 +191,14 @@ std::size_t serveable(std::size_t wanted) {
         raised.rlim_cur = r.rlim_max == RLIM_INFINITY ? need : std::min(need, r.rlim_max);
         if (raised.rlim_cur > r.rlim_cur && ::setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
     }
-    if (r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= need) return wanted;
-    const std::size_t fits = r.rlim_cur > own_descriptors + 3 ? static_cast<std::size_t>((r.rlim_cur - own_descriptors) / 3) : 1;
-    say("confine-proxy: ", "its limit of " + std::to_string(r.rlim_cur) + " descriptors lets it serve " + std::to_string(fits) +
-                               " connections at once, not " + std::to_string(wanted));
+    const auto ceiling = static_cast<rlim_t>(confine::proxy::descriptor_ceiling);
+    const bool by_loop = ceiling < need && (r.rlim_cur == RLIM_INFINITY || r.rlim_cur > ceiling);
+    const rlim_t usable = by_loop ? ceiling : r.rlim_cur;
+    if (usable == RLIM_INFINITY || usable >= need) return wanted;
+    const std::size_t fits = usable > own_descriptors + 3 ? static_cast<std::size_t>((usable - own_descriptors) / 3) : 1;
+    const std::string count = std::to_string(usable);
+    say("confine-proxy: ", (by_loop ? "waiting with select(), its " + count + " descriptors let" : "its limit of " + count + " descriptors lets") +
+                               " it serve " + std::to_string(fits) + " connections at once, not " + std::to_string(wanted));
     return fits;
 }
 

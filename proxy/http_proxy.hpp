@@ -24,6 +24,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <sys/select.h>
 
 #include <chrono>
 #include <cstddef>
@@ -47,6 +48,13 @@ inline constexpr std::uint32_t header_limit_bytes = 16 * 1024;
 inline constexpr std::chrono::seconds default_idle_timeout{300};
 // The connections served at once (--max-connections): one more is answered 503.
 inline constexpr std::size_t default_max_connections = 512;
+// The descriptors its event loop can wait on: those below FD_SETSIZE where Asio waits with
+// select() (the portable build on Linux, which leaves epoll out), every one otherwise.
+#if defined(BOOST_ASIO_HAS_EPOLL) || defined(BOOST_ASIO_HAS_KQUEUE) || defined(BOOST_ASIO_HAS_DEV_POLL) || defined(BOOST_ASIO_HAS_IOCP)
+inline constexpr std::size_t descriptor_ceiling = SIZE_MAX;
+#else
+inline constexpr std::size_t descriptor_ceiling = FD_SETSIZE;
+#endif
 
 // What a client's request header asks for, judged on its own (nothing resolved yet).
 struct RequestVerdict {

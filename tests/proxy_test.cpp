@@ -948,7 +948,7 @@ Held hold_tunnels(int count, rlimit nofile) {
 // The case behind the issue's 502s: each tunnel takes two of the proxy's descriptors, and
 // under the usual soft limit of 1024 the 505th upstream could not be connected to ("Too
 // many open files": a 502 for an allowed host, 0 bytes) before the limit of 512 was met.
-TEST_CASE("confine-proxy serves what its descriptors allow, its soft limit raised: past that 503, never 502", "[proxy][linux-only]") {
+TEST_CASE("confine-proxy serves what its descriptors allow, its soft limit raised: past that 503, never 502", "[proxy]") {
     rlimit own{};
     REQUIRE(::getrlimit(RLIMIT_NOFILE, &own) == 0);
     const rlim_t needed = 2000;  // this process's end of every tunnel and the upstream's
@@ -959,17 +959,21 @@ TEST_CASE("confine-proxy serves what its descriptors allow, its soft limit raise
     if (own.rlim_cur < needed) test::skip_test("this process may hold fewer than 2000 descriptors");
 
     // A soft limit of 1024 that may be raised: 512 served, the next ones answered 503.
+    // Where its event loop waits with select() (the portable build on Linux), no more than
+    // FD_SETSIZE descriptors are of use: (1024 - 64) / 3 = 320 served, and it says so.
+    const bool by_select = confine::proxy::descriptor_ceiling < 3 * 512 + 64;
+    const int served = by_select ? 320 : 512;
     auto raised = hold_tunnels(520, {1024, 4096});
-    CHECK(raised.answers["HTTP/1.1 200 Connection established"] == 512);
-    CHECK(raised.answers["HTTP/1.1 503 Service Unavailable"] == 8);
+    CHECK(raised.answers["HTTP/1.1 200 Connection established"] == served);
+    CHECK(raised.answers["HTTP/1.1 503 Service Unavailable"] == 520 - served);
     CHECK(raised.answers.size() == 2);  // no 502, no connection closed unanswered
-    CHECK(raised.last_body == "confine: this run's proxy serves at most 512 connections at once\n");
+    CHECK(raised.last_body == "confine: this run's proxy serves at most " + std::to_string(served) + " connections at once\n");
     CHECK(raised.done.status == 0);
-    CHECK(raised.done.err.empty());
+    CHECK(raised.done.err == (by_select ? "confine-proxy: waiting with select(), its 1024 descriptors let it serve 320 connections at once, not 512\n" : ""));
     auto report = raised.done.json();
-    CHECK(report.at("over_limit") == 8);
+    CHECK(report.at("over_limit") == 520 - served);
     REQUIRE(report.at("requests").size() == 1);
-    CHECK(report.at("requests")[0].at("connections") == 512);
+    CHECK(report.at("requests")[0].at("connections") == served);
 
     // A hard limit of 1024: (1024 - 64) / 3 = 320 served, and it says so.
     auto capped = hold_tunnels(330, {1024, 1024});

@@ -60,8 +60,10 @@ cmake --install "$work/example" >/dev/null
 [ -f "$work/prefix/lib/confine/plugins/confine-runner-offline.so" ] || fail "the example was not installed into confine's plugin directory"
 [ ! -e "$work/author" ] || fail "the example was installed under its own prefix, where confine does not look: $(find "$work/author" 2>&1)"
 # The installed confinectl finds it there, with nothing configured.
-"$work/prefix/bin/confinectl" plugins | grep -q "^offline  .*  $work/prefix/lib/confine/plugins/confine-runner-offline.so" \
-  || fail "the installed confinectl does not list the example installed by default: $("$work/prefix/bin/confinectl" plugins 2>&1)"
+# (The listing is read whole first: grep -q leaving early would end it by SIGPIPE.)
+listing=$("$work/prefix/bin/confinectl" plugins 2>&1) || fail "the installed confinectl plugins failed: $listing"
+grep -q "^offline  .*  $work/prefix/lib/confine/plugins/confine-runner-offline.so" <<<"$listing" \
+  || fail "the installed confinectl does not list the example installed by default: $listing"
 if [ -n "$exported_symbols" ]; then
   exports=$("$exported_symbols" "$work/example/confine-runner-offline.so" | sort | tr '\n' ' ') || fail "cannot read the example's exports"
   [ "$exports" = "confine_plugin confine_plugin_abi " ] || fail "the example plugin exports more or less than its two symbols: $exports"
@@ -83,7 +85,7 @@ plugin_project() {  # DIR, then the project() arguments, then the call's argumen
         -DCMAKE_INSTALL_PREFIX="$work/elsewhere-prefix" >"$dir/configure.log" 2>&1
 }
 said() {  # FILE TEXT: CMake's message, its lines wrapped, says TEXT
-  tr '\n' ' ' <"$1" | tr -s ' ' | grep -qF "$2"
+  tr '\n' ' ' <"$1" | tr -s ' ' | grep -F "$2" >/dev/null
 }
 plugin_project "$work/into" into VERSION 2.0 -- INSTALL_INTO_CONFINE || { cat "$work/into/configure.log" >&2; fail "INSTALL_INTO_CONFINE does not configure"; }
 grep -qF "$work/prefix/lib/confine/plugins" "$work/into/build/cmake_install.cmake" \

@@ -17,7 +17,10 @@ trap 'DEBIAN_FRONTEND=noninteractive apt-get remove -y -q confine >/dev/null' EX
 [ "$(command -v confinectl)" = /usr/bin/confinectl ] || fail "confinectl is not /usr/bin/confinectl"
 confinectl --version
 confinectl probe || fail "probe failed on the installed package"
-confinectl plugins | grep -q "^bwrap  " || fail "the installed plugins are not found"
+# Outputs are read whole before they are matched: grep -q leaving early would end the
+# writer by SIGPIPE, and pipefail would count that as a failure.
+listing=$(confinectl plugins) || fail "confinectl plugins failed on the installed package"
+grep -q "^bwrap  " <<<"$listing" || fail "the installed plugins are not found"
 [ -f /usr/share/man/man1/confinectl.1.gz ] || fail "no manual page for confinectl"
 [ -f /usr/share/man/man5/confine.toml.5.gz ] || fail "no manual page for confine.toml"
 [ -f /usr/share/man/man7/confine-plugin.7.gz ] || fail "no manual page for writing a runner plugin"
@@ -29,7 +32,8 @@ conffiles=$(dpkg-query -W -f='${Conffiles}' confine)
 for f in /etc/confine/confine.toml /etc/logrotate.d/confine; do
   echo "$conffiles" | grep -q " $f " || fail "$f is not a conffile"
 done
-confinectl config | grep -q "^# files: /etc/confine/confine.toml$" || fail "the packaged /etc/confine/confine.toml is not read: $(confinectl config 2>&1 | head -2)"
+effective=$(confinectl config) || fail "confinectl config failed on the installed package"
+grep -q "^# files: /etc/confine/confine.toml$" <<<"$effective" || fail "the packaged /etc/confine/confine.toml is not read: $(head -2 <<<"$effective")"
 [ "$(confinectl config --json | python3 -c 'import json,sys; print(len([s for s in json.load(sys.stdin)["settings"] if s["origin"] != "default" and not s["key"].endswith("[]")]))')" = 0 ] \
   || fail "the packaged /etc/confine/confine.toml changes a default"
 [ -f /usr/share/doc/confine/copyright ] || fail "no copyright file"
@@ -65,7 +69,8 @@ cmake --build "$work/offline/build" >"$work/offline.log" 2>&1 || { cat "$work/of
 (cd "$work/offline/build" && ctest --output-on-failure >"$work/offline.log" 2>&1) \
   || { cat "$work/offline.log" >&2; fail "the installed example's tests fail against the package"; }
 cmake --install "$work/offline/build" >/dev/null
-confinectl plugins | grep -q "^offline  .*  $plugindir/confine-runner-offline.so" \
+listing=$(confinectl plugins 2>&1) || fail "confinectl plugins failed with the example installed: $listing"
+grep -q "^offline  .*  $plugindir/confine-runner-offline.so" <<<"$listing" \
   || fail "the packaged confinectl does not find the example installed by default: $(confinectl plugins 2>&1)"
 # A purge takes what confine made at run time, and the run records, with it.
 rm -f "$plugindir/confine-runner-offline.so"
