@@ -49,7 +49,7 @@ std::string base64(const unsigned char* data, std::size_t size) {
 // filter's program comes with it (base64), for the host to put in a file.
 json placeholders_json(const confine::WrapResult& w) {
     json list = json::array();
-    for (const auto& p : confine::placeholders(w)) {
+    for (const auto& p : w.placeholders) {
         json entry{{"argument", p.argument}, {"text", w.argv[p.argument]}, {"kind", std::string(confine::to_string(p.kind))}};
         if (!p.path.empty()) entry["path"] = p.path;
         if (p.kind == confine::Placeholder::Kind::network_filter_fd || p.kind == confine::Placeholder::Kind::loopback_filter_fd) {

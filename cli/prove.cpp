@@ -404,6 +404,12 @@ public:
         return done.stdout_text;
     }
 
+    // The same, confined by `policy` as it is (its network too, not the configuration's).
+    std::string canary(const confine::Policy& policy, const std::string& what, const std::string& arg, const std::string& arg2 = "",
+                       std::optional<std::vector<std::string>> environment = std::nullopt, const confine::Limits& limits = {}) const {
+        return canary(confine::PolicyRequest(policy), what, arg, arg2, std::move(environment), limits);
+    }
+
     confine::Policy workspace_policy(confine::Network network) const {
         confine::Policy p{confine::Mode::workspace_write, dir_ / "ws", {}};
         p.network = network;

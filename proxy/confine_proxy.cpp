@@ -172,10 +172,7 @@ bool run_until_stopped(boost::asio::io_context& io, const HttpProxy& proxy) {
 
 void say(const char* prefix, const std::string& line) { std::fprintf(stderr, "%s%s\n", prefix, line.c_str()); }
 
-// The descriptors the proxy holds: two for a connection served (the client's and the
-// upstream's), one for a connection answered 503 (as many as are served, at most), and
-// its own besides (listeners, pipes, Asio's, the resolver's files and sockets).
-constexpr rlim_t own_descriptors = 64;
+constexpr auto own_descriptors = static_cast<rlim_t>(confine::proxy::own_descriptors);
 
 // The connections it can serve at once, `wanted` at most: the soft limit on descriptors
 // raised toward the hard one as far as they need, and fewer connections when the hard one

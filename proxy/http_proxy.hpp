@@ -26,6 +26,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <sys/select.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -46,8 +47,6 @@ inline constexpr std::uint32_t header_limit_bytes = 16 * 1024;
 // A relay (a CONNECT tunnel, a forwarded http:// request) through which no byte has passed
 // either way for this long is closed (--idle-timeout).
 inline constexpr std::chrono::seconds default_idle_timeout{300};
-// The connections served at once (--max-connections): one more is answered 503.
-inline constexpr std::size_t default_max_connections = 512;
 // The descriptors its event loop can wait on: those below FD_SETSIZE where Asio waits with
 // select() (the portable build on Linux, which leaves epoll out), every one otherwise.
 #if defined(BOOST_ASIO_HAS_EPOLL) || defined(BOOST_ASIO_HAS_KQUEUE) || defined(BOOST_ASIO_HAS_DEV_POLL) || defined(BOOST_ASIO_HAS_IOCP)
@@ -55,6 +54,13 @@ inline constexpr std::size_t descriptor_ceiling = SIZE_MAX;
 #else
 inline constexpr std::size_t descriptor_ceiling = FD_SETSIZE;
 #endif
+// The descriptors the proxy holds: two for a connection served (the client's and the
+// upstream's), one for a connection answered 503 (as many as are served, at most), and
+// these of its own besides (listeners, pipes, Asio's, the resolver's files and sockets).
+inline constexpr std::size_t own_descriptors = 64;
+// The connections served at once (--max-connections): one more is answered 503. 512, or
+// as many as its event loop can wait on ((FD_SETSIZE - 64) / 3 = 320 with select()).
+inline constexpr std::size_t default_max_connections = std::min<std::size_t>(512, (descriptor_ceiling - own_descriptors) / 3);
 
 // What a client's request header asks for, judged on its own (nothing resolved yet).
 struct RequestVerdict {

@@ -238,25 +238,25 @@ TEST_CASE("spawn() gives the command only descriptors 0 to 2 and pass_fds on bub
         REQUIRE(provider);
         const confine::Policy policy{confine::Mode::workspace_write, t.ws, {}};
         confine::RunOptions options;
-        auto listed = confine::spawn(**provider, policy, std::vector<std::string>{DESCRIPTORS, "list"}, options);
+        auto listed = confine::spawn(**provider, confine::PolicyRequest(policy), std::vector<std::string>{DESCRIPTORS, "list"}, options);
         REQUIRE(listed);
         CHECK(listed->wait().stdout_text == "0 1 2\n");
         CHECK(listed->wait().outcome.passed_fds.empty());
-        auto wrote = confine::spawn(**provider, policy, std::vector<std::string>{"/bin/sh", "-c", "echo LEAK >&" + std::to_string(leaked) + "; true"}, options);
+        auto wrote = confine::spawn(**provider, confine::PolicyRequest(policy), std::vector<std::string>{"/bin/sh", "-c", "echo LEAK >&" + std::to_string(leaked) + "; true"}, options);
         REQUIRE(wrote);
         CHECK(wrote->wait().outcome.kind == confine::OutcomeKind::completed);
         CHECK(test::read_file(t.outside_file) == "original");
         options.pass_fds = {passed};
-        auto handed = confine::spawn(**provider, policy, std::vector<std::string>{DESCRIPTORS, "list"}, options);
+        auto handed = confine::spawn(**provider, confine::PolicyRequest(policy), std::vector<std::string>{DESCRIPTORS, "list"}, options);
         REQUIRE(handed);
         CHECK(handed->wait().stdout_text == "0 1 2 " + std::to_string(passed) + "\n");
         CHECK(handed->wait().outcome.passed_fds == std::vector<int>{passed});
         for (const std::vector<int>& bad : {std::vector<int>{1}, std::vector<int>{passed, passed}, std::vector<int>{999}}) {
             options.pass_fds = bad;
-            auto refused = confine::spawn(**provider, policy, std::vector<std::string>{"/bin/true"}, options);
+            auto refused = confine::spawn(**provider, confine::PolicyRequest(policy), std::vector<std::string>{"/bin/true"}, options);
             REQUIRE_FALSE(refused);
             CHECK(refused.error().code == confine::ErrorCode::usage);
-            auto refused_run = confine::run(**provider, policy, std::vector<std::string>{"/bin/true"}, options);
+            auto refused_run = confine::run(**provider, confine::PolicyRequest(policy), std::vector<std::string>{"/bin/true"}, options);
             REQUIRE_FALSE(refused_run);
             CHECK(refused_run.error().code == confine::ErrorCode::usage);
         }

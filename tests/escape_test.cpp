@@ -682,7 +682,7 @@ TEST_CASE("a directory handed to a runner as a descriptor is the one checked: a 
         confine::detail::ExecSpec spec;
         spec.argv = {"/bin/sh", "-c", as_path ? "readlink $1" : "readlink /proc/self/fd/$1", "sh",
                      (as_path ? "{dir-path:" : "{dir-fd:") + root.string() + "}", "--", "true"};
-        spec.placeholders = {{as_path ? confine::Placeholder::Kind::dir_path : confine::Placeholder::Kind::dir_fd, 4, root.string()}};
+        spec.placeholders = {{as_path ? confine::Placeholder::Kind::dir_path : confine::Placeholder::Kind::dir_fd, root.string(), 4}};
         spec.background = true;
         return spec;
     };

@@ -50,7 +50,7 @@ public:
         provider_ = std::move(*p);
     }
     const confine::Provider& provider() const { return *provider_; }
-    confine::Policy policy() const { return {confine::Mode::workspace_write, workspace_.path(), {}}; }
+    confine::PolicyRequest policy() const { return {confine::Mode::workspace_write, workspace_.path()}; }
     const fs::path& workspace() const { return workspace_.path(); }
 
 private:

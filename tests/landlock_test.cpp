@@ -662,11 +662,11 @@ TEST_CASE("Landlock grants the caller's terminal only to a run that gets it, nev
         return false;
     };
     policy.terminal = true;
-    auto foreground = (*provider)->wrap(policy, argv);
+    auto foreground = (*provider)->wrap(confine::PolicyRequest(policy), argv);
     REQUIRE(foreground);
     CHECK(grants_tty(*foreground));
     policy.terminal = false;
-    auto background = (*provider)->wrap(policy, argv);
+    auto background = (*provider)->wrap(confine::PolicyRequest(policy), argv);
     REQUIRE(background);
     CHECK_FALSE(grants_tty(*background));
     for (std::size_t i = 0; i < background->command_index; ++i) CHECK_FALSE(background->argv[i].starts_with("/dev/pts/"));

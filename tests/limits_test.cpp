@@ -383,7 +383,7 @@ TEST_CASE("a library host's run() and spawn() hold RunOptions::limits over the c
     const std::vector<std::string> write{"/bin/sh", "-c", "exec head -c 2M /dev/zero > " + f.string()};
     confine::RunOptions options;
     options.limits.file_size = 64u << 10;  // over the configuration's 1M
-    auto fg = confine::run(**provider, policy, write, options);
+    auto fg = confine::run(**provider, confine::PolicyRequest(policy), write, options);
     REQUIRE(fg);
     CHECK(fs::file_size(f) == 64u << 10);
     CHECK(fg->limit == "file-size");
@@ -397,14 +397,14 @@ TEST_CASE("a library host's run() and spawn() hold RunOptions::limits over the c
     CHECK(fg->enforcement == confine::Enforcement::partial);
     fs::remove(f);
     options.limits = {};
-    auto bg = confine::spawn(**provider, policy, write, options);
+    auto bg = confine::spawn(**provider, confine::PolicyRequest(policy), write, options);
     REQUIRE(bg);
     const auto& done = bg->wait();
     CHECK(fs::file_size(f) == 1u << 20);  // the configuration's
     CHECK(done.outcome.limit == "file-size");
     CHECK(done.outcome.limit_note == "file-size limit 1M reached: a process wrote a file past it (RLIMIT_FSIZE) and got SIGXFSZ; sh ended by SIGXFSZ");
     // Nothing ended by a limit: none named.
-    auto fine = confine::run(**provider, policy, std::vector<std::string>{"/bin/true"}, options);
+    auto fine = confine::run(**provider, confine::PolicyRequest(policy), std::vector<std::string>{"/bin/true"}, options);
     REQUIRE(fine);
     CHECK(fine->kind == confine::OutcomeKind::completed);
     CHECK_FALSE(fine->limit);

@@ -478,13 +478,13 @@ TEST_CASE("an ABI 1.5 plugin does not say which /tmp it gives, so a policy that 
     REQUIRE(provider);
     std::vector<std::string> argv{"echo", "x"};
     confine::Policy policy{confine::Mode::read_only, {}, {}};
-    auto either = (*provider)->wrap(policy, argv);
+    auto either = (*provider)->wrap(confine::PolicyRequest(policy), argv);
     REQUIRE(either);
     CHECK(either->tmp == confine::Tmp::unsaid);
     CHECK(either->dimensions.processes == confine::Level::full);
     for (const auto asked : {confine::Tmp::private_, confine::Tmp::host}) {
         policy.tmp = asked;
-        auto refused = (*provider)->wrap(policy, argv);
+        auto refused = (*provider)->wrap(confine::PolicyRequest(policy), argv);
         REQUIRE_FALSE(refused);
         CHECK(refused.error().code == confine::ErrorCode::sandbox_unavailable);
         CHECK(refused.error().message == std::string("runner 'abi-1-5' does not say which /tmp it gives (plugin ABI older than 1.6), and the policy asks for ") +

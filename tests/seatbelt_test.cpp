@@ -79,7 +79,7 @@ struct Seatbelt {
         options.builtin_plugin_dirs = {confine.plugin_dir()};
         auto provider = confine::Provider::create(std::move(*parsed), options);
         REQUIRE(provider);
-        return (*provider)->wrap_with("seatbelt", policy, argv);
+        return (*provider)->wrap_with("seatbelt", confine::PolicyRequest(policy), argv);
     }
     std::string profile(const std::vector<std::string>& flags) const {
         auto r = wrap(flags);

@@ -292,7 +292,7 @@ TEST_CASE("a bad policy is refused before any runner sees it", "[selection]") {
     test::install_fake(dir.path(), "usable");
     auto provider = provider_for(dir, chain({"usable"}));
     auto expect_invalid = [&](const confine::Policy& p, const std::vector<std::string>& argv, const std::string& message) {
-        auto wrapped = provider->wrap(p, argv);
+        auto wrapped = provider->wrap(confine::PolicyRequest(p), argv);
         REQUIRE_FALSE(wrapped);
         CHECK(wrapped.error().code == ErrorCode::invalid_policy);
         CHECK(wrapped.error().message == message);
@@ -568,7 +568,7 @@ TEST_CASE("deny_read reaches the runner resolved, from the configuration and the
     confine::Policy policy{confine::Mode::workspace_write, ws, {}};
     policy.deny_read = {tree / "extra-absent", ws / ".env"};
     test::write_file(ws / ".env", "TOKEN=x\n");
-    auto wrapped = provider->wrap(policy, argv);
+    auto wrapped = provider->wrap(confine::PolicyRequest(policy), argv);
     REQUIRE(wrapped);
     // "~" is the caller's home, and the account's own (the user database's), which holds
     // what this machine puts there; a link is judged where it leads; what does not exist
@@ -592,7 +592,7 @@ TEST_CASE("deny_read reaches the runner resolved, from the configuration and the
     for (const fs::path& bad : {tree.path(), ws}) {
         confine::Policy hiding = policy;
         hiding.deny_read = {bad};
-        auto refused = provider->wrap(hiding, argv);
+        auto refused = provider->wrap(confine::PolicyRequest(hiding), argv);
         REQUIRE_FALSE(refused);
         CHECK(refused.error().code == ErrorCode::invalid_policy);
         CHECK(refused.error().message == "deny_read path " + bad.string() + (bad == ws ? " is" : " holds") + " the writable root " + ws.string() +
@@ -600,12 +600,12 @@ TEST_CASE("deny_read reaches the runner resolved, from the configuration and the
     }
     confine::Policy relative = policy;
     relative.deny_read = {"secrets"};
-    CHECK(provider->wrap(relative, argv).error().message == "deny_read path must be absolute or begin with ~/: secrets");
+    CHECK(provider->wrap(confine::PolicyRequest(relative), argv).error().message == "deny_read path must be absolute or begin with ~/: secrets");
     confine::Policy root = policy;
     root.mode = confine::Mode::read_only;
     root.workspace.clear();
     root.deny_read = {"/"};
-    CHECK(provider->wrap(root, argv).error().message == "deny_read path / is the whole file system");
+    CHECK(provider->wrap(confine::PolicyRequest(root), argv).error().message == "deny_read path / is the whole file system");
 
     // Nothing to deny: the dimension is not asked.
     auto empty = provider_for(dir, chain({"usable"}) + "[policy]\ndeny_read = []\n");
@@ -632,7 +632,7 @@ TEST_CASE("protect reaches the runner resolved in each writable root, through a 
     auto provider = provider_for(dir, chain({"usable"}));  // the default protect list
     std::vector<std::string> argv{"true"};
     confine::Policy policy{confine::Mode::workspace_write, ws, {extra, main_repo}};
-    auto wrapped = provider->wrap(policy, argv);
+    auto wrapped = provider->wrap(confine::PolicyRequest(policy), argv);
     REQUIRE(wrapped);
     // Then what an entry under .git adds, each root's repositories whole (git_guard.hpp):
     // here the worktrees directory, and the worktree's commondir.
@@ -652,7 +652,7 @@ TEST_CASE("protect reaches the runner resolved in each writable root, through a 
     // up: it is held where it is, as the file it replaced was.
     fs::remove(main_repo / ".git" / "worktrees" / "extra" / "commondir");
     REQUIRE(::mkfifo((main_repo / ".git" / "worktrees" / "extra" / "commondir").c_str(), 0644) == 0);
-    auto fifo = provider->wrap(policy, argv);
+    auto fifo = provider->wrap(confine::PolicyRequest(policy), argv);
     REQUIRE(fifo);
     CHECK(given(*fifo, "FAKE_PROTECT=") == expected);
 
@@ -667,7 +667,7 @@ TEST_CASE("protect reaches the runner resolved in each writable root, through a 
     fs::remove_all(ws / ".git" / "hooks");
     fs::create_directories(tree / "shared-hooks");
     fs::create_directory_symlink(tree / "shared-hooks", ws / ".git" / "hooks");
-    auto linked = provider->wrap(policy, argv);
+    auto linked = provider->wrap(confine::PolicyRequest(policy), argv);
     REQUIRE_FALSE(linked);
     CHECK(linked.error().code == ErrorCode::invalid_policy);
     CHECK(linked.error().message == "cannot protect " + (ws / ".git" / "hooks").string() + ": " + (ws / ".git" / "hooks").string() +
@@ -675,7 +675,7 @@ TEST_CASE("protect reaches the runner resolved in each writable root, through a 
     fs::remove(ws / ".git" / "hooks");
     confine::Policy climbing{confine::Mode::workspace_write, ws, {}};
     climbing.protect = {"../x"};
-    CHECK(provider->wrap(climbing, argv).error().message == "protect path must not climb out of its root with '..': ../x");
+    CHECK(provider->wrap(confine::PolicyRequest(climbing), argv).error().message == "protect path must not climb out of its root with '..': ../x");
 }
 
 TEST_CASE("a protect minimum of full skips a runner whose protected paths are put back after the run, and fails closed without another",
@@ -703,7 +703,7 @@ TEST_CASE("a protect minimum of full skips a runner whose protected paths are pu
     test::write_file(tree / "secret", "x");
     confine::Policy policy{confine::Mode::workspace_write, tree / "ws", {}};
     policy.deny_read = {tree / "secret"};
-    auto refused = unread->wrap(policy, true_argv);
+    auto refused = unread->wrap(confine::PolicyRequest(policy), true_argv);
     REQUIRE_FALSE(refused);
     CHECK(refused.error().code == ErrorCode::sandbox_unavailable);
     CHECK(refused.error().message == "runner 'usable' enforces read at level none, below the minimum partial ([policy.enforcement] read)");
@@ -768,13 +768,13 @@ TEST_CASE("an explicit deny_read or protect that the runner cannot enforce fails
     protect.protect = {ws / "ci.yml"};
     // The fake says read partial and protect none.
     auto provider = provider_for(dir, chain({"usable"}));
-    auto refused = provider->wrap(deny, true_argv);
+    auto refused = provider->wrap(confine::PolicyRequest(deny), true_argv);
     REQUIRE_FALSE(refused);
     CHECK(refused.error().code == ErrorCode::sandbox_unavailable);
     CHECK(refused.error().message == "runner 'usable' cannot keep " + (ws / ".env").string() +
                                          " unreadable, which the run's deny_read (--deny-read) asks explicitly: it enforces read there at level "
                                          "partial ([policy.enforcement] read = \"partial\" would accept it)");
-    auto kept = provider->wrap(protect, true_argv);
+    auto kept = provider->wrap(confine::PolicyRequest(protect), true_argv);
     REQUIRE_FALSE(kept);
     CHECK(kept.error().message == "runner 'usable' cannot keep " + (ws / "ci.yml").string() +
                                       " read-only, which the run's protect (--protect) asks explicitly: it enforces protect there at level "
@@ -792,14 +792,14 @@ TEST_CASE("an explicit deny_read or protect that the runner cannot enforce fails
     CHECK_THAT(from_file.error().message, Catch::Contains(" unreadable, which test.toml:4:") && Catch::Contains(": policy.deny_read asks explicitly"));
     // Lowered by the file: accepted, and reported.
     auto lowered = provider_for(dir, chain({"usable"}) + "[policy.enforcement]\nread = \"partial\"\nprotect = \"best-effort\"\n");
-    auto accepted = lowered->wrap(deny, true_argv);
+    auto accepted = lowered->wrap(confine::PolicyRequest(deny), true_argv);
     REQUIRE(accepted);
     CHECK(accepted->dimensions.read == confine::Level::partial);
-    CHECK(lowered->wrap(protect, true_argv));
+    CHECK(lowered->wrap(confine::PolicyRequest(protect), true_argv));
     // In a chain, a later runner that can enforce it wraps the call instead.
     auto chained = provider_for(dir, chain({"usable", "partial"}) + "[runner.partial]\nread = \"full\"\nprotect = \"full\"\n");
     CHECK(chained->selection().runner == std::optional<std::string>("usable"));
-    auto instead = chained->wrap(deny, true_argv);
+    auto instead = chained->wrap(confine::PolicyRequest(deny), true_argv);
     REQUIRE(instead);
     CHECK(instead->runner == "partial");
     CHECK(instead->dimensions.read == confine::Level::full);
@@ -821,11 +821,11 @@ TEST_CASE("run() and spawn() return a configuration error as it is, and run noth
     const fs::path marker = tree / "ran";
     const std::vector<std::string> argv{"/usr/bin/touch", marker.string()};
     const confine::Policy policy{confine::Mode::workspace_write, tree.path(), {}};
-    auto ran = confine::run(*provider, policy, argv);
+    auto ran = confine::run(*provider, confine::PolicyRequest(policy), argv);
     REQUIRE_FALSE(ran);
     CHECK(ran.error().code == ErrorCode::plugin_create_failed);
     CHECK_THAT(ran.error().message, Catch::StartsWith("test.toml:4:1: runner.partial: unknown setting 'colour'"));
-    auto spawned = confine::spawn(*provider, policy, argv);
+    auto spawned = confine::spawn(*provider, confine::PolicyRequest(policy), argv);
     REQUIRE_FALSE(spawned);
     CHECK(spawned.error().message == ran.error().message);
     CHECK_FALSE(fs::exists(marker));

@@ -428,7 +428,7 @@ TEST_CASE("a wrap result whose runner arguments hold a malformed placeholder, or
     args[3] = "{dir-fd:/srv/ws}";
     auto w = read_sized(s.r, sizeof s.r);
     REQUIRE(w);
-    const auto found = confine::placeholders(*w);
+    const auto found = w->placeholders;
     REQUIRE(found.size() == 2);
     CHECK(found[0].kind == confine::Placeholder::Kind::status_fd);
     CHECK(found[0].argument == 1);
@@ -442,7 +442,7 @@ TEST_CASE("a wrap result whose runner arguments hold a malformed placeholder, or
     Placed placed(&s.r, sizeof s.r);
     auto read = confine::detail::read_wrap_result(placed.as<confine_wrap_result>(), odd);
     REQUIRE(read);
-    CHECK(confine::placeholders(*read).size() == 1);
+    CHECK(read->placeholders.size() == 1);
 }
 
 TEST_CASE("a verdict is read when its size covers ABI 1.0's, and a missing or malformed one is unusable, saying so", "[core][abi]") {
@@ -556,7 +556,7 @@ TEST_CASE("the host refuses each wrap result the SDK's check refuses, saying the
     REQUIRE(read);
     CHECK(read->command_index == 7);
     CHECK(read->attestation.status_pid_key == "\"child-pid\"");
-    CHECK(confine::placeholders(*read).size() == 2);
+    CHECK(read->placeholders.size() == 2);
 }
 
 TEST_CASE("a runner's write level reaches the host as it says it, and one that says no dimensions has its enforcement read as its write", "[core][abi][sdk]") {

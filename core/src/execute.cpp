@@ -3,6 +3,7 @@
 #include <confine/loader_environment.hpp>
 #include <confine/provider.hpp>
 
+#include "completed_wrap.hpp"
 #include "git_guard.hpp"
 #include "protect_watch.hpp"
 #include "log.hpp"
@@ -77,7 +78,7 @@ detail::ExecSpec spec_for(const WrapResult& wrapped, const RunOptions& options, 
     } else {
         spec.argv = wrapped.argv;
         spec.attestation = wrapped.attestation;
-        spec.placeholders = placeholders(wrapped);  // the runner's own arguments: the command's pass verbatim
+        spec.placeholders = wrapped.placeholders;  // the runner's own arguments: the command's pass verbatim
     }
     spec.environment = options.environment;
     spec.pass_fds = options.pass_fds;
@@ -331,19 +332,16 @@ void set_variables(std::vector<std::string>& environment, const std::vector<std:
 
 // Whether the runner's own arguments hand the sandbox's listener to the proxy.
 bool hands_listener(const WrapResult& wrapped) {
-    const auto found = placeholders(wrapped);
+    const auto& found = wrapped.placeholders;
     return std::any_of(found.begin(), found.end(), [](const Placeholder& p) { return p.kind == Placeholder::Kind::proxy_fd; });
 }
 
-// With the network through the run's proxy, the proxy opened (its port is the policy's)
-// before the wrap; null for any other network.
-std::expected<std::shared_ptr<detail::ProxyRun>, Error> open_proxy(const Provider& provider, const PolicyRequest& request, RunContext& context) {
-    // Most runs: no hosts asked, and no network that would take the configuration's.
-    if (request.allow_hosts.empty() && request.network.value_or(provider.config().network) != Network::proxy) return nullptr;
-    const Policy asked = provider.complete(request, context);
-    if (asked.network != Network::proxy || asked.allow_hosts.empty()) return nullptr;
-    auto proxy = detail::ProxyRun::open(asked.allow_hosts, provider.plugin_dirs(), detail::log_enabled(spdlog::level::debug));
-    if (proxy) context.proxy_port = (*proxy)->port();
+// With the network through the run's proxy, the proxy opened before the wrap and its
+// port placed in the completed policy (Policy::proxy_port); null for any other network.
+std::expected<std::shared_ptr<detail::ProxyRun>, Error> open_proxy(const Provider& provider, Policy& completed) {
+    if (completed.network != Network::proxy || completed.allow_hosts.empty()) return nullptr;
+    auto proxy = detail::ProxyRun::open(completed.allow_hosts, provider.plugin_dirs(), detail::log_enabled(spdlog::level::debug));
+    if (proxy) completed.proxy_port = (*proxy)->port();
     return proxy;
 }
 
@@ -390,18 +388,17 @@ std::expected<Prepared, Error> prepare(const Provider& provider, const PolicyReq
     // A terminal of the run's own (RunOptions::own_terminal): the caller's is none of the
     // command's then, and a runner grants that one alone.
     context.own_terminal = p.own_terminal = context.terminal && p.options.own_terminal && detail::can_give_own_terminal();
-    auto proxy = open_proxy(provider, request, context);
+    // The run's policy, completed once: every later step reads this one.
+    Policy completed = provider.complete(request, context);
+    auto proxy = open_proxy(provider, completed);
     if (!proxy) {
         p.unavailable = unavailable(provider, proxy.error());
         return p;
     }
     // Nothing started before the sandbox may load a library the command could rewrite.
-    // (Without a loader variable there is nothing to judge, and no policy to complete.)
-    if (sets_loader_variable(*p.options.environment)) {
-        if (auto bad = loader_environment_problem(*p.options.environment, provider.complete(request, context), p.options.working_directory))
-            return std::unexpected(*bad);
-    }
-    auto wrapped = provider.wrap(request, command->argv, context);
+    if (sets_loader_variable(*p.options.environment))
+        if (auto bad = loader_environment_problem(*p.options.environment, completed, p.options.working_directory)) return std::unexpected(*bad);
+    auto wrapped = detail::CompletedWrap::wrap(provider, request, completed, command->argv);
     if (wrapped) {
         auto limits = run_limits(provider, p.options, *wrapped);
         if (limits) p.limits = std::move(*limits);

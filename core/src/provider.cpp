@@ -3,6 +3,7 @@
 #include <confine/allow_hosts.hpp>
 
 #include "executor.hpp"
+#include "placeholders.hpp"
 #include "plugins/loader.hpp"
 #include "git_guard.hpp"
 #include "protect_watch.hpp"
@@ -916,6 +917,8 @@ WrapResult asserted_wrap(const Selection& s, const PlatformConfig& pc, const Pol
     r.dimensions = sdk::bwrap_dimensions(policy, r.argv);  // what its bubblewrap-shaped arguments ask for
     r.tmp = sdk::bwrap_tmp(policy);
     r.loopback = sdk::bwrap_loopback(policy, r.argv);
+    // Its placeholders are confine's own (the profile's, the proxy's): well formed.
+    if (auto found = detail::runner_placeholders(r.argv, r.command_index, r.attestation)) r.placeholders = std::move(*found);
     return r;
 }
 
@@ -1026,10 +1029,14 @@ std::optional<Error> crosses_managed(const Config& config, const PolicyRequest& 
 
 }  // namespace
 
-std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& policy, std::span<const std::string> argv,
+std::expected<WrapResult, Error> Provider::wrap(const PolicyRequest& request, std::span<const std::string> argv,
                                                 const RunContext& context) const {
+    return wrap_completed(request, complete(request, context), argv);
+}
+
+std::expected<WrapResult, Error> Provider::wrap_completed(const PolicyRequest& policy, const Policy& completed,
+                                                          std::span<const std::string> argv) const {
     if (auto bad = crosses_managed(impl_->config, policy)) return std::unexpected(*bad);
-    const Policy completed = complete(policy, context);
     detail::KeptGitScan kept;
     auto resolved = checked_policy(completed, argv, &kept);
     if (!resolved) return std::unexpected(resolved.error());

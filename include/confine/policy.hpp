@@ -65,8 +65,11 @@ struct PolicyRequest {
     PolicyRequest() = default;
     PolicyRequest(Mode asked_mode, std::filesystem::path asked_workspace, std::vector<std::filesystem::path> asked_writable = {})
         : mode(asked_mode), workspace(std::move(asked_workspace)), writable(std::move(asked_writable)) {}
-    // A complete policy as a request (see above): what a host built before requests existed.
-    PolicyRequest(const Policy& policy);  // NOLINT(google-explicit-constructor): source compatibility
+    // A complete policy as a request: each of its fields said, its network among them,
+    // so the configuration's [policy] network is not taken. Explicit, so that a host that
+    // passes a Policy where a request is asked for says so: leave `network` unsaid (reset
+    // it) to take the operator's.
+    explicit PolicyRequest(const Policy& policy);
 };
 
 // What the call knows of the run that a request may leave unsaid: whether the command's

@@ -112,6 +112,10 @@ struct Selection {
     bool usable() const noexcept { return runner.has_value(); }
 };
 
+namespace detail {
+struct CompletedWrap;  // run() and spawn()'s way to Provider::wrap_completed (libconfine's own)
+}
+
 class Provider {
 public:
     static std::expected<std::unique_ptr<Provider>, Error> create(Config config, ProviderOptions options = {});
@@ -151,6 +155,12 @@ public:
     std::vector<std::string> loaded_plugins() const;
 
 private:
+    friend struct detail::CompletedWrap;
+    // wrap() of `completed`, which complete() made of `request` (run() and spawn() place
+    // their proxy's port in it first): the one completion of a run.
+    std::expected<WrapResult, Error> wrap_completed(const PolicyRequest& request, const Policy& completed,
+                                                    std::span<const std::string> argv) const;
+
     struct Impl;
     explicit Provider(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;

@@ -29,6 +29,7 @@ using sdk::FailureRule;
 using sdk::InProcess;
 using sdk::Mode;
 using sdk::Network;
+using sdk::Placeholder;
 using sdk::Policy;
 using sdk::Tmp;
 using sdk::Verdict;
@@ -36,6 +37,14 @@ using sdk::Verdict;
 struct WrapResult : sdk::WrapResult {
     std::string runner;             // the runner that wrapped, or "runner_command"
     std::size_t command_index = 0;  // where the caller's argv starts in `argv`
+    // The runner arguments the host fills in just before it runs the argv, in argument
+    // order, read once when the wrap was made (a result holding a malformed one is
+    // refused): each one's kind, index in argv, and for dir_fd and dir_path the directory.
+    // The grammar, what each kind becomes and where it may stand are confine-plugin(7),
+    // PLACEHOLDERS, and confine/sdk/placeholders.hpp. A status_fd one stands at the
+    // attestation's status_argument; only the runner's own arguments (before the "--" in
+    // front of the command) hold placeholders.
+    std::vector<Placeholder> placeholders;
     std::shared_ptr<void> keep_alive;  // the plugin's result and the plugin itself
     // The paths of the policy a stderr line may name when it says a denied or protected
     // path was refused (filled by the provider, from the resolved policy): each denied and
@@ -90,21 +99,6 @@ struct WrapResult : sdk::WrapResult {
     Policy policy;
 };
 
-// A runner argument the host fills in just before it runs the argv: its kind, where it
-// stands in argv, and for dir_fd and dir_path the directory. The grammar, what each kind
-// becomes and where it may stand are confine-plugin(7), PLACEHOLDERS, and the SDK's
-// constructors and parser confine/sdk/placeholders.hpp. A status_fd one stands at the
-// attestation's status_argument; only the runner's own arguments (before the "--" in
-// front of the command) hold placeholders.
-struct Placeholder {
-    using Kind = sdk::PlaceholderKind;  // status_fd, dir_fd, dir_path, network_filter_fd, proxy_fd, loopback_filter_fd
-    Kind kind;
-    std::size_t argument;  // its index in argv
-    std::string path;      // dir_fd, dir_path: the directory
-};
-// The placeholders of a wrap result Provider::wrap made (it refuses one holding a
-// malformed placeholder), in argument order; none for a result that holds a malformed one.
-std::vector<Placeholder> placeholders(const WrapResult& wrapped);
 std::string_view to_string(Placeholder::Kind kind) noexcept;  // "status-fd", "dir-fd", "dir-path", "network-filter-fd", "proxy-fd", "loopback-filter-fd"
 
 // The part of a wrap's dimensions.open about `dimension` ("network: abstract unix sockets

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "timed-run: %s\n", provider.error().message.c_str());
         return 125;
     }
-    confine::Policy policy{confine::Mode::workspace_write, argv[2], {}};
+    confine::PolicyRequest policy{confine::Mode::workspace_write, argv[2]};
     std::vector<std::string> command(argv + 3, argv + argc);
     confine::RunOptions options;
     options.timeout = std::chrono::milliseconds(std::atoll(argv[1]));

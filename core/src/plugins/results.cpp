@@ -156,7 +156,7 @@ std::expected<WrapResult, Error> read_wrap_result(const confine_wrap_result* res
     if (auto wrong = read_attestation(*r, out.attestation)) return std::unexpected(std::move(*wrong));
     // What a runner can get wrong in any language: the SDK's own check, the one a runner's
     // tests call (sdk::testing::check_wrap_result).
-    if (auto refused = sdk::wrap_result_refusal(out, argv)) return std::unexpected(bad(std::move(*refused)));
+    if (auto refused = sdk::wrap_result_refusal(out, argv, &out.placeholders)) return std::unexpected(bad(std::move(*refused)));
     out.command_index = out.argv.size() - argv.size();
     if (r->in_process_apply) out.in_process = InProcess{r->in_process_apply, r->in_process_state, nullptr};
     if (auto wrong = read_dimensions(*r, out)) return std::unexpected(std::move(*wrong));

@@ -46,11 +46,15 @@ namespace confine::sdk {
 
 enum class PlaceholderKind { status_fd, dir_fd, dir_path, network_filter_fd, proxy_fd, loopback_filter_fd, terminal_path };
 
-// One placeholder as the parser reads it: its kind, and for dir_fd and dir_path the
-// directory (empty for the others).
+// One placeholder: its kind, for dir_fd and dir_path the directory (empty for the
+// others), and — among a runner's own arguments (runner_placeholders,
+// confine/sdk/wrap_check.hpp) — its index in the argv (0 as parse_placeholder reads one
+// argument alone).
 struct Placeholder {
+    using Kind = PlaceholderKind;
     PlaceholderKind kind;
     std::string path;
+    std::size_t argument = 0;
     bool operator==(const Placeholder&) const = default;
 };
 

@@ -37,27 +37,18 @@ inline constexpr std::uint32_t max_exec_index = 16;
 // The longest status marker or process-ID key, in bytes.
 inline constexpr std::size_t max_status_text = 256;
 
-// A placeholder among a runner's own arguments: its kind, its index in the argv, and for
-// dir_fd and dir_path the directory.
-struct RunnerPlaceholder {
-    using Kind = PlaceholderKind;
-    Kind kind;
-    std::size_t argument;
-    std::string path;
-};
-
 // The placeholders among the runner's own arguments in `argv` (after its program, before
 // the "--" at command_index - 1), in argument order: the status descriptor at the
 // argument a status_fd `attestation` names, whatever its text (the ABI lets the runner
 // choose it), and every other argument parse_placeholder reads as a placeholder. Why not,
 // in one line: a malformed placeholder, {status-fd} where the attestation names no status
 // descriptor, a placeholder of another kind where it does, a placeholder as the program.
-inline std::expected<std::vector<RunnerPlaceholder>, std::string> runner_placeholders(std::span<const std::string> argv,
+inline std::expected<std::vector<Placeholder>, std::string> runner_placeholders(std::span<const std::string> argv,
                                                                                      std::size_t command_index,
                                                                                      const Attestation& attestation) {
     const bool status = attestation.kind == Attestation::Kind::status_fd;
     const std::size_t end = std::min(command_index == 0 ? 0 : command_index - 1, argv.size());
-    std::vector<RunnerPlaceholder> out;
+    std::vector<Placeholder> out;
     for (std::size_t i = 0; i < end; ++i) {
         auto parsed = parse_placeholder(argv[i]);
         const std::string where = "argument " + std::to_string(i);
@@ -66,7 +57,7 @@ inline std::expected<std::vector<RunnerPlaceholder>, std::string> runner_placeho
             if (*parsed && (*parsed)->kind != PlaceholderKind::status_fd)
                 return std::unexpected(where + ", where the attestation puts the status descriptor, is a " +
                                        std::string(placeholder_name((*parsed)->kind)) + " placeholder");
-            out.push_back({PlaceholderKind::status_fd, i, {}});
+            out.push_back({PlaceholderKind::status_fd, {}, i});
             continue;
         }
         if (!*parsed) continue;
@@ -74,7 +65,7 @@ inline std::expected<std::vector<RunnerPlaceholder>, std::string> runner_placeho
         if ((*parsed)->kind == PlaceholderKind::status_fd)
             return std::unexpected(where + " is {status-fd}, but the attestation names " +
                                    (status ? "argument " + std::to_string(attestation.status_argument) : std::string("no status descriptor")));
-        out.push_back({(*parsed)->kind, i, std::move((*parsed)->path)});
+        out.push_back({(*parsed)->kind, std::move((*parsed)->path), i});
     }
     return out;
 }
@@ -129,7 +120,9 @@ inline std::optional<std::string> attestation_refusal(const Attestation& a, std:
 //   given, is not ("(status process-ID key)");
 // - a placeholder that is malformed or out of its place (runner_placeholders): "malformed
 //   wrap result (argument N: ...)".
-inline std::optional<std::string> wrap_result_refusal(const WrapResult& result, std::span<const std::string> command) {
+// Accepted, the runner's placeholders are put in `placeholders` where one is given.
+inline std::optional<std::string> wrap_result_refusal(const WrapResult& result, std::span<const std::string> command,
+                                                      std::vector<Placeholder>* placeholders = nullptr) {
     const FailureRule& rule = result.failure_rule;
     for (const std::size_t size : {result.argv.size(), result.denial_signatures.size(), rule.fatal_signatures.size(),
                                    rule.informational_lines.size(), rule.evidence_exit_codes.size()})
@@ -137,8 +130,9 @@ inline std::optional<std::string> wrap_result_refusal(const WrapResult& result, 
     if (!detail::ends_with_command(result.argv, command)) return "wrap result does not end with \"--\" and the command verbatim";
     const std::size_t command_index = result.argv.size() - command.size();
     if (auto wrong = detail::attestation_refusal(result.attestation, command_index)) return wrong;
-    if (auto found = runner_placeholders(result.argv, command_index, result.attestation); !found)
-        return "malformed wrap result (" + found.error() + ")";
+    auto found = runner_placeholders(result.argv, command_index, result.attestation);
+    if (!found) return "malformed wrap result (" + found.error() + ")";
+    if (placeholders) *placeholders = std::move(*found);
     return std::nullopt;
 }
 
