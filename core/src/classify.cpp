@@ -74,14 +74,10 @@ std::string status_text(const Observation& o) {
 // What the outcome says whatever it is: the wrap's claims, and how the command ended.
 Outcome claimed(const WrapResult& wrap, const Observation& o) {
     Outcome out;
+    static_cast<Asked&>(out) = wrap;
     out.runner = wrap.runner;
     out.enforcement = wrap.enforcement;
     out.dimensions = wrap.dimensions;
-    out.network_asked = wrap.network_asked;
-    out.read_asked = wrap.read_asked;
-    out.read_scoped = wrap.read_scoped;
-    out.protect_asked = wrap.protect_asked;
-    out.limits_asked = wrap.limits_asked;
     out.tmp = wrap.tmp;
     out.loopback = wrap.loopback;
     out.exit_code = o.exit_code;

@@ -74,7 +74,7 @@ struct NetworkRequest {
     std::string reason;  // why it was refused
 };
 
-struct Outcome {
+struct Outcome : Asked {
     OutcomeKind kind = OutcomeKind::sandbox_unavailable;
     std::optional<int> exit_code;  // when it exited
     std::optional<int> signal;     // when it was killed by a signal
@@ -93,14 +93,10 @@ struct Outcome {
     std::string limit_note;
     std::string runner;
     std::optional<Enforcement> enforcement;  // full only when every dimension asked is
-    // What the runner enforced of each dimension, once a wrap said; `network_asked` false
-    // when the policy allowed the network (dimensions->network then means nothing).
+    // What the runner enforced of each dimension, once a wrap said; which of them the
+    // policy asked is the wrap's (Asked: `network_asked` false when the policy allowed the
+    // network, dimensions->network then means nothing).
     std::optional<Dimensions> dimensions;
-    bool network_asked = true;
-    bool read_asked = false;     // the policy had paths to deny reading
-    bool read_scoped = false;    // its reads were scoped (WrapResult::read_scoped)
-    bool protect_asked = false;  // the policy had paths to protect
-    bool limits_asked = false;   // the run had limits
     Tmp tmp = Tmp::unsaid;  // which /tmp the command got, once a wrap said (unsaid: it did not)
     Loopback loopback = Loopback::unsaid;  // with the network none, whether it had a loopback of its own
     // The names of the variables the environment filter left out of the command's

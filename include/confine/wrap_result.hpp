@@ -34,7 +34,27 @@ using sdk::Policy;
 using sdk::Tmp;
 using sdk::Verdict;
 
-struct WrapResult : sdk::WrapResult {
+// Which dimensions a call's policy asked to be confined, beside the levels the runner
+// reported for them (a dimension not asked has a level that means nothing): the wrap's
+// claims the host adds, shared by the wrap result and the outcome of its run (Outcome).
+struct Asked {
+    // Whether the policy asked for the network to be confined (dimensions.network then
+    // says how much it is); `enforcement` is full only when every dimension asked is.
+    bool network_asked = true;
+    // Whether the policy had paths to deny reading, and paths to protect (dimensions.read
+    // and dimensions.protect then say how much of them is enforced).
+    bool read_asked = false;
+    bool protect_asked = false;
+    // Whether the call's reads are scoped ([policy] read = "scoped"): what lies outside
+    // the scope is in the policy's deny_read, so dimensions.read says how much of the
+    // scope is enforced too.
+    bool read_scoped = false;
+    // Whether the run has limits ([policy.limits], RunOptions::limits): dimensions.limits
+    // then says how much of them the host enforces.
+    bool limits_asked = false;
+};
+
+struct WrapResult : sdk::WrapResult, Asked {
     std::string runner;             // the runner that wrapped, or "runner_command"
     std::size_t command_index = 0;  // where the caller's argv starts in `argv`
     // The runner arguments the host fills in just before it runs the argv, in argument
@@ -54,20 +74,6 @@ struct WrapResult : sdk::WrapResult {
     // EACCES, EPERM, EROFS, EBUSY; confine-plugin(7), DENIAL DIALECT) is a denial hint
     // whatever the runner's dialect.
     std::vector<std::string> denial_paths;
-    // Whether the policy asked for the network to be confined (dimensions.network then
-    // says how much it is); `enforcement` is full only when every dimension asked is.
-    bool network_asked = true;
-    // Whether the policy had paths to deny reading, and paths to protect (dimensions.read
-    // and dimensions.protect then say how much of them is enforced).
-    bool read_asked = false;
-    bool protect_asked = false;
-    // Whether the call's reads are scoped ([policy] read = "scoped"): what lies outside
-    // the scope is in the policy's deny_read, so dimensions.read says how much of the
-    // scope is enforced too.
-    bool read_scoped = false;
-    // Whether the run has limits ([policy.limits], RunOptions::limits): dimensions.limits
-    // then says how much of them the host enforces.
-    bool limits_asked = false;
     // Whether the host supervises the run (its supervisor gives dimensions.lifetime):
     // run() and spawn() then start the runner under it. `own_lifetime` is what the
     // runner's mechanism gives by itself, and `supervision_open` the part of
