@@ -1,4 +1,5 @@
 #include "support.hpp"
+#include "rig.hpp"
 
 #include <confine/execute.hpp>
 #include <confine/provider.hpp>
@@ -23,40 +24,13 @@ extern char** environ;
 using confine::OutcomeKind;
 namespace fs = std::filesystem;
 
+using test::Rig;
+
 namespace {
 
 const std::string notice = "landlock-run: partial enforcement (older Landlock ABI)";
 const std::string fatal = "landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)";
 
-// A provider whose only runner wraps commands in the fake landlock-run launcher:
-// through a plugin shaped like the Landlock runner (with or without exec
-// attestation), or as an operator's runner_command.
-class Rig {
-public:
-    enum class Kind { plugin, plugin_attested, runner_command, plugin_showing_workdir };
-
-    explicit Rig(Kind kind, const std::string& launcher = FAKE_LAUNCHER, int exec_index = 2) {
-        test::install_fake(plugins_.path(), "usable");
-        std::string text;
-        if (kind == Kind::runner_command) {
-            text = "[platform.linux]\nrunner_command = [\"" + launcher + "\"]\nrunner_failure_signatures = [\"landlock-run: landlock is not enforced\"]\n";
-        } else {
-            text = "[platform.linux]\nchain = [\"usable\"]\n[runner.usable]\nlauncher = \"" + launcher + "\"\nattest = " +
-                   (kind == Kind::plugin_attested ? "true" : "false") + "\nexec_index = " + std::to_string(exec_index) + "\n" +
-                   (kind == Kind::plugin_showing_workdir ? "show_workdir = true\n" : "");
-        }
-        auto p = confine::Provider::create(test::config_from(text), {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins_.path()}});
-        REQUIRE(p);
-        provider_ = std::move(*p);
-    }
-    const confine::Provider& provider() const { return *provider_; }
-    confine::PolicyRequest policy() const { return {confine::Mode::workspace_write, workspace_.path()}; }
-    const fs::path& workspace() const { return workspace_.path(); }
-
-private:
-    test::TempDir plugins_, workspace_;
-    std::unique_ptr<confine::Provider> provider_;
-};
 
 std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
     std::vector<std::string> env;

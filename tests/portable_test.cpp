@@ -3,6 +3,7 @@
 // line and exit status 125, the command never run. The cases marked "a portable build"
 // exist only in that build; the others run in both, each on its own build's calls.
 #include "support.hpp"
+#include "rig.hpp"
 
 #include <confine/sdk/program_trust.hpp>
 #include "platform/posix/descriptor_paths.hpp"
@@ -205,25 +206,7 @@ namespace {
 
 const std::string notice = "landlock-run: partial enforcement (older Landlock ABI)";
 
-class PlainRig {
-public:
-    explicit PlainRig(bool runner_command) {
-        test::install_fake(plugins_.path(), "usable");
-        const std::string text = runner_command
-                                     ? "[platform.linux]\nrunner_command = [\"" FAKE_LAUNCHER "\"]\nrunner_failure_signatures = [\"landlock-run: landlock is not enforced\"]\n"
-                                     : "[platform.linux]\nchain = [\"usable\"]\n[runner.usable]\nlauncher = \"" FAKE_LAUNCHER "\"\nattest = false\n";
-        auto p = confine::Provider::create(test::config_from(text), {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{plugins_.path()}});
-        REQUIRE(p);
-        provider_ = std::move(*p);
-    }
-    const confine::Provider& provider() const { return *provider_; }
-    confine::PolicyRequest policy() const { return {confine::Mode::workspace_write, workspace_.path()}; }
-    const fs::path& workspace() const { return workspace_.path(); }
-
-private:
-    test::TempDir plugins_, workspace_;
-    std::unique_ptr<confine::Provider> provider_;
-};
+using test::Rig;
 
 std::vector<std::string> sh(const std::string& script) { return {"/bin/sh", "-c", script}; }
 
@@ -232,7 +215,7 @@ std::vector<std::string> sh(const std::string& script) { return {"/bin/sh", "-c"
 TEST_CASE("a portable build runs a plain runner's command in the foreground and the background alike", "[portable][execute]") {
     using confine::OutcomeKind;
     for (const bool runner_command : {false, true}) {
-        PlainRig rig(runner_command);
+        Rig rig(runner_command ? Rig::Kind::runner_command : Rig::Kind::plugin);
         for (int code : {0, 1, 2, 125, 126, 127}) {
             INFO((runner_command ? "runner_command" : "plugin") << ", exit " << code);
             auto fg = confine::run(rig.provider(), rig.policy(), sh("exit " + std::to_string(code)), {});
@@ -270,7 +253,7 @@ TEST_CASE("a portable build runs a plain runner's command in the foreground and 
 }
 
 TEST_CASE("a portable build kills a background run's whole process group at its time limit", "[portable][execute]") {
-    PlainRig rig(false);
+    Rig rig(Rig::Kind::plugin);
     test::TempDir dir;
     const fs::path pids = dir / "pids";
     auto p = confine::spawn(rig.provider(), rig.policy(), sh("sleep 300 & echo $! > " + pids.string() + "; wait"),
@@ -294,7 +277,7 @@ TEST_CASE("a portable build kills a background run's whole process group at its 
 }
 
 TEST_CASE("a portable build hands the command the environment and working directory given", "[portable][execute]") {
-    PlainRig rig(false);
+    Rig rig(Rig::Kind::plugin);
     confine::RunOptions options;
     options.environment = std::vector<std::string>{"PATH=/usr/bin:/bin", "GIVEN=a b"};
     options.working_directory = rig.workspace();
