@@ -9,7 +9,7 @@
       Every key the configuration parser accepts is in confine.toml(5)'s KEYS: the known
       lists the parser itself names when it refuses a key (confinectl check-config on a
       file with an unknown key in each table), the top-level keys it compares in
-      core/src/config.cpp, and each built-in runner's settings (its reject_unknown list).
+      core/src/policy/config.cpp, and each built-in runner's settings (its reject_unknown list).
       Each is in config/confine.example.toml too, set or commented out beneath its table;
       and the example, copied as a user's configuration, loads without a warning
       (check-config and a run of `true`).
@@ -198,10 +198,10 @@ def known_lists(confinectl):
 
 def top_level_keys(source_dir):
     """The keys Validator::run compares at the top of the file."""
-    text = open(os.path.join(source_dir, "core/src/config.cpp"), encoding="utf-8").read()
+    text = open(os.path.join(source_dir, "core/src/policy/config.cpp"), encoding="utf-8").read()
     m = re.search(r"std::expected<Config, Error> run\(.*?\n    }\n", text, re.S)
     if not m:
-        fail("cannot find the parser's top level (Validator::run) in core/src/config.cpp")
+        fail("cannot find the parser's top level (Validator::run) in core/src/policy/config.cpp")
         return []
     keys = re.findall(r'\bk == "([^"]+)"', m.group(0))
     if not keys:

@@ -3,7 +3,7 @@
 
 #include <confine/execute.hpp>
 
-#include "classify.hpp"
+#include "observation.hpp"
 
 #include <sys/wait.h>
 

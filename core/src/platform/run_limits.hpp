@@ -6,7 +6,7 @@
 
 #include <confine/execute.hpp>
 
-#include "classify.hpp"
+#include "observation.hpp"
 #include <confine/limits.hpp>
 
 #include <chrono>

@@ -3,6 +3,7 @@
 #include <confine/loader_environment.hpp>
 #include <confine/provider.hpp>
 
+#include "classify.hpp"
 #include "completed_wrap.hpp"
 #include "git_guard.hpp"
 #include "protect_watch.hpp"

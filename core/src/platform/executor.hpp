@@ -4,7 +4,7 @@
 
 #include <confine/execute.hpp>
 
-#include "classify.hpp"
+#include "observation.hpp"
 #if defined(_WIN32)
 #include <confine/internal/windows_program.hpp>
 #endif
