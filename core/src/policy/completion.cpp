@@ -1,9 +1,9 @@
 // A call's policy completed from its request (docs/design.md §3, "Completing a policy"):
 // what the request leaves unsaid from the configuration and the run.
-#include <confine/provider.hpp>
+#include <confine/policy.hpp>
+#include <confine/sdk/vocabulary.hpp>
 
 #include "completion.hpp"
-#include "selection.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -60,10 +60,6 @@ Policy complete_policy(const PolicyRequest& request, const Config& config, const
         return std::any_of(lifted.begin(), lifted.end(), [&](const fs::path& u) { return sdk::is_within(entry.lexically_normal(), u); });
     });
     return p;
-}
-
-Policy Provider::complete(const PolicyRequest& request, const RunContext& context) const {
-    return complete_policy(request, impl_->config, context);
 }
 
 }  // namespace confine

@@ -255,6 +255,10 @@ static std::expected<WrapResult, Error> wrap_scoped(PluginRunner& runner, const 
     return wrapped;
 }
 
+Policy Provider::complete(const PolicyRequest& request, const RunContext& context) const {
+    return complete_policy(request, impl_->config, context);
+}
+
 namespace {
 
 // Why `request` crosses the managed layer of `config` (confine/managed.hpp), or nullopt.
