@@ -30,7 +30,7 @@ bool positioned(std::string_view message) {
 }
 
 // Valid UTF-8 with no character of the private use area (what toml++ is given in place
-// of the characters it cannot read safely: core/src/toml_text.hpp).
+// of the characters it cannot read safely: core/src/policy/toml_text.hpp).
 bool plain_utf8(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
