@@ -1,4 +1,4 @@
-// The compiled-in default configuration (core/src/default_config.cpp) is the embedded
+// The compiled-in default configuration (core/src/policy/default_config.cpp) is the embedded
 // text's parse, field by field: a run never parses the text, so this is where the two
 // are held together. After config/confine.toml changes, scripts/default-config writes
 // the file again from what this test prints.
@@ -92,7 +92,7 @@ TEST_CASE("the compiled-in default configuration is the embedded text's parse", 
         std::ofstream(write, std::ios::binary) << expected;
         SUCCEED("written to " << write);
     }
-    INFO("core/src/default_config.cpp should read (scripts/default-config writes it):\n" << expected);
+    INFO("core/src/policy/default_config.cpp should read (scripts/default-config writes it):\n" << expected);
     // When the text sets a field the statements cannot say, the file they make misses it
     // and this fails: teach statements() that field.
     CHECK(confine::detail::compiled_default_config() == *parsed);

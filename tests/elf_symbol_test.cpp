@@ -1,4 +1,4 @@
-// The ELF pre-read of a plugin's ABI record (core/src/elf_symbol.hpp), on crafted files:
+// The ELF pre-read of a plugin's ABI record (core/src/platform/elf_symbol.hpp), on crafted files:
 // whatever a file says about its own layout, the reader reads nothing outside it,
 // allocates nothing the file does not hold, and refuses with a reason or skips.
 #if defined(__ELF__)

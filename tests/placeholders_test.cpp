@@ -1,5 +1,5 @@
 // Placeholders as the SDK writes and reads them (confine/sdk/placeholders.hpp), and as
-// the host reads them among a runner's arguments (core/src/placeholders.hpp): every kind
+// the host reads them among a runner's arguments (core/src/selection/placeholders.hpp): every kind
 // read back as its constructor made it, a malformed one refused in one line, text that
 // only looks like one left alone, each kind only where it may stand.
 #include "placeholders.hpp"

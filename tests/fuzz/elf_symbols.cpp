@@ -1,5 +1,5 @@
 // Fuzz target: the ELF reader that takes a plugin file's ABI record before the dynamic
-// loader maps it (core/src/elf_symbol.hpp): the file's bytes are the input, read through
+// loader maps it (core/src/platform/elf_symbol.hpp): the file's bytes are the input, read through
 // a memory file as the loader reads a judged descriptor. Properties: never a crash and
 // never a read outside the file (the sanitizer's part); an answer has exactly the size
 // asked and is bytes of the file; a symbol read is one the file exports; a refusal is

@@ -1,5 +1,5 @@
 // Fuzz target: what confine reads of a workspace's repositories to find the paths git
-// would run code from (core/src/git_guard.hpp): a `.git` file's `gitdir:` line and a
+// would run code from (core/src/run/git_guard.hpp): a `.git` file's `gitdir:` line and a
 // `commondir`, a git configuration's include and hooks paths, and an index's gitlinks.
 // The first byte picks the reader. Properties: never a crash; a named path is absolute
 // and normal; a path written into a configuration as git quotes it is read back whole;

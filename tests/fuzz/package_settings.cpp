@@ -1,5 +1,5 @@
 // Fuzz target: the copies of the user's package manager settings that a run's sandbox
-// gets without their secrets (core/src/packages.hpp): an npmrc, and cargo's
+// gets without their secrets (core/src/run/packages.hpp): an npmrc, and cargo's
 // config.toml. The first byte picks which. Properties: read back as the tool itself
 // reads it (npm's ini reader ends a line at a carriage return too), the copy holds no
 // setting whose name says it is a secret and no URL with a password; a cargo copy is

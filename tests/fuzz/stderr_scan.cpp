@@ -1,4 +1,4 @@
-// Fuzz target: the classifier's stderr scanner (core/src/stderr_scan.hpp), with the
+// Fuzz target: the classifier's stderr scanner (core/src/run/stderr_scan.hpp), with the
 // runners' own failure rules and denial dialects. Properties: the findings are the same
 // however the reads cut the stream, and they are what the whole-text reading below (the
 // specification of docs/design.md §5 and §13) finds.

@@ -1,4 +1,4 @@
-// Fuzz target: the verdict cache's reader (core/src/verdict_cache.hpp), the file a
+// Fuzz target: the verdict cache's reader (core/src/platform/verdict_cache.hpp), the file a
 // previous invocation left in the user's cache directory. Properties: never a crash;
 // what is read is what the writer could have written (a key of 16 characters, a usable
 // verdict, sample levels in range); what the writer writes for it reads back as the same
