@@ -74,21 +74,18 @@ json loopback_json(confine::Loopback l) { return l == confine::Loopback::unsaid 
 
 // {"write", "network", "processes", "read", "protect", "lifetime", "limits", "open"}: each
 // a level ("full", "partial", "none"), or "not asked": the network when the policy allowed
-// it, read and protect when it had no path to deny or to protect, limits when it set none.
-struct Asked {
-    bool network, read, protect, limits;
-    bool read_scope;  // scoped reads ([policy] read = "scoped")
-};
-json dimensions_json(const confine::Dimensions& d, Asked asked) {
+// it, read and protect when it had no path to deny or to protect, limits when it set none,
+// the read scope when reads were not scoped.
+json dimensions_json(const confine::Dimensions& d, const confine::Asked& asked) {
     auto level = [](bool is, confine::Level l) { return is ? std::string(confine::to_string(l)) : std::string("not asked"); };
     return {{"write", std::string(confine::to_string(d.write))},
-            {"network", level(asked.network, d.network)},
+            {"network", level(asked.network_asked, d.network)},
             {"processes", std::string(confine::to_string(d.processes))},
-            {"read", level(asked.read, d.read)},
-            {"read_scope", level(asked.read_scope, d.read_scope)},
-            {"protect", level(asked.protect, d.protect)},
+            {"read", level(asked.read_asked, d.read)},
+            {"read_scope", level(asked.read_scoped, d.read_scope)},
+            {"protect", level(asked.protect_asked, d.protect)},
             {"lifetime", std::string(confine::to_string(d.lifetime))},
-            {"limits", level(asked.limits, d.limits)},
+            {"limits", level(asked.limits_asked, d.limits)},
             {"open", or_null(d.open)}};
 }
 
@@ -197,7 +194,7 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
     // partial where it was full.
     confine::Dimensions dimensions = w.dimensions;
     confine::Enforcement enforcement = w.enforcement;
-    bool protect_asked = w.protect_asked;
+    confine::Asked asked = w;
     // Nor are protected paths put back for it: the runner's own level is what it gets.
     if (w.protect_restored) {
         dimensions.protect = w.own_protect;
@@ -206,8 +203,8 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
         if (!w.own_protect_open.empty()) dimensions.open += std::string(dimensions.open.empty() ? "" : "; ") + w.own_protect_open;
     }
     const bool absent_held = w.git_watch || w.protect_watch;  // put back, or held absent, only by the run-end check
-    if (absent_held && (!protect_asked || dimensions.protect == confine::Level::full)) {
-        protect_asked = true;
+    if (absent_held && (!asked.protect_asked || dimensions.protect == confine::Level::full)) {
+        asked.protect_asked = true;
         dimensions.protect = confine::Level::partial;
         enforcement = confine::Enforcement::partial;
         dimensions.open += std::string(dimensions.open.empty() ? "" : "; ") +
@@ -241,7 +238,7 @@ std::expected<std::string, std::string> wrap_json(const confine::WrapResult& w, 
              {"fatal_signatures", w.failure_rule.fatal_signatures},
              {"informational_lines", w.failure_rule.informational_lines}}},
            {"attestation", attestation_json(w.attestation)},
-           {"dimensions", dimensions_json(dimensions, {w.network_asked, w.read_asked, protect_asked, w.limits_asked, w.read_scoped})},
+           {"dimensions", dimensions_json(dimensions, asked)},
            {"tmp", tmp_json(w.tmp)},
            {"loopback", loopback_json(w.loopback)},
            {"placeholders", placeholders_json(w)},
@@ -280,7 +277,7 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
            {"evidence", evidence},
            {"denial_hint", or_null(o.denial_hint)},
            {"denial_advice", or_null(o.denial_advice)},
-           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, {o.network_asked, o.read_asked, o.protect_asked, o.limits_asked, o.read_scoped}) : json(nullptr)},
+           {"dimensions", o.dimensions ? dimensions_json(*o.dimensions, o) : json(nullptr)},
            {"tmp", tmp_json(o.tmp)},
            {"loopback", loopback_json(o.loopback)},
            {"environment", {{"removed", o.environment_removed}}},

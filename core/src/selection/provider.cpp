@@ -30,7 +30,6 @@
 #include <cstring>
 #endif
 
-
 namespace fs = std::filesystem;
 
 namespace confine {

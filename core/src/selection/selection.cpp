@@ -335,14 +335,14 @@ std::optional<std::string> Provider::Impl::below_minimums(PluginRunner& runner, 
 
 std::optional<std::string> Provider::Impl::explicit_unmet(PluginRunner& runner, const WrapResult& wrapped, const Policy& policy, const ExplicitAsks& asks,
                                                           std::span<const std::string> argv) const {
-    struct Asked {
+    struct Dimension {
         const char* dimension;
         Level level;
         Minimum need;
         const std::vector<ExplicitAsk>& entries;
         bool read;
     };
-    const Asked dimensions[] = {
+    const Dimension dimensions[] = {
         {"read", wrapped.dimensions.read, config.minimums.explicit_read.value_or(Minimum::full), asks.read, true},
         {"protect", wrapped.dimensions.protect, config.minimums.explicit_protect.value_or(Minimum::full), asks.protect, false},
     };
