@@ -67,19 +67,7 @@ bool eventually(Done done, std::chrono::milliseconds bound) {
 // The processes (not zombies) whose argv holds `token`, as "PID: argv".
 std::vector<std::pair<pid_t, std::string>> carrying(const std::string& token) {
     std::vector<std::pair<pid_t, std::string>> found;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::string argv = test::read_file(entry.path() / "cmdline");
-        if (argv.find(token) == std::string::npos) continue;
-        const std::string stat = test::read_file(entry.path() / "stat");
-        const auto paren = stat.rfind(')');
-        if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z') continue;  // gone, or a zombie
-        for (char& c : argv)
-            if (c == '\0') c = ' ';
-        found.emplace_back(static_cast<pid_t>(std::stol(name)), argv);
-    }
+    for (const auto& p : test::processes_with(token)) found.emplace_back(p.pid, p.argv);
     return found;
 }
 
@@ -689,14 +677,8 @@ TEST_CASE("a supervised run's supervisor shares the host's memory in this build 
     while (!fs::exists(started) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
     // This process's children: the supervisor, whose parent is this process.
     std::vector<pid_t> children;
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream stat(entry.path() / "status");
-        std::string line;
-        while (std::getline(stat, line))
-            if (line == "PPid:\t" + std::to_string(::getpid())) children.push_back(std::stoi(name));
-    }
+    for (const auto& p : test::processes_with(""))
+        if (p.parent == ::getpid()) children.push_back(p.pid);
     int sharing = 0;
     for (pid_t child : children)
         if (::syscall(SYS_kcmp, ::getpid(), child, KCMP_VM, 0, 0) == 0) ++sharing;

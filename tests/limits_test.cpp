@@ -84,21 +84,6 @@ void says_limit(const Limited& r, int status, const std::string& start, const st
 }
 
 // The processes whose command line holds `marker`, zombies aside.
-std::size_t processes_with(const std::string& marker) {
-    std::size_t n = 0;
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-        const std::string name = entry.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream cmdline(entry.path() / "cmdline"), stat(entry.path() / "stat");
-        std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-        std::string status((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-        const std::size_t paren = status.rfind(')');
-        const bool zombie = paren != std::string::npos && paren + 2 < status.size() && status[paren + 2] == 'Z';
-        if (!zombie && text.find(marker) != std::string::npos) ++n;
-    }
-    return n;
-}
-
 // The run cgroups left behind by a confinectl that has ended: a run cgroup is named
 // confine-run-<PID namespace>-<its host's process ID>-<count>, and one whose host still
 // runs belongs to a run going on (another test's, in parallel). The stale cgroups the
@@ -153,7 +138,7 @@ void flood(Way way, bool unprivileged) {
         says_limit(r, r.result.exit_code, "confinectl: sh exited ",
                    " under processes limit 64 (RLIMIT_NPROC, the user's processes), which may have ended it: a fork refused at a limit");
     }
-    CHECK(processes_with(marker) == 0);
+    CHECK(test::processes_with(marker).empty());
     CHECK(run_cgroups_left() == 0);
 }
 

@@ -87,13 +87,10 @@ std::string address_of(const std::string& host) {
 std::vector<pid_t> proxies_of(const fs::path& plugin_dir) {
     std::vector<pid_t> found;
     const fs::path program = plugin_dir / "confine-proxy";
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/proc", ec)) {
-        const std::string name = e.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    for (const auto& p : test::processes_with("")) {
         std::error_code link_ec;
-        const fs::path exe = fs::read_symlink(e.path() / "exe", link_ec);
-        if (!link_ec && exe == program) found.push_back(std::stoi(name));
+        const fs::path exe = fs::read_symlink("/proc/" + std::to_string(p.pid) + "/exe", link_ec);
+        if (!link_ec && exe == program) found.push_back(p.pid);
     }
     return found;
 }

@@ -194,40 +194,4 @@ std::optional<Result> PtyJob::wait() {
     return std::nullopt;
 }
 
-namespace {
-// The whole of a small /proc file, or "" when it cannot be read (the process is gone).
-std::string proc_file(const std::string& path) {
-    std::string text;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return text;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    return text;
-}
-}  // namespace
-
-char process_state(pid_t pid) {
-    const std::string stat = proc_file("/proc/" + std::to_string(pid) + "/stat");
-    const auto close = stat.rfind(')');
-    return close == std::string::npos || close + 2 >= stat.size() ? 0 : stat[close + 2];
-}
-
-std::vector<ProcessSeen> processes_with(const std::string& text) {
-    std::vector<ProcessSeen> seen;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        const pid_t pid = std::atoi(name.c_str());
-        if (pid == ::getpid()) continue;
-        const std::string cmdline = proc_file((entry.path() / "cmdline").string());
-        if (cmdline.find(text) == std::string::npos) continue;
-        const char state = process_state(pid);
-        if (state == 0 || state == 'Z' || state == 'X') continue;
-        seen.push_back({pid, cmdline.substr(0, cmdline.find('\0')), state});
-    }
-    return seen;
-}
-
 }  // namespace test

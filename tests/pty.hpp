@@ -55,14 +55,4 @@ private:
     std::optional<Result> ended_;
 };
 
-// A process whose command line holds a given text (zombies aside).
-struct ProcessSeen {
-    pid_t pid;
-    std::string argv0;
-    char state;  // /proc/PID/stat's: R, S, T (stopped), ...
-};
-std::vector<ProcessSeen> processes_with(const std::string& text);
-// /proc/PID/stat's state of `pid`, or 0 when it is gone.
-char process_state(pid_t pid);
-
 }  // namespace test

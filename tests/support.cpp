@@ -13,8 +13,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #if defined(__linux__)
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstddef>
@@ -27,6 +31,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <string_view>
 
 namespace test {
 
@@ -292,6 +297,68 @@ void skip_test(const std::string& reason) {
 void skip_not_here(const std::string& reason) { end_as_skipped("not on this machine: " + reason); }
 
 void skip_on_other_platforms(const std::string& reason) { end_as_skipped("another platform's test: " + reason); }
+
+#if defined(__linux__)
+namespace {
+// The whole of a small /proc file, or "" when it cannot be read (the process is gone).
+std::string proc_file(const std::string& path) {
+    std::string text;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return text;
+}
+
+// The process IDs in /proc, or nullopt when the listing was cut short.
+std::optional<std::vector<pid_t>> listed_pids() {
+    DIR* proc = ::opendir("/proc");
+    if (proc == nullptr) return std::nullopt;
+    std::vector<pid_t> pids;
+    errno = 0;
+    while (const dirent* entry = ::readdir(proc)) {
+        const std::string_view name = entry->d_name;
+        if (!name.empty() && name.find_first_not_of("0123456789") == std::string_view::npos) pids.push_back(std::atoi(entry->d_name));
+        errno = 0;
+    }
+    const bool whole = errno == 0;
+    ::closedir(proc);
+    if (!whole) return std::nullopt;
+    return pids;
+}
+}  // namespace
+
+char process_state(pid_t pid) {
+    const std::string stat = proc_file("/proc/" + std::to_string(pid) + "/stat");
+    const auto close = stat.rfind(')');
+    return close == std::string::npos || close + 2 >= stat.size() ? 0 : stat[close + 2];
+}
+
+std::vector<ProcessSeen> processes_with(const std::string& text) {
+    std::optional<std::vector<pid_t>> pids;
+    for (int attempt = 0; attempt < 20 && !pids; ++attempt) pids = listed_pids();
+    if (!pids) FAIL("/proc cannot be listed: " << std::strerror(errno));
+    std::vector<ProcessSeen> seen;
+    for (const pid_t pid : *pids) {
+        if (pid == ::getpid()) continue;
+        const std::string dir = "/proc/" + std::to_string(pid);
+        const std::string cmdline = proc_file(dir + "/cmdline");
+        if (cmdline.find(text) == std::string::npos) continue;
+        const std::string stat = proc_file(dir + "/stat");
+        const auto close = stat.rfind(')');
+        if (close == std::string::npos || close + 2 >= stat.size()) continue;  // gone
+        const char state = stat[close + 2];
+        if (state == 'Z' || state == 'X') continue;
+        std::string argv = cmdline;
+        while (!argv.empty() && argv.back() == '\0') argv.pop_back();
+        std::replace(argv.begin(), argv.end(), '\0', ' ');
+        const pid_t parent = static_cast<pid_t>(std::atoi(stat.c_str() + close + 3));
+        seen.push_back({pid, cmdline.substr(0, cmdline.find('\0')), argv, state, parent});
+    }
+    return seen;
+}
+#endif
 
 std::vector<std::string> device_binds() {
     std::vector<std::string> out;

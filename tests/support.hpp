@@ -5,6 +5,8 @@
 #include <confine/plugins.hpp>
 #include <confine/provider.hpp>
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <initializer_list>
 
@@ -61,6 +63,21 @@ std::string read_file(const fs::path& file);
 // A unix socket of `type`, close-on-exec and non-blocking, bound to `name`: an abstract
 // name, or a path. The test fails if it cannot be had.
 int bound_unix_socket(const std::string& name, bool abstract, int type);
+
+// A live process in /proc (zombies aside): its argv (the first, and all of it with spaces
+// between), its state (R, S, T for stopped, ...) and its parent.
+struct ProcessSeen {
+    pid_t pid;
+    std::string argv0, argv;
+    char state;
+    pid_t parent;
+};
+// The live processes, other than this one, whose argv holds `text` (all of them when it is
+// empty). Processes end while /proc is listed: one gone is left out, and a listing cut
+// short by an error is read again.
+std::vector<ProcessSeen> processes_with(const std::string& text);
+// /proc/PID/stat's state of `pid`, or 0 when it is gone.
+char process_state(pid_t pid);
 #endif
 // `prefix` and a random number: a value no run can guess, to look for in what came out.
 std::string unique_text(const std::string& prefix);
