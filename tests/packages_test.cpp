@@ -325,12 +325,12 @@ TEST_CASE("the directory is made for a run of a package manager, or kept where i
     }
 }
 
-TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, cargo's config as CARGO_HOME's", "[packages]") {
+TEST_CASE("the user's denied npmrc reaches npm as a copy of the settings on the allow-list, cargo's config as CARGO_HOME's", "[packages]") {
     test::TempDir dir{"/var/tmp"};
     fs::create_directories(dir / "ws");
     fs::create_directories(dir / "home" / ".cargo");
-    test::write_file(dir / "home" / ".npmrc", "fund=false\n//registry.example/:_authToken=npm-token-9\n", fs::perms(0600));
-    test::write_file(dir / "home" / ".cargo" / "config.toml", "[net]\nretry = 7\n[registry]\ntoken = \"cargo-token-9\"\n");
+    test::write_file(dir / "home" / ".npmrc", "fund=false\n//registry.example/:_authToken=npm-token-9\ninit-author-name=unknown-setting\n", fs::perms(0600));
+    test::write_file(dir / "home" / ".cargo" / "config.toml", "[net]\nretry = 7\n[registry]\ntoken = \"cargo-token-9\"\n[alias]\nunknown = \"setting\"\n");
     confine::Policy policy = workspace_policy(dir / "ws");
     const fs::path base = policy.workspace / ".confine";
     std::vector<std::string> env{"HOME=" + (dir / "home").string()};
@@ -343,9 +343,9 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, ca
     confine::detail::apply_packages({}, policy, tool_run, {}, env);
     REQUIRE(value_in(env, "npm_config_userconfig") == (base / "npmrc").string());
     const std::string npmrc = test::read_file(base / "npmrc");
-    CHECK_THAT(npmrc, Catch::Contains("fund=false") && !Catch::Contains("npm-token-9"));
+    CHECK_THAT(npmrc, Catch::Contains("\nfund=false\n") && !Catch::Contains("npm-token-9") && !Catch::Contains("unknown-setting"));
     const std::string cargo = test::read_file(base / "cargo" / "config.toml");
-    CHECK_THAT(cargo, Catch::Contains("retry = 7") && !Catch::Contains("cargo-token-9"));
+    CHECK_THAT(cargo, Catch::Contains("\n[net]\nretry = 7\n") && !Catch::Contains("cargo-token-9") && !Catch::Contains("unknown"));
 
     SECTION("a copy already as it should be is left alone, any other is replaced, never written through") {
         struct stat first {};
