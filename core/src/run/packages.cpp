@@ -53,32 +53,27 @@ std::string_view trimmed(std::string_view s) {
 // (registries, certificate authorities, proxies), how they are fetched, and how an
 // install behaves. Nothing that authenticates (_auth, _authToken, _password, username,
 // password, email, always-auth, cert, key, certfile, keyfile, any //host/: key).
-constexpr std::array<std::string_view, 40> npm_settings{
-    "registry",       "replace-registry-host", "ca",                "ca[]",
-    "cafile",         "strict-ssl",            "proxy",             "https-proxy",
-    "noproxy",        "maxsockets",            "fetch-retries",     "fetch-retry-factor",
-    "fetch-retry-mintimeout", "fetch-retry-maxtimeout", "fetch-timeout", "prefer-offline",
-    "prefer-online",  "offline",               "engine-strict",     "save-exact",
-    "save-prefix",    "legacy-peer-deps",      "strict-peer-deps",  "package-lock",
-    "package-lock-only", "lockfile-version",   "ignore-scripts",    "omit",
-    "include",        "install-strategy",      "install-links",     "prefer-dedupe",
-    "audit",          "audit-level",           "fund",              "update-notifier",
-    "progress",       "loglevel",              "color",             "unicode",
-};
+constexpr auto npm_settings = std::to_array<std::string_view>({
+    "registry", "replace-registry-host", "ca", "ca[]", "cafile", "strict-ssl",
+    "proxy", "https-proxy", "noproxy", "maxsockets",
+    "fetch-retries", "fetch-retry-factor", "fetch-retry-mintimeout", "fetch-retry-maxtimeout", "fetch-timeout",
+    "prefer-offline", "prefer-online", "offline",
+    "engine-strict", "save-exact", "save-prefix", "legacy-peer-deps", "strict-peer-deps", "package-lock",
+    "package-lock-only", "lockfile-version", "ignore-scripts", "omit", "include", "install-strategy", "install-links",
+    "prefer-dedupe", "audit", "audit-level", "fund", "update-notifier", "progress", "loglevel", "color", "unicode",
+});
 
 // cargo's settings a copy keeps: registries' and sources' places, [net] and [http]'s
 // fetching, [build]'s jobs, targets and flags. Never a token or credential provider.
-constexpr std::array<CargoSetting, 26> cargo_settings{{
-    {"registry", "default"},         {"registries.*", "index"},    {"registries.*", "protocol"},
-    {"source.*", "replace-with"},    {"source.*", "registry"},     {"source.*", "local-registry"},
-    {"source.*", "directory"},       {"source.*", "git"},          {"source.*", "branch"},
-    {"source.*", "tag"},             {"source.*", "rev"},          {"net", "retry"},
-    {"net", "git-fetch-with-cli"},   {"net", "offline"},           {"http", "proxy"},
-    {"http", "timeout"},             {"http", "cainfo"},           {"http", "check-revoke"},
-    {"http", "multiplexing"},        {"http", "low-speed-limit"},  {"build", "jobs"},
-    {"build", "target"},             {"build", "rustflags"},       {"build", "rustdocflags"},
-    {"build", "incremental"},        {"build", "pipelining"},
-}};
+constexpr auto cargo_settings = std::to_array<CargoSetting>({
+    {"registry", "default"},
+    {"registries.*", "index"}, {"registries.*", "protocol"},
+    {"source.*", "replace-with"}, {"source.*", "registry"}, {"source.*", "local-registry"}, {"source.*", "directory"},
+    {"source.*", "git"}, {"source.*", "branch"}, {"source.*", "tag"}, {"source.*", "rev"},
+    {"net", "retry"}, {"net", "git-fetch-with-cli"}, {"net", "offline"},
+    {"http", "proxy"}, {"http", "timeout"}, {"http", "cainfo"}, {"http", "check-revoke"}, {"http", "multiplexing"}, {"http", "low-speed-limit"},
+    {"build", "jobs"}, {"build", "target"}, {"build", "rustflags"}, {"build", "rustdocflags"}, {"build", "incremental"}, {"build", "pipelining"},
+});
 
 // The ASCII printable characters of a plain npmrc value: read by npm's reader (the ini
 // package) as they are written — no quote, no escape, no comment.
