@@ -12,7 +12,7 @@
 #include "toml_text.hpp"
 
 #if !defined(_WIN32)
-#include "platform/posix/fd.hpp"
+#include "fd.hpp"
 #endif
 
 #include <algorithm>
