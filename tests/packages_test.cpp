@@ -176,6 +176,18 @@ TEST_CASE("a cargo config copy leaves out tokens, credential providers and URL c
         CHECK_THAT(*copy, !Catch::Contains(secret));
 }
 
+TEST_CASE("the README lists every setting the package settings copies keep", "[packages][docs]") {
+    const std::string readme = test::read_file(fs::path(SOURCE_DIR) / "README.md");
+    const std::string section = readme.substr(readme.find("## Package installs"));
+    for (const std::string_view key : confine::detail::npm_settings_copied()) CHECK_THAT(section, Catch::Contains("`" + std::string(key) + "`"));
+    for (const auto& s : confine::detail::cargo_settings_copied()) {
+        std::string table(s.table);
+        if (table.ends_with(".*")) table.replace(table.size() - 1, 1, "NAME");
+        INFO(s.table << " " << s.key);
+        CHECK_THAT(section, Catch::Contains("`[" + table + "]`") && Catch::Contains("`" + std::string(s.key) + "`"));
+    }
+}
+
 TEST_CASE("policy.packages takes a directory beneath the workspace and the tools by name", "[packages][config]") {
     auto c = confine::parse_config("[policy.packages]\ndir = \"build/pkg-cache\"\ntools = [\"npm\"]\n", "/etc/confine/confine.toml");
     REQUIRE(c);
