@@ -1,5 +1,5 @@
 // Package installs that just work without writing the host's caches ([policy.packages];
-// README, "Package installs"): the settings copies without their secrets, the
+// README, "Package installs"): the settings copies (an allow-list of settings), the
 // configuration keys, which variables a run gets and whose wins; then, end to end on
 // bubblewrap and Landlock, as root and as nobody, a real `npm install` from the registry
 // the machine's npm names, `pip install` of a package built from a local source archive,
@@ -393,6 +393,20 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy of the settings on the 
         CHECK(test::read_file(base / "npmrc") == npmrc_before);
         CHECK(test::read_file(base / "cargo" / "config.toml") == cargo_before);
         CHECK(value_in(env, "CARGO_HOME") == (base / "cargo").string());
+    }
+    SECTION("a line break in the path the copies name in their comments starts no setting") {
+        const fs::path odd = dir / "h\nregistry=https://named.example/\r[net]\rretry = 9";
+        fs::create_directories(odd / ".cargo");
+        test::write_file(odd / ".npmrc", "fund=false\n", fs::perms(0600));
+        test::write_file(odd / ".cargo" / "config.toml", "[net]\nretry = 7\n");
+        confine::Policy denied = policy;
+        denied.deny_read.push_back(fs::canonical(odd / ".npmrc"));
+        std::vector<std::string> fresh{"HOME=" + odd.string()};
+        confine::detail::apply_packages({}, denied, tool_run, {}, fresh);
+        const std::string copied = test::read_file(base / "npmrc"), cargo_copied = test::read_file(base / "cargo" / "config.toml");
+        CHECK_THAT(copied, Catch::Contains("h?registry=https://named.example/?[net]?retry = 9") && Catch::Contains("\nfund=false\n"));
+        CHECK_THAT(copied, !Catch::Contains("\nregistry="));
+        CHECK_THAT(cargo_copied, Catch::Contains("\n[net]\nretry = 7\n") && !Catch::Contains("retry = 9\n"));
     }
     SECTION("beneath HOME cargo finds the config itself") {
         fs::create_directories(dir / "home" / "src");

@@ -322,6 +322,15 @@ std::optional<std::string> read_settings(const fs::path& file) {
     return text;
 }
 
+// A path as a copy's comment names it: a line break or other control character in it
+// (from HOME, CARGO_HOME, npm_config_userconfig) written as '?', so that it cannot end
+// the comment and start a setting.
+std::string comment_text(std::string text) {
+    for (char& c : text)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    return text;
+}
+
 // The variables of a run's environment, as the package managers read them.
 class Variables {
 public:
@@ -394,7 +403,7 @@ void prepare_npm(Run& run) {
     if (run.dir.get() < 0) return;
     const auto text = read_settings(user_config);
     if (!text) return;
-    const std::string copy = "; " + user_config + " as confine gives it to confined runs: only the settings an install needs, none that " +
+    const std::string copy = "; " + comment_text(user_config) + " as confine gives it to confined runs: only the settings an install needs, none that " +
                              "authenticates (rewritten before each run)\n" + npmrc_copy(*text);
     if (auto bad = write_at(run.dir, "npmrc", copy, 0600)) {
         log_warn("packages: {} in {}: npm runs without the settings of {}", *bad, run.base.string(), user_config);
@@ -432,11 +441,11 @@ std::string cargo_config(const Run& run, const fs::path& user_home) {
     if (source.empty()) return header;
     const fs::path real_home = real(user_home);
     if (real_home.filename() == ".cargo" && is_within(run.policy.working_directory, real_home.parent_path()))
-        return header + "# " + source.string() + " is read by cargo itself, from the working directory's ancestors.\n";
+        return header + "# " + comment_text(source.string()) + " is read by cargo itself, from the working directory's ancestors.\n";
     const auto text = read_settings(source);
     const auto copy = text ? cargo_config_copy(*text) : std::nullopt;
-    if (!copy) return header + "# " + source.string() + " could not be read as TOML: cargo runs without it.\n";
-    return header + "# " + source.string() + ", only the settings confine copies (none that authenticates):\n" + *copy;
+    if (!copy) return header + "# " + comment_text(source.string()) + " could not be read as TOML: cargo runs without it.\n";
+    return header + "# " + comment_text(source.string()) + ", only the settings confine copies (none that authenticates):\n" + *copy;
 }
 
 void prepare_cargo(Run& run) {
