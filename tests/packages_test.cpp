@@ -1,5 +1,5 @@
 // Package installs that just work without writing the host's caches ([policy.packages];
-// README, "Package installs"): the settings copies without their secrets, the
+// README, "Package installs"): the settings copies (an allow-list of settings), the
 // configuration keys, which variables a run gets and whose wins; then, end to end on
 // bubblewrap and Landlock, as root and as nobody, a real `npm install` from the registry
 // the machine's npm names, `pip install` of a package built from a local source archive,
@@ -8,6 +8,7 @@
 // token (never seen by the command).
 #include "packages.hpp"
 #include "support.hpp"
+#include "toml_text.hpp"
 #include "ways.hpp"
 
 #include <confine/config.hpp>
@@ -52,67 +53,139 @@ confine::Policy workspace_policy(const fs::path& ws) {
 
 }  // namespace
 
-TEST_CASE("an npmrc copy keeps the settings and leaves out every token, password and auth line", "[packages]") {
-    const std::string copy = confine::detail::sanitised_npmrc(
-        "registry=https://registry.example/\n"
-        "; a comment\n"
-        "//registry.example/:_authToken=npm-token-1\n"
-        "_auth = dXNlcjpwYXNz\n"
-        "//registry.example/:_password=cGFzcw==\n"
-        "@scope:registry=https://scoped.example/\n"
-        "proxy=http://user:proxy-password-2@proxy:3128\n"
-        "MY_TOKEN=npm-token-3\n"
-        "init-author-name=A. Author\n"
-        "package-lock=false\n");
-    for (const char* kept : {"registry=https://registry.example/", "; a comment", "@scope:registry=https://scoped.example/",
-                             "init-author-name=A. Author", "package-lock=false"})
-        CHECK_THAT(copy, Catch::Contains(kept));
-    for (const char* secret : {"npm-token-1", "dXNlcjpwYXNz", "cGFzcw==", "proxy-password-2", "npm-token-3"}) CHECK_THAT(copy, !Catch::Contains(secret));
-    CHECK_THAT(copy, Catch::Contains("; (a setting that holds a secret was left out here)"));
+TEST_CASE("an npmrc copy keeps each setting of the allow-list, as npm reads it, and nothing else", "[packages]") {
+    std::string text = "@scope:registry=https://scoped.example/\n@my-org.x_y~z:registry = https://org.example/\n";
+    std::vector<std::string> expected{"@scope:registry=https://scoped.example/", "@my-org.x_y~z:registry=https://org.example/"};
+    for (const std::string_view key : confine::detail::npm_settings_copied()) {
+        const std::string value = key == "ca" || key == "ca[]" ? "\"-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----\"" : "value-of-" + std::string(key);
+        text += "  " + std::string(key) + " = " + value + "   \n";
+        expected.push_back(std::string(key) + "=" + value);
+    }
+    // Unknown settings, harmless or not, and comments: left out.
+    text += "init-author-name=A. Author\nscript-shell=/bin/zsh\nMY_SETTING=harmless\nRegistry=https://upper.example/\nregistry[]=https://array.example/\n"
+            "; a comment\n# //registry.example/:_authToken=commented-token-1\n";
+    const std::string copy = confine::detail::npmrc_copy(text);
+    for (const auto& line : expected) CHECK_THAT(copy, Catch::Contains("\n" + line + "\n") || Catch::StartsWith(line + "\n"));
+    for (const char* dropped : {"init-author", "zsh", "MY_SETTING", "upper.example", "array.example", "a comment", "commented-token-1"})
+        CHECK_THAT(copy, !Catch::Contains(dropped));
+    CHECK_THAT(copy, Catch::EndsWith("; (7 other lines left out: comments, and every setting confine does not copy)\n"));
+    CHECK(confine::detail::npmrc_copy(text) == copy);  // the same copy each time
+    // A value's comment, as npm cuts it, stays behind too.
+    CHECK(confine::detail::npmrc_copy("registry=https://r.example/ ; old token npm-token-0\nfund=false#x\n") ==
+          "registry=https://r.example/\nfund=false\n");
+    CHECK(confine::detail::npmrc_copy("") == "");
 }
 
-TEST_CASE("an npmrc copy judges each line as npm's reader reads it: carriage returns, quotes, escapes, comments, sections", "[packages]") {
-    const std::string copy = confine::detail::sanitised_npmrc(
+TEST_CASE("an npmrc copy leaves out every token, password and auth setting, however npm would spell it", "[packages]") {
+    const std::string copy = confine::detail::npmrc_copy(
         "registry=https://registry.example/\r\n"
-        "color=true\r_authToken=npm-token-1\r\n"         // npm ends a line at a carriage return
-        "\"\\u005fauth\" = npm-token-2\n"                  // a quoted key is a JSON string
-        "proxy = \"http://u:p\\u0040proxy:3128\"\n"       // so is a quoted value: p@proxy hidden
-        "\f_authToken=npm-token-3\n"                       // npm trims more than blanks
-        "//reg.example/:x#:_authToken=npm-token-4\n"       // npm cuts the key at '#'
-        "[section]x_auth=npm-token-5\n"                    // not a section: a setting
-        "[section]\n"
+        "//registry.example/:_authToken=npm-token-1\n"
+        "_auth = npm-token-2\n"
+        "//registry.example/:_password=npm-token-3\n"
+        "//registry.example/:username=npm-user-4\n"
+        "username=npm-user-5\npassword=npm-token-6\nemail=npm-mail-7\nalways-auth=true\n"
+        "_authToken=npm-token-8\nMY_TOKEN=npm-token-9\n"
+        "certfile=/home/u/client-cert-10\nkeyfile=/home/u/client-key-11\ncert=client-cert-12\nkey=client-key-13\n"
+        "proxy=http://user:proxy-password-14@proxy:3128\n"            // a URL's password
+        "https-proxy=https://npm-token-15@proxy:3128\n"               // a token as a URL's user
+        "@scope:registry=https://u:npm-token-16@scoped.example/\n"
+        "color=true\r_authToken=npm-token-17\r\n"                    // npm ends a line at a carriage return
+        "\"\\u005fauth\" = npm-token-18\n"                            // a quoted key is a JSON string
+        "proxy = \"http://u:p\\u0040proxy-19:3128\"\n"                // so is a quoted value: p@proxy hidden
+        "noproxy = 'npm-token-20'\n"                                  // a quoted value is not plain
+        "\f_authToken=npm-token-21\n"                                 // npm trims more than blanks
+        "//reg.example/:x#:_authToken=npm-token-22\n"                 // npm cuts the key at '#'
+        "registry #x=https://npm-token-23.example/\n"
+        "ca=-----BEGIN npm-token-24\\n-----END\n"                     // a certificate only as a JSON string
+        "@scope:_authToken=npm-token-25\n@:registry=https://npm-token-26.example/\n"
+        "[section]x_auth=npm-token-27\n"                              // not a section: a setting, and the end of the copy
+        "fund=false\n"
+        "[section]\nregistry=https://npm-token-28.example/\n"
         "package-lock=false\r\n");
-    for (const char* kept : {"registry=https://registry.example/\n", "color=true\n", "[section]\n", "package-lock=false\n"})
-        CHECK_THAT(copy, Catch::Contains(kept));
-    for (const char* secret : {"npm-token-1", "npm-token-2", "u0040proxy", "npm-token-3", "npm-token-4", "npm-token-5"})
+    CHECK_THAT(copy, Catch::StartsWith("registry=https://registry.example/\ncolor=true\n"));
+    for (const char* secret : {"npm-token", "npm-user", "npm-mail", "client-", "password", "always-auth", "u0040", "fund", "package-lock"})
         CHECK_THAT(copy, !Catch::Contains(secret));
     CHECK(copy.find('\r') == std::string::npos);
     CHECK(copy.find("\n\n") == std::string::npos);  // a CRLF ends one line, not two
 }
 
-TEST_CASE("a cargo config copy leaves out secrets in arrays of tables and in tables inside arrays", "[packages]") {
-    const auto copy = confine::detail::sanitised_cargo_config(
-        "[[registries-list]]\nname = \"a\"\ntoken = \"cargo-token-1\"\n"
-        "[net]\nlist = [{ password = \"cargo-password-2\", keep = 1 }]\n");
+TEST_CASE("a cargo config copy keeps each setting of the allow-list and nothing else", "[packages]") {
+    using confine::detail::CargoSetting;
+    std::map<std::string, std::string> tables;  // a table's name: its settings, each given the value "<table>.<key>"
+    for (const CargoSetting& s : confine::detail::cargo_settings_copied()) {
+        std::string table(s.table);
+        if (table.ends_with(".*")) table.replace(table.size() - 1, 1, "\"a b\"");  // a name that must be quoted
+        tables[table] += std::string(s.key) + " = \"" + std::string(s.table) + "." + std::string(s.key) + "\"\n";
+    }
+    // Beside them, settings the list does not name, in those tables and in others.
+    tables["build"] += "rustc-wrapper = \"sccache\"\nnumber = 1.5\n";
+    tables["net"] += "list = [{ keep = 1 }]\nssh = { known-hosts = [\"h\"] }\n";
+    tables["registries.\"a b\""] += "token = \"cargo-token-1\"\n";
+    std::string text = "# a comment: \u00e9, \u2603\n";
+    for (const auto& [table, settings] : tables) text += "[" + table + "]\n" + settings;
+    text += "[alias]\nb = \"build\"\n[env]\nSECRET = \"cargo-env-1\"\n[credential]\nhelper = \"x\"\n[[registries-list]]\nname = \"a\"\n";
+    const auto copy = confine::detail::cargo_config_copy(text);
     REQUIRE(copy);
-    for (const char* secret : {"cargo-token-1", "cargo-password-2"}) CHECK_THAT(*copy, !Catch::Contains(secret));
-    CHECK_THAT(*copy, Catch::Contains("name = 'a'"));
-    CHECK_THAT(*copy, Catch::Contains("keep = 1"));
+    INFO(*copy);
+    auto parsed = confine::detail::parse_toml_text(*copy, "copy");
+    REQUIRE(parsed);
+    std::size_t settings = 0;
+    for (const CargoSetting& s : confine::detail::cargo_settings_copied()) {
+        INFO(s.table << " " << s.key);
+        std::string table(s.table);
+        const auto* node = table.ends_with(".*") ? (*parsed)[table.substr(0, table.size() - 2)]["a b"].as_table() : (*parsed)[table].as_table();
+        REQUIRE(node);
+        CHECK(node->get_as<std::string>(s.key));
+        if (const auto* v = node->get_as<std::string>(s.key)) CHECK(v->get() == std::string(s.table) + "." + std::string(s.key));
+        ++settings;
+    }
+    CHECK(settings == confine::detail::cargo_settings_copied().size());
+    for (const char* dropped : {"rustc-wrapper", "number", "alias", "cargo-env-1", "credential", "registries-list", "list", "known-hosts", "comment", "token"})
+        CHECK_THAT(*copy, !Catch::Contains(dropped));
+    CHECK_THAT(*copy, Catch::Contains("[source.\"a b\"]\n"));
+    CHECK(confine::detail::cargo_config_copy(text) == copy);
+    // Integers, booleans and arrays of strings are written as they are.
+    CHECK(confine::detail::cargo_config_copy("[net]\nretry = 7\noffline = false\n[build]\nrustflags = [\"-C\", \"target-cpu=native\"]\n") ==
+          "[net]\nretry = 7\noffline = false\n[build]\nrustflags = [\"-C\", \"target-cpu=native\"]\n");
+    // Strings come back as cargo reads them: quotes, backslashes, control characters, and
+    // the characters toml++ reads only through stand-ins.
+    const auto odd = confine::detail::cargo_config_copy("[source.v]\ndirectory = '/srv/a\"b\\c\u00e9'\n[http]\ncainfo = \"x\\u0001\\ty\"\n");
+    REQUIRE(odd);
+    CHECK(*odd == "[source.v]\ndirectory = \"/srv/a\\\"b\\\\c\u00e9\"\n[http]\ncainfo = \"x\\u0001\\u0009y\"\n");
+    CHECK_FALSE(confine::detail::cargo_config_copy("[not toml"));
+    CHECK(confine::detail::cargo_config_copy("") == "");
 }
 
-TEST_CASE("a cargo config copy keeps the settings and leaves out tokens and URL passwords", "[packages]") {
-    const auto copy = confine::detail::sanitised_cargo_config(
+TEST_CASE("a cargo config copy leaves out tokens, credential providers and URL credentials, wherever they are", "[packages]") {
+    const auto copy = confine::detail::cargo_config_copy(
         "[source.crates-io]\nreplace-with = \"vendored\"\n"
         "[source.vendored]\ndirectory = \"/srv/vendor\"\n"
-        "[registry]\ntoken = \"cargo-token-1\"\n"
-        "[registries.company]\nindex = \"sparse+https://cargo.example/\"\ntoken = \"cargo-token-2\"\n"
-        "[http]\nproxy = \"http://u:proxy-password-3@proxy:3128\"\n"
-        "[build]\nrustflags = [\"-C\", \"target-cpu=native\"]\n");
+        "[source.mine]\ngit = \"https://cargo-token-1@git.example/r\"\n"
+        "[source.theirs]\nregistry = \"sparse+https://u:cargo-password-2@cargo.example/\"\n"
+        "[registry]\ntoken = \"cargo-token-3\"\ncredential-provider = \"cargo:token-4\"\nglobal-credential-providers = [\"cargo-token-5\"]\n"
+        "[registries.company]\nindex = \"sparse+https://cargo.example/\"\ntoken = \"cargo-token-6\"\n"
+        "[registries.other]\nindex = \"https://u:cargo-password-7@cargo.example/\"\n"
+        "[http]\nproxy = \"http://u:proxy-password-8@proxy:3128\"\n"
+        "[build]\nrustflags = [\"-C\", \"https://u:cargo-password-9@x/\"]\n"
+        "[[registries-list]]\nname = \"a\"\ntoken = \"cargo-token-10\"\n"
+        "[net]\nlist = [{ password = \"cargo-password-11\", keep = 1 }]\n");
     REQUIRE(copy);
-    for (const char* kept : {"replace-with = 'vendored'", "directory = '/srv/vendor'", "index = 'sparse+https://cargo.example/'", "target-cpu=native"})
+    for (const char* kept : {"replace-with = \"vendored\"", "directory = \"/srv/vendor\"", "[registries.company]\nindex = \"sparse+https://cargo.example/\"\n"})
         CHECK_THAT(*copy, Catch::Contains(kept));
-    for (const char* secret : {"cargo-token-1", "cargo-token-2", "proxy-password-3"}) CHECK_THAT(*copy, !Catch::Contains(secret));
-    CHECK_FALSE(confine::detail::sanitised_cargo_config("[not toml"));
+    for (const char* secret : {"cargo-token", "cargo-password", "proxy-password", "token", "credential", "[registries.other]", "[source.mine]", "[http]", "[build]"})
+        CHECK_THAT(*copy, !Catch::Contains(secret));
+}
+
+TEST_CASE("the README lists every setting the package settings copies keep", "[packages][docs]") {
+    const std::string readme = test::read_file(fs::path(SOURCE_DIR) / "README.md");
+    const std::string section = readme.substr(readme.find("## Package installs"));
+    for (const std::string_view key : confine::detail::npm_settings_copied()) CHECK_THAT(section, Catch::Contains("`" + std::string(key) + "`"));
+    for (const auto& s : confine::detail::cargo_settings_copied()) {
+        std::string table(s.table);
+        if (table.ends_with(".*")) table.replace(table.size() - 1, 1, "NAME");
+        INFO(s.table << " " << s.key);
+        CHECK_THAT(section, Catch::Contains("`[" + table + "]`") && Catch::Contains("`" + std::string(s.key) + "`"));
+    }
 }
 
 TEST_CASE("policy.packages takes a directory beneath the workspace and the tools by name", "[packages][config]") {
@@ -264,12 +337,12 @@ TEST_CASE("the directory is made for a run of a package manager, or kept where i
     }
 }
 
-TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, cargo's config as CARGO_HOME's", "[packages]") {
+TEST_CASE("the user's denied npmrc reaches npm as a copy of the settings on the allow-list, cargo's config as CARGO_HOME's", "[packages]") {
     test::TempDir dir{"/var/tmp"};
     fs::create_directories(dir / "ws");
     fs::create_directories(dir / "home" / ".cargo");
-    test::write_file(dir / "home" / ".npmrc", "fund=false\n//registry.example/:_authToken=npm-token-9\n", fs::perms(0600));
-    test::write_file(dir / "home" / ".cargo" / "config.toml", "[net]\nretry = 7\n[registry]\ntoken = \"cargo-token-9\"\n");
+    test::write_file(dir / "home" / ".npmrc", "fund=false\n//registry.example/:_authToken=npm-token-9\ninit-author-name=unknown-setting\n", fs::perms(0600));
+    test::write_file(dir / "home" / ".cargo" / "config.toml", "[net]\nretry = 7\n[registry]\ntoken = \"cargo-token-9\"\n[alias]\nunknown = \"setting\"\n");
     confine::Policy policy = workspace_policy(dir / "ws");
     const fs::path base = policy.workspace / ".confine";
     std::vector<std::string> env{"HOME=" + (dir / "home").string()};
@@ -282,9 +355,9 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, ca
     confine::detail::apply_packages({}, policy, tool_run, {}, env);
     REQUIRE(value_in(env, "npm_config_userconfig") == (base / "npmrc").string());
     const std::string npmrc = test::read_file(base / "npmrc");
-    CHECK_THAT(npmrc, Catch::Contains("fund=false") && !Catch::Contains("npm-token-9"));
+    CHECK_THAT(npmrc, Catch::Contains("\nfund=false\n") && !Catch::Contains("npm-token-9") && !Catch::Contains("unknown-setting"));
     const std::string cargo = test::read_file(base / "cargo" / "config.toml");
-    CHECK_THAT(cargo, Catch::Contains("retry = 7") && !Catch::Contains("cargo-token-9"));
+    CHECK_THAT(cargo, Catch::Contains("\n[net]\nretry = 7\n") && !Catch::Contains("cargo-token-9") && !Catch::Contains("unknown"));
 
     SECTION("a copy already as it should be is left alone, any other is replaced, never written through") {
         struct stat first {};
@@ -320,6 +393,20 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy without its secrets, ca
         CHECK(test::read_file(base / "npmrc") == npmrc_before);
         CHECK(test::read_file(base / "cargo" / "config.toml") == cargo_before);
         CHECK(value_in(env, "CARGO_HOME") == (base / "cargo").string());
+    }
+    SECTION("a line break in the path the copies name in their comments starts no setting") {
+        const fs::path odd = dir / "h\nregistry=https://named.example/\r[net]\rretry = 9";
+        fs::create_directories(odd / ".cargo");
+        test::write_file(odd / ".npmrc", "fund=false\n", fs::perms(0600));
+        test::write_file(odd / ".cargo" / "config.toml", "[net]\nretry = 7\n");
+        confine::Policy denied = policy;
+        denied.deny_read.push_back(fs::canonical(odd / ".npmrc"));
+        std::vector<std::string> fresh{"HOME=" + odd.string()};
+        confine::detail::apply_packages({}, denied, tool_run, {}, fresh);
+        const std::string copied = test::read_file(base / "npmrc"), cargo_copied = test::read_file(base / "cargo" / "config.toml");
+        CHECK_THAT(copied, Catch::Contains("h?registry=https://named.example/?[net]?retry = 9") && Catch::Contains("\nfund=false\n"));
+        CHECK_THAT(copied, !Catch::Contains("\nregistry="));
+        CHECK_THAT(cargo_copied, Catch::Contains("\n[net]\nretry = 7\n") && !Catch::Contains("retry = 9\n"));
     }
     SECTION("beneath HOME cargo finds the config itself") {
         fs::create_directories(dir / "home" / "src");
@@ -501,7 +588,7 @@ TEST_CASE("cargo fetch works confined, with the user's config.toml and without i
             REQUIRE(r.exit_code == 0);
             CHECK_THAT(r.out, Catch::Contains("fetch=0"));
             CHECK_THAT(test::read_file(app / "Cargo.lock"), Catch::Contains("name = \"dep\""));  // through the user's source replacement
-            CHECK_THAT(r.out, Catch::Contains("replace-with = 'vendored'"));
+            CHECK_THAT(r.out, Catch::Contains("replace-with = \"vendored\""));
             CHECK_THAT(r.out, Catch::Contains("credentials=denied"));
             CHECK_THAT(r.out + r.err, !Catch::Contains(token) && !Catch::Contains(credential));
             CHECK(fs::exists(run.tree.ws / ".confine" / "cargo" / ".package-cache"));  // cargo's lock, in the run's own home

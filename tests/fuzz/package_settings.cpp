@@ -1,9 +1,11 @@
 // Fuzz target: the copies of the user's package manager settings that a run's sandbox
-// gets without their secrets (core/src/run/packages.hpp): an npmrc, and cargo's
-// config.toml. The first byte picks which. Properties: read back as the tool itself
-// reads it (npm's ini reader ends a line at a carriage return too), the copy holds no
-// setting whose name says it is a secret and no URL with a password; a cargo copy is
-// TOML again.
+// gets, only the settings of an allow-list (core/src/run/packages.hpp): an npmrc, and
+// cargo's config.toml. The first byte picks which. Properties: read back as the tool
+// itself reads it (npm's ini reader ends a line at a carriage return too, and reads
+// quoted keys and values as JSON strings), the copy sets no setting outside the
+// allow-list, none whose name says it is a secret, and no URL with a password or a user;
+// it has no section; a cargo copy is TOML again, each of its values a string, an
+// integer, a boolean or an array of strings.
 #include "fuzz.hpp"
 
 #include "packages.hpp"
@@ -13,9 +15,13 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 using confine::fuzz::require;
 
@@ -128,48 +134,84 @@ std::string ini_unsafe(std::string_view raw) {
     return std::string(js_trimmed(out));
 }
 
+// Whether npm's reading of a key is on the allow-list: one of its names, or a scope's
+// registry (`@name:registry`, the name in npm's characters).
+bool npm_allowed(const std::string& key) {
+    const auto names = confine::detail::npm_settings_copied();
+    if (std::find(names.begin(), names.end(), key) != names.end()) return true;
+    const std::string_view suffix = ":registry";
+    if (key.size() <= 1 + suffix.size() || key.front() != '@' || !key.ends_with(suffix)) return false;
+    return std::all_of(key.begin() + 1, key.end() - static_cast<std::ptrdiff_t>(suffix.size()),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-._~", c); });
+}
+
 void npmrc(std::string_view text) {
-    const std::string copy = confine::detail::sanitised_npmrc(text);
+    const std::string copy = confine::detail::npmrc_copy(text);
     for (std::size_t at = 0; at < copy.size();) {
         const std::size_t end = std::min(copy.find_first_of("\r\n", at), copy.size());
-        const std::string_view line = js_trimmed(std::string_view(copy).substr(at, end - at));
+        const std::string_view raw = std::string_view(copy).substr(at, end - at);
+        const std::string_view line = js_trimmed(raw);
         at = end + 1;
         if (line.empty() || line.front() == ';' || line.front() == '#') continue;
-        if (line.front() == '[' && line.find(']') == line.size() - 1) continue;  // a section
+        require(raw.front() != '[', "an npmrc copy has no section", raw);
         const std::size_t eq = line.find('=');
         if (eq == 0) continue;
         const std::string key = ini_unsafe(line.substr(0, eq)), value = eq == std::string_view::npos ? "" : ini_unsafe(line.substr(eq + 1));
+        require(npm_allowed(key), "an npmrc copy sets only settings of the allow-list, as npm reads it", line);
         require(!secret(key), "an npmrc copy holds no secret setting, as npm reads it", line);
-        require(!confine::url_carries_password(key) && !confine::url_carries_password(value), "an npmrc copy holds no URL's password, as npm reads it", line);
+        require(!confine::detail::carries_credentials(key) && !confine::detail::carries_credentials(value),
+                "an npmrc copy holds no URL's password or user, as npm reads it", line);
     }
 }
 
-void no_secret_in(const toml::node& node, std::string_view key) {
-    if (const auto* t = node.as_table()) {
-        for (auto&& [k, v] : *t) no_secret_in(v, k.str());
+// Whether `key` in the table at `path` ("source.x") is on the allow-list.
+bool cargo_allowed(const std::string& path, std::string_view key) {
+    const std::string table = path.substr(0, path.find('.'));
+    const bool named = path.find('.') != std::string::npos;
+    for (const auto& s : confine::detail::cargo_settings_copied())
+        if (s.key == key && (named ? s.table == table + ".*" : s.table == table)) return true;
+    return false;
+}
+
+void copied_value(const toml::node& node, const std::string& where) {
+    if (const auto* s = node.as_string()) {
+        require(!confine::url_carries_password(s->get()) && !confine::detail::carries_credentials(s->get()), "a cargo copy holds no URL's password or user", s->get());
         return;
     }
     if (const auto* a = node.as_array()) {
-        for (const auto& v : *a) no_secret_in(v, key);
+        for (const auto& v : *a) {
+            require(v.is_string(), "a cargo copy's array holds only strings", where);
+            copied_value(v, where);
+        }
         return;
     }
-    require(!secret(key), "a cargo copy holds no secret setting", key);
-    if (const auto* s = node.as_string()) require(!confine::url_carries_password(s->get()), "a cargo copy holds no URL's password", s->get());
+    require(node.is_integer() || node.is_boolean(), "a cargo copy's value is a string, an integer, a boolean or an array", where);
 }
 
 void cargo(std::string_view text) {
-    const auto copy = confine::detail::sanitised_cargo_config(text);
+    const auto copy = confine::detail::cargo_config_copy(text);
     if (!copy) return;
-    const auto safe = confine::detail::toml_stand_ins(*copy);
-    require(safe.has_value(), "a cargo copy adds no stand-in of its own", *copy);
-    toml::table table;
-    try {
-        table = toml::parse(*safe);
-    } catch (const toml::parse_error& e) {
-        confine::fuzz::fail("a cargo copy is TOML", *copy);
+    auto table = confine::detail::parse_toml_text(*copy, "copy");
+    if (!table) confine::fuzz::fail("a cargo copy is TOML", *copy + "\n" + table.error().message);
+    for (auto&& [name, node] : *table) {
+        const auto* t = node.as_table();
+        require(t != nullptr, "a cargo copy holds only tables at its top", name.str());
+        std::vector<std::pair<std::string, const toml::table*>> sections;
+        if (name.str() == "registries" || name.str() == "source") {
+            for (auto&& [inner, value] : *t) {
+                require(value.is_table(), "a cargo copy's [registries] and [source] hold only tables", inner.str());
+                sections.emplace_back(std::string(name.str()) + "." + std::string(inner.str()), value.as_table());
+            }
+        } else {
+            sections.emplace_back(std::string(name.str()), t);
+        }
+        for (const auto& [path, section] : sections)
+            for (auto&& [key, value] : *section) {
+                require(cargo_allowed(path, key.str()), "a cargo copy sets only settings of the allow-list", path + "." + std::string(key.str()));
+                require(!secret(key.str()), "a cargo copy holds no secret setting", key.str());
+                copied_value(value, path + "." + std::string(key.str()));
+            }
     }
-    confine::detail::restore_strings(table);
-    no_secret_in(table, "");
 }
 
 }  // namespace

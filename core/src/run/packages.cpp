@@ -11,12 +11,16 @@
 
 #include "toml_text.hpp"
 
+#if !defined(_WIN32)
+#include "fd.hpp"
+#endif
+
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cctype>
 #include <fstream>
-#include <sstream>
+#include <optional>
+#include <utility>
 
 #if !defined(_WIN32)
 #include <fcntl.h>
@@ -41,106 +45,193 @@ std::string lowered(std::string_view s) {
 
 std::string_view trimmed(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
     return s;
 }
 
-// Whether a setting's name says it holds a secret: it names a token, password or secret,
-// or npm's `_auth`, anywhere in it — an npm key scoped to a registry
-// (`//host/path/:_authToken`) included, and whatever npm's reader would cut off the
-// name as a comment (`_authToken#x:y`).
-bool secret_name(std::string_view key) {
-    const std::string name = lowered(key);
-    for (const char* word : {"_auth", "token", "password", "passwd", "secret"})
-        if (name.find(word) != std::string::npos) return true;
-    return false;
+// npm's settings a copy keeps (README, "Package installs"): where packages come from
+// (registries, certificate authorities, proxies), how they are fetched, and how an
+// install behaves. Nothing that authenticates (_auth, _authToken, _password, username,
+// password, email, always-auth, cert, key, certfile, keyfile, any //host/: key).
+constexpr auto npm_settings = std::to_array<std::string_view>({
+    "registry", "replace-registry-host", "ca", "ca[]", "cafile", "strict-ssl",
+    "proxy", "https-proxy", "noproxy", "maxsockets",
+    "fetch-retries", "fetch-retry-factor", "fetch-retry-mintimeout", "fetch-retry-maxtimeout", "fetch-timeout",
+    "prefer-offline", "prefer-online", "offline",
+    "engine-strict", "save-exact", "save-prefix", "legacy-peer-deps", "strict-peer-deps", "package-lock",
+    "package-lock-only", "lockfile-version", "ignore-scripts", "omit", "include", "install-strategy", "install-links",
+    "prefer-dedupe", "audit", "audit-level", "fund", "update-notifier", "progress", "loglevel", "color", "unicode",
+});
+
+// cargo's settings a copy keeps: registries' and sources' places, [net] and [http]'s
+// fetching, [build]'s jobs, targets and flags. Never a token or credential provider.
+constexpr auto cargo_settings = std::to_array<CargoSetting>({
+    {"registry", "default"},
+    {"registries.*", "index"}, {"registries.*", "protocol"},
+    {"source.*", "replace-with"}, {"source.*", "registry"}, {"source.*", "local-registry"}, {"source.*", "directory"},
+    {"source.*", "git"}, {"source.*", "branch"}, {"source.*", "tag"}, {"source.*", "rev"},
+    {"net", "retry"}, {"net", "git-fetch-with-cli"}, {"net", "offline"},
+    {"http", "proxy"}, {"http", "timeout"}, {"http", "cainfo"}, {"http", "check-revoke"}, {"http", "multiplexing"}, {"http", "low-speed-limit"},
+    {"build", "jobs"}, {"build", "target"}, {"build", "rustflags"}, {"build", "rustdocflags"}, {"build", "incremental"}, {"build", "pipelining"},
+});
+
+// The ASCII printable characters of a plain npmrc value: read by npm's reader (the ini
+// package) as they are written — no quote, no escape, no comment.
+bool plain_npm_value(std::string_view v) {
+    return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u >= 0x20 && u < 0x7f && std::string_view("\"';#\\").find(c) == std::string_view::npos;
+    });
 }
 
-// Whether an npmrc line is a setting that may hold a secret, as npm's reader (the ini
-// package) reads it: it trims more than ASCII blanks, reads a quoted key or value as a
-// JSON string, whose escapes ("\u005fauth") can spell any name or '@', and takes a line
-// that starts with '[' as a section only when its first ']' ends it.
-bool npmrc_secret(std::string_view line) {
-    if (line.empty() || line.front() == '#' || line.front() == ';' || (line.front() == '[' && line.find(']') == line.size() - 1)) return false;
+// An npmrc line's setting as a copy keeps it (`key=value`, as npm reads it), or nullopt.
+std::optional<std::string> npm_setting_kept(std::string_view line) {
     const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) return std::nullopt;
     const std::string_view key = trimmed(line.substr(0, eq));
-    const std::string_view value = eq == std::string_view::npos ? std::string_view() : trimmed(line.substr(eq + 1));
-    const bool escaped = key.find_first_of("\"\\") != std::string_view::npos ||
-                         (value.find('"') != std::string_view::npos && value.find('\\') != std::string_view::npos);
-    return escaped || secret_name(key) || url_carries_password(key) || url_carries_password(value);
+    std::string_view value = trimmed(line.substr(eq + 1));
+    // Unquoted and unescaped, a value ends where a comment starts (as npm reads it).
+    if (value.find_first_of("\"'\\") == std::string_view::npos) value = trimmed(value.substr(0, value.find_first_of(";#")));
+    if (!npm_setting_copied(key) || carries_credentials(value)) return std::nullopt;
+    // A CA's certificate is written as a JSON string ("-----BEGIN...\n..."), which npm reads
+    // whole: printable ASCII, whose only escape is \n, hides nothing from the test above.
+    const auto certificate_text = [](std::string_view v) {
+        if (v.size() < 2 || v.front() != '"' || v.back() != '"') return false;
+        v = v.substr(1, v.size() - 2);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            const auto u = static_cast<unsigned char>(v[i]);
+            if (u < 0x20 || u >= 0x7f || v[i] == '"' || (v[i] == '\\' && (i + 1 == v.size() || v[++i] != 'n'))) return false;
+        }
+        return true;
+    };
+    const bool certificate = (key == "ca" || key == "ca[]") && certificate_text(value);
+    if (!certificate && !plain_npm_value(value)) return std::nullopt;
+    return std::string(key) + "=" + std::string(value);
 }
 
 }  // namespace
 
-std::string sanitised_npmrc(std::string_view text) {
+std::span<const std::string_view> npm_settings_copied() { return npm_settings; }
+
+std::span<const CargoSetting> cargo_settings_copied() { return cargo_settings; }
+
+bool npm_setting_copied(std::string_view key) {
+    if (std::find(npm_settings.begin(), npm_settings.end(), key) != npm_settings.end()) return true;
+    // @scope:registry, a scope's name as npm spells one.
+    if (!key.starts_with('@') || !key.ends_with(":registry")) return false;
+    const std::string_view scope = key.substr(1, key.size() - 1 - std::string_view(":registry").size());
+    return !scope.empty() && std::all_of(scope.begin(), scope.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    });
+}
+
+bool carries_credentials(std::string_view value) {
+    if (url_carries_password(value)) return true;
+    const std::string v = lowered(value);
+    for (const std::string_view scheme : {"http://", "https://"})
+        for (std::size_t at = v.find(scheme); at != std::string::npos; at = v.find(scheme, at + 1)) {
+            const std::size_t from = at + scheme.size();
+            const std::size_t end = v.find_first_of("/?# \t\n", from);
+            if (v.substr(from, end == std::string::npos ? std::string::npos : end - from).find('@') != std::string::npos) return true;
+        }
+    return false;
+}
+
+std::string npmrc_copy(std::string_view text) {
+    // npm's reader ends a line at a carriage return too: "a=b\r_authToken=..." is two.
+    std::vector<std::string_view> lines;
+    for (std::size_t end; !text.empty(); text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1))
+        lines.push_back(text.substr(0, end = text.find_first_of("\r\n")));
     std::string out;
-    while (!text.empty()) {
-        // npm's reader ends a line at a carriage return too: "a=b\r_authToken=..." is two.
-        const std::size_t end = text.find_first_of("\r\n");
-        const std::string_view line = text.substr(0, end);
-        const std::size_t next = end == std::string_view::npos ? text.size() : text.compare(end, 2, "\r\n") == 0 ? end + 2 : end + 1;
-        text.remove_prefix(next);
-        if (npmrc_secret(trimmed(line)))
-            out += "; (a setting that holds a secret was left out here)\n";
-        else
-            out += std::string(line) + "\n";
+    std::size_t left_out = 0;
+    bool top = true;
+    for (const std::string_view line : lines) {
+        if (trimmed(line).empty()) continue;
+        // A section ([name]) holds what follows, which npm does not read as its settings:
+        // a line that starts as one (or as an odd key) ends what is copied.
+        if (line.front() == '[') top = false;
+        const auto kept = top ? npm_setting_kept(line) : std::nullopt;
+        if (kept) out += *kept + "\n";
+        else ++left_out;
     }
+    if (left_out) out += "; (" + std::to_string(left_out) + " other lines left out: comments, and every setting confine does not copy)\n";
     return out;
 }
 
 namespace {
 
-// Whether a TOML value carries a URL's password, in a string or anywhere in an array.
-bool carries_password(const toml::node& node) {
-    if (const auto* s = node.as_string()) return url_carries_password(s->get());
-    if (const auto* a = node.as_array())
-        return std::any_of(a->begin(), a->end(), [](const toml::node& n) { return carries_password(n); });
-    return false;
+// `s` as a TOML basic string, or as a bare key where `key` and it can be one.
+std::string toml_quoted(std::string_view s, bool key = false) {
+    const auto bare = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_'; };
+    if (key && !s.empty() && std::all_of(s.begin(), s.end(), bare)) return std::string(s);
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out = "\"";
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20 || u == 0x7f) {
+            out += "\\u00";
+            out += hex[u >> 4];
+            out += hex[u & 15];
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
 }
 
-void drop_secrets(toml::table& table);
-
-// The tables in `array` (an array of tables, or inline ones), at any depth, without their secrets.
-void drop_secrets(toml::array& array) {
-    for (auto& value : array) {
-        if (auto* inner = value.as_table()) drop_secrets(*inner);
-        else if (auto* nested = value.as_array()) drop_secrets(*nested);
+// A setting's value as a copy writes it: a string (no URL with credentials), an integer,
+// a boolean, or an array of such strings; nullopt for anything else.
+std::optional<std::string> toml_value(const toml::node& node) {
+    if (const auto* s = node.as_string()) return carries_credentials(s->get()) ? std::nullopt : std::optional(toml_quoted(s->get()));
+    if (const auto* i = node.as_integer()) return std::to_string(i->get());
+    if (const auto* b = node.as_boolean()) return std::string(b->get() ? "true" : "false");
+    const auto* a = node.as_array();
+    if (!a) return std::nullopt;
+    std::string out = "[";
+    for (const auto& item : *a) {
+        const auto* s = item.as_string();
+        if (!s || carries_credentials(s->get())) return std::nullopt;
+        out += (out.size() > 1 ? ", " : "") + toml_quoted(s->get());
     }
+    return out + "]";
 }
 
-void drop_secrets(toml::table& table) {
-    std::vector<std::string> dropped;
-    for (auto&& [key, value] : table) {
-        if (auto* inner = value.as_table()) drop_secrets(*inner);  // a table is judged by what it holds
-        else if (secret_name(key.str()) || carries_password(value)) dropped.emplace_back(key.str());
-        else if (auto* array = value.as_array()) drop_secrets(*array);
+// The settings of `table` (`pattern` names it in cargo_settings) that a copy keeps, under
+// `header`; nothing when it keeps none.
+std::string cargo_section(const toml::table& table, std::string_view pattern, const std::string& header) {
+    std::string lines;
+    for (const auto& setting : cargo_settings) {
+        if (setting.table != pattern) continue;
+        const toml::node* node = table.get(setting.key);
+        const auto value = node ? toml_value(*node) : std::nullopt;
+        if (value) lines += std::string(setting.key) + " = " + *value + "\n";
     }
-    for (const auto& key : dropped) table.erase(key);
+    return lines.empty() ? std::string() : "[" + header + "]\n" + lines;
 }
 
 }  // namespace
 
-std::optional<std::string> sanitised_cargo_config(std::string_view text) {
-    // toml++ is given stand-ins for the characters it cannot read safely (toml_text.hpp).
-    const auto safe = toml_stand_ins(text);
-    if (!safe) return std::nullopt;
-    toml::table table;
-    try {
-        table = toml::parse(*safe);
-    } catch (const toml::parse_error&) {
-        return std::nullopt;
+std::optional<std::string> cargo_config_copy(std::string_view text) {
+    // Parsed with stand-ins for the characters toml++ cannot read safely (toml_text.hpp);
+    // what is written is made here, not by toml++'s writer.
+    const auto root = parse_toml_text(text, "config.toml");
+    if (!root) return std::nullopt;
+    std::string out;
+    for (const std::string_view pattern : {"registry", "registries.*", "source.*", "net", "http", "build"}) {
+        const std::string_view name = pattern.substr(0, pattern.find('.'));
+        const auto* table = root->get_as<toml::table>(name);
+        if (!table) continue;
+        if (!pattern.ends_with(".*")) {
+            out += cargo_section(*table, pattern, std::string(name));
+            continue;
+        }
+        for (auto&& [key, value] : *table)
+            if (const auto* inner = value.as_table()) out += cargo_section(*inner, pattern, std::string(name) + "." + toml_quoted(key.str(), true));
     }
-    drop_secrets(table);
-    std::ostringstream out;
-    out << toml::toml_formatter(table) << "\n";
-    // toml++'s writer can write a string that its reader (and cargo's) refuses, such as
-    // a multi-line literal one ending in quotes: a copy that does not read back is none.
-    try {
-        (void)toml::parse(out.str());
-    } catch (const toml::parse_error&) {
-        return std::nullopt;
-    }
-    return toml_restored(out.str());
+    return out;
 }
 
 #if defined(_WIN32)
@@ -150,23 +241,6 @@ void apply_packages(const PackageCaches&, const Policy&, std::span<const std::st
 #else
 
 namespace {
-
-// A descriptor closed when it goes.
-struct Fd {
-    int fd = -1;
-    explicit Fd(int f) : fd(f) {}
-    Fd(Fd&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
-    Fd& operator=(Fd&& o) noexcept {
-        if (this != &o) {
-            if (fd >= 0) ::close(fd);
-            fd = std::exchange(o.fd, -1);
-        }
-        return *this;
-    }
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -185,14 +259,14 @@ std::unexpected<Failure> failed(std::string what) {
 // never through a link: the workspace is where confined commands write, so any name in
 // it may have been replaced by a link since a previous run.
 std::expected<Fd, Failure> open_dirs(const Fd& dir, const fs::path& rel) {
-    Fd at(::fcntl(dir.fd, F_DUPFD_CLOEXEC, 0));
-    if (at.fd < 0) return failed("cannot open the workspace");
+    Fd at(::fcntl(dir.get(), F_DUPFD_CLOEXEC, 0));
+    if (at.get() < 0) return failed("cannot open the workspace");
     for (const auto& part : rel.lexically_normal()) {
         if (part.empty() || part == ".") continue;
-        if (::mkdirat(at.fd, part.c_str(), 0755) != 0 && errno != EEXIST) return failed("cannot make " + part.string());
-        Fd next(::openat(at.fd, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (next.fd < 0) return failed("cannot open " + part.string() + " as a directory");
-        at = Fd(std::move(next));
+        if (::mkdirat(at.get(), part.c_str(), 0755) != 0 && errno != EEXIST) return failed("cannot make " + part.string());
+        Fd next(::openat(at.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (next.get() < 0) return failed("cannot open " + part.string() + " as a directory");
+        at = std::move(next);
     }
     return at;
 }
@@ -200,13 +274,13 @@ std::expected<Fd, Failure> open_dirs(const Fd& dir, const fs::path& rel) {
 // Whether `name` in `dir` is a regular file holding exactly `text`. Read only to spare a
 // rewrite (a watcher of the workspace would see one on every run); never trusted beyond.
 bool holds(const Fd& dir, const std::string& name, const std::string& text) {
-    Fd file(::openat(dir.fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    Fd file(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat st {};
-    if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) != text.size()) return false;
+    if (file.get() < 0 || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) != text.size()) return false;
     std::string there(text.size(), '\0');
     std::size_t got = 0;
     while (got < there.size()) {
-        const ssize_t n = ::read(file.fd, there.data() + got, there.size() - got);
+        const ssize_t n = ::read(file.get(), there.data() + got, there.size() - got);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
         got += static_cast<std::size_t>(n);
@@ -220,21 +294,17 @@ bool holds(const Fd& dir, const std::string& name, const std::string& text) {
 std::optional<std::string> write_at(const Fd& dir, const std::string& name, const std::string& text, mode_t mode) {
     if (holds(dir, name, text)) return std::nullopt;
     const std::string temp = "." + name + ".confine-" + std::to_string(::getpid());
-    ::unlinkat(dir.fd, temp.c_str(), 0);
-    Fd file(::openat(dir.fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-    if (file.fd < 0) return "cannot write " + name + ": " + errno_text();
-    for (std::size_t done = 0; done < text.size();) {
-        const ssize_t n = ::write(file.fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            ::unlinkat(dir.fd, temp.c_str(), 0);
-            return "cannot write " + name + ": " + errno_text();
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    if (::renameat(dir.fd, temp.c_str(), dir.fd, name.c_str()) != 0) {
+    ::unlinkat(dir.get(), temp.c_str(), 0);
+    Fd file(::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+    if (file.get() < 0) return "cannot write " + name + ": " + errno_text();
+    if (!write_all(file.get(), text.data(), text.size())) {
         const std::string why = errno_text();
-        ::unlinkat(dir.fd, temp.c_str(), 0);
+        ::unlinkat(dir.get(), temp.c_str(), 0);
+        return "cannot write " + name + ": " + why;
+    }
+    if (::renameat(dir.get(), temp.c_str(), dir.get(), name.c_str()) != 0) {
+        const std::string why = errno_text();
+        ::unlinkat(dir.get(), temp.c_str(), 0);
         return "cannot write " + name + ": " + why;
     }
     return std::nullopt;
@@ -249,6 +319,15 @@ std::optional<std::string> read_settings(const fs::path& file) {
     std::string text(std::size_t{1} << 20, '\0');
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+}
+
+// A path as a copy's comment names it: a line break or other control character in it
+// (from HOME, CARGO_HOME, npm_config_userconfig) written as '?', so that it cannot end
+// the comment and start a setting.
+std::string comment_text(std::string text) {
+    for (char& c : text)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
     return text;
 }
 
@@ -304,7 +383,7 @@ struct Run {
     std::vector<std::string> said;
 };
 
-// npm: its cache, and the user's npmrc without its secrets where the policy denies it.
+// npm: its cache, and a copy of the settings of the user's npmrc where the policy denies it.
 void prepare_npm(Run& run) {
     const std::string home = run.vars.get("HOME");
     std::string user_cache = run.vars.get("npm_config_cache", true);
@@ -321,17 +400,17 @@ void prepare_npm(Run& run) {
     if (user_config.empty() && !home.empty()) user_config = home + "/.npmrc";
     // npm reads it itself (not denied, or this run's own copy already), or there is none.
     if (user_config.empty() || !within_any(user_config, run.policy.deny_read) || is_within(real(user_config), real(run.base))) return;
-    if (run.dir.fd < 0) return;
+    if (run.dir.get() < 0) return;
     const auto text = read_settings(user_config);
     if (!text) return;
-    const std::string copy = "; " + user_config + " as confine gives it to confined runs, without its secrets (rewritten before each run)\n" +
-                             sanitised_npmrc(*text);
+    const std::string copy = "; " + comment_text(user_config) + " as confine gives it to confined runs: only the settings an install needs, none that " +
+                             "authenticates (rewritten before each run)\n" + npmrc_copy(*text);
     if (auto bad = write_at(run.dir, "npmrc", copy, 0600)) {
         log_warn("packages: {} in {}: npm runs without the settings of {}", *bad, run.base.string(), user_config);
         return;
     }
     run.vars.set("npm_config_userconfig", (run.base / "npmrc").string(), true);
-    run.said.push_back("npm settings " + (run.base / "npmrc").string() + " (" + user_config + " without its secrets)");
+    run.said.push_back("npm settings " + (run.base / "npmrc").string() + " (" + user_config + ": only the settings copied)");
 }
 
 void prepare_pip(Run& run) {
@@ -348,10 +427,10 @@ void prepare_pip(Run& run) {
     run.said.push_back("pip cache " + (run.base / "cache" / "pip").string());
 }
 
-// The user's cargo configuration for a CARGO_HOME of the run's own: what cargo would read
-// from the user's CARGO_HOME, without its secrets — unless cargo's own search (the
-// working directory's ancestors' .cargo) finds that file anyway: then nothing, so that
-// no setting is read twice.
+// The user's cargo configuration for a CARGO_HOME of the run's own: of what cargo would
+// read from the user's CARGO_HOME, the settings a copy keeps (cargo_config_copy) —
+// unless cargo's own search (the working directory's ancestors' .cargo) finds that file
+// anyway: then nothing, so that no setting is read twice.
 std::string cargo_config(const Run& run, const fs::path& user_home) {
     const std::string header = "# confine's CARGO_HOME for confined runs (rewritten before each run).\n";
     fs::path source;
@@ -362,11 +441,11 @@ std::string cargo_config(const Run& run, const fs::path& user_home) {
     if (source.empty()) return header;
     const fs::path real_home = real(user_home);
     if (real_home.filename() == ".cargo" && is_within(run.policy.working_directory, real_home.parent_path()))
-        return header + "# " + source.string() + " is read by cargo itself, from the working directory's ancestors.\n";
+        return header + "# " + comment_text(source.string()) + " is read by cargo itself, from the working directory's ancestors.\n";
     const auto text = read_settings(source);
-    const auto copy = text ? sanitised_cargo_config(*text) : std::nullopt;
-    if (!copy) return header + "# " + source.string() + " could not be read as TOML: cargo runs without it.\n";
-    return header + "# " + source.string() + ", without its secrets:\n" + *copy;
+    const auto copy = text ? cargo_config_copy(*text) : std::nullopt;
+    if (!copy) return header + "# " + comment_text(source.string()) + " could not be read as TOML: cargo runs without it.\n";
+    return header + "# " + comment_text(source.string()) + ", only the settings confine copies (none that authenticates):\n" + *copy;
 }
 
 void prepare_cargo(Run& run) {
@@ -379,7 +458,7 @@ void prepare_cargo(Run& run) {
     }
     // Named by the caller, or beneath the directory already (a run started inside a run).
     if (run.vars.named("CARGO_HOME") || (!user_home.empty() && is_within(real(user_home), real(run.base)))) return;
-    if (run.dir.fd < 0) {
+    if (run.dir.get() < 0) {
         run.vars.set("CARGO_HOME", (run.base / "cargo").string());
         run.said.push_back("cargo home " + (run.base / "cargo").string() + " (not made: cargo makes it; the copy of your settings comes with a run of cargo)");
         return;
@@ -398,13 +477,13 @@ void prepare_cargo(Run& run) {
 // it out of the repository).
 std::expected<Fd, Failure> open_base(const Policy& resolved, const std::string& dir) {
     Fd workspace(::open(resolved.workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (workspace.fd < 0) return failed("cannot open the workspace");
+    if (workspace.get() < 0) return failed("cannot open the workspace");
     auto base = open_dirs(workspace, dir);
     if (!base) return base;
-    Fd ignore(::openat(base->fd, ".gitignore", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-    if (ignore.fd >= 0) {
+    Fd ignore(::openat(base->get(), ".gitignore", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (ignore.get() >= 0) {
         const std::string text = "# What confined runs' package managers keep (confine, [policy.packages]).\n*\n";
-        if (::write(ignore.fd, text.data(), text.size()) < 0) return failed("cannot write .gitignore");
+        if (::write(ignore.get(), text.data(), text.size()) < 0) return failed("cannot write .gitignore");
     }
     return base;
 }

@@ -5,6 +5,7 @@
 #include <confine/config.hpp>
 #include <confine/wrap_result.hpp>
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,19 +13,36 @@
 
 namespace confine::detail {
 
-// `text` (an npmrc) without its secrets, its lines as npm's reader ends them (at a line
-// feed or a carriage return): each setting whose key names an auth setting, a token,
-// password or secret anywhere in it (`_auth`, `_authToken`, `//host/:_password`, ...),
-// whose key or value carries a URL's password, or whose key is quoted or escaped or
-// whose quoted value holds an escape (npm reads those as JSON strings, whose escapes can
-// spell any name) is replaced by a comment saying one was left out.
-std::string sanitised_npmrc(std::string_view text);
+// The user's package manager settings reach a run as copies of the settings a confined
+// install needs, and only those (README, "Package installs"): an allow-list, so that a
+// setting that authenticates, or one no list of secrets' names foresaw, stays behind.
 
-// `text` (a cargo config.toml) without its secrets: every key naming a token, password
-// or secret (`[registry] token`, `[registries.x] token`), in tables at any depth and in
-// arrays of tables, and every value carrying a URL's password, left out. nullopt when it
-// is not TOML, or when what is written of it would not read back as TOML.
-std::optional<std::string> sanitised_cargo_config(std::string_view text);
+// The npmrc settings copied, by name; and `@scope:registry` for any scope.
+std::span<const std::string_view> npm_settings_copied();
+bool npm_setting_copied(std::string_view key);
+
+// A cargo setting copied: `key` in `table` ("source.*": in each table of [source]).
+struct CargoSetting {
+    std::string_view table, key;
+};
+std::span<const CargoSetting> cargo_settings_copied();
+
+// Whether `value` holds a URL with a password (url_carries_password()), or an http(s)
+// URL with a user (a token is often given as one).
+bool carries_credentials(std::string_view value);
+
+// `text` (an npmrc) as a copy for a run: its lines, as npm's reader ends them (at a line
+// feed or a carriage return), that set a setting npm_setting_copied() names to a value
+// npm reads as written (no quote, escape or comment; a `ca` certificate as a JSON string)
+// without credentials, each as `key=value`, until a section starts; then one comment
+// counting the lines left out.
+std::string npmrc_copy(std::string_view text);
+
+// `text` (a cargo config.toml) as a copy for a run: the settings cargo_settings_copied()
+// names whose value is a string without credentials, an integer, a boolean or an array
+// of such strings, written anew (tables in the list's order, their names sorted).
+// nullopt when it is not TOML.
+std::optional<std::string> cargo_config_copy(std::string_view text);
 
 // What `packages` gives a run of `resolved` (a wrap's policy) that starts `command`: in
 // workspace-write mode, `environment` ("NAME=VALUE") with npm's cache (npm_config_cache),
