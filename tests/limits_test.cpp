@@ -504,18 +504,32 @@ TEST_CASE("the run's cgroup: v2 where this process's cgroup has the controllers,
     confine::Limits limits;
     limits.memory = 128u << 20;
     limits.processes = 64;
+    // A cgroup file system makes a cgroup's files with it; a directory here has none: the
+    // first file written is the run cgroup's failure, and nothing of it is left.
     confine::detail::ChildLimits child;
     std::string why;
-    auto group = confine::detail::make_run_cgroup(places, limits, child, why);
+    CHECK_FALSE(confine::detail::make_run_cgroup(places, limits, child, why));
+    CHECK(test::read_file(v2 / "cgroup.subtree_control") == "+memory +pids ");
+    CHECK_THAT(why, Catch::StartsWith("cannot write " + (v2 / "confine-run-").string()) && Catch::Contains("/memory.max: No such file or directory; no cgroup v2 with"));
+    CHECK(child.cgroup_count == 0);
+    std::size_t left = 0;
+    for (const auto& e : fs::directory_iterator(v2)) left += e.is_directory();
+    CHECK(left == 0);
+
+    // A cgroup made with the kernel's files: the limits written in it, its events read.
+    const fs::path made = v2 / "confine-run-made";
+    const auto kernel_made = [&](const fs::path& dir, std::initializer_list<const char*> files) {
+        fs::create_directories(dir);
+        for (const char* f : files) test::write_file(dir / f, "");
+    };
+    kernel_made(made, {"cgroup.procs", "cgroup.kill", "memory.max", "memory.swap.max", "pids.max", "cpu.stat"});
+    why.clear();
+    auto group = confine::detail::hold_in_v2_cgroup(made, limits, child, why);
     REQUIRE(group);
     CHECK(why.empty());
     CHECK(child.cgroup_count == 1);
-    CHECK(test::read_file(v2 / "cgroup.subtree_control") == "+memory +pids ");
-    fs::path made;
-    for (const auto& e : fs::directory_iterator(v2))
-        if (e.is_directory()) made = e.path();
-    REQUIRE(!made.empty());
     CHECK(test::read_file(made / "memory.max") == std::to_string(128u << 20));
+    CHECK(test::read_file(made / "memory.swap.max") == "0");
     CHECK(test::read_file(made / "pids.max") == "64");
     CHECK_FALSE(group->out_of_memory());
     test::write_file(made / "memory.events", "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n");
@@ -528,23 +542,29 @@ TEST_CASE("the run's cgroup: v2 where this process's cgroup has the controllers,
     group.reset();
     CHECK_FALSE(fs::exists(made));
 
+    // One without pids.max (the controller not given): refused, and removed whatever comes.
+    kernel_made(made, {"cgroup.procs", "memory.max"});
+    confine::detail::ChildLimits refused_child;
+    CHECK_FALSE(confine::detail::hold_in_v2_cgroup(made, limits, refused_child, why));
+    CHECK(why == "cannot write " + (made / "pids.max").string() + ": No such file or directory");
+    CHECK(refused_child.cgroup_count == 0);
+    CHECK(fs::exists(made));  // a directory with files is no cgroup rmdir can take: said, left to the test
+    for (const auto& e : fs::directory_iterator(made)) fs::remove(e.path());
+    fs::remove(made);
+
     // CPU time, watched in cpu.stat: past the limit, the cgroup is killed whole.
     confine::Limits cpu;
     cpu.cpu = 2;
     confine::detail::ChildLimits cpu_child;
-    auto watched = confine::detail::make_run_cgroup(places, cpu, cpu_child, why);
+    kernel_made(made, {"cgroup.procs", "cgroup.kill"});
+    test::write_file(made / "cpu.stat", "usage_usec 1999999\nuser_usec 1999999\nsystem_usec 0\n");
+    auto watched = confine::detail::hold_in_v2_cgroup(made, cpu, cpu_child, why);
     REQUIRE(watched);
     CHECK(watched->watches_cpu());
-    made.clear();
-    for (const auto& e : fs::directory_iterator(v2))
-        if (e.is_directory()) made = e.path();
-    REQUIRE(!made.empty());
-    test::write_file(made / "cgroup.kill", "");
-    test::write_file(made / "cpu.stat", "usage_usec 1999999\nuser_usec 1999999\nsystem_usec 0\n");
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     CHECK_FALSE(watched->cpu_exceeded());
     test::write_file(made / "cpu.stat", "usage_usec 2000001\nuser_usec 2000001\nsystem_usec 0\n");
-    for (int i = 0; i < 200 && !watched->cpu_exceeded(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    for (int i = 0; i < 400 && !watched->cpu_exceeded(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
     CHECK(watched->cpu_exceeded());
     CHECK(test::read_file(made / "cgroup.kill") == "1");
     for (const auto& e : fs::directory_iterator(made)) fs::remove(e.path());

@@ -29,12 +29,19 @@ CgroupPlaces find_cgroup_places(const std::filesystem::path& root, std::string_v
 // Makes the run's cgroup (v2 in `places.v2`, else v1 in the memory, pids and cpuacct
 // places) with `limits`' memory and processes, and puts the descriptors of its
 // cgroup.procs in `child`. With `limits.cpu`, it watches the run's CPU time (v2
-// cpu.stat usage_usec, v1 cpuacct.usage) and kills every process of it past the limit. nullptr and `why` when it cannot; nothing is left behind then. A run cgroup
+// cpu.stat usage_usec, v1 cpuacct.usage) and kills every process of it past the limit.
+// nullptr and `why` when it cannot (the first step that failed); nothing is left behind
+// then. A run cgroup
 // there whose host process is gone (killed, SIGKILL included, before it removed it) is
 // removed first, what was left in it killed.
 std::unique_ptr<RunGroup> make_run_cgroup(const CgroupPlaces& places, const Limits& limits, ChildLimits& child, std::string& why);
 // The same, for this process's own places under /sys/fs/cgroup.
 std::unique_ptr<RunGroup> make_run_cgroup(const Limits& limits, ChildLimits& child, std::string& why);
+
+// The run's limits held in `dir`, a cgroup v2 directory made for the run, the kernel's
+// files in it (what make_run_cgroup does once it has made one): as make_run_cgroup, and
+// `dir` is the group's to remove, whatever comes.
+std::unique_ptr<RunGroup> hold_in_v2_cgroup(const std::filesystem::path& dir, const Limits& limits, ChildLimits& child, std::string& why);
 
 // A number that follows `key` and a space at the start of a line of `text` (memory.events'
 // "oom_kill 1", pids.events' "max 3"); 0 where there is none.
