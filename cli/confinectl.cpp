@@ -11,13 +11,13 @@
 #include <confine/loader_environment.hpp>
 #include <confine/log.hpp>
 #include <confine/plugins.hpp>
+#include <confine/prove.hpp>
 #include <confine/provider.hpp>
 
 #include "arguments.hpp"
 #include "effective_config.hpp"
 #include "json_output.hpp"
 #include "records.hpp"
-#include "prove.hpp"
 #include "platform.hpp"
 
 #include <algorithm>
@@ -220,17 +220,17 @@ void print_probe(Output& out, const confine::Selection& s, const std::string& co
 #if !defined(_WIN32)
 // A proof's line for one check: what came of it, what was expected and observed, and
 // for one that did not hold, what the runner reported of its dimension.
-std::string proof_line(const confinectl::ProofCheck& c) {
-    const confinectl::ProofOutcome outcome = c.outcome();
-    std::string line = std::string(outcome == confinectl::ProofOutcome::held   ? "held  "
-                                   : outcome == confinectl::ProofOutcome::open ? "open  "
-                                   : outcome == confinectl::ProofOutcome::cost ? "cost  "
+std::string proof_line(const confine::ProofCheck& c) {
+    const confine::ProofOutcome outcome = c.outcome();
+    std::string line = std::string(outcome == confine::ProofOutcome::held   ? "held  "
+                                   : outcome == confine::ProofOutcome::open ? "open  "
+                                   : outcome == confine::ProofOutcome::cost ? "cost  "
                                                                                : "FAILED") +
                        "  " + c.dimension + ": " + c.check + " — expected " + c.expected + ", observed " + c.observed;
-    if (outcome == confinectl::ProofOutcome::cost) return line + " (the runner names it as a cost)";
-    if (outcome == confinectl::ProofOutcome::held || c.reported.empty()) return line;
+    if (outcome == confine::ProofOutcome::cost) return line + " (the runner names it as a cost)";
+    if (outcome == confine::ProofOutcome::held || c.reported.empty()) return line;
     line += " (the runner reports " + c.dimension + ": " + c.reported;
-    if (c.reported == "partial") line += outcome == confinectl::ProofOutcome::open ? ", naming it" : ", without naming it";
+    if (c.reported == "partial") line += outcome == confine::ProofOutcome::open ? ", naming it" : ", without naming it";
     return line + ")";
 }
 #endif
@@ -243,12 +243,12 @@ int prove(Output& out, const confine::Provider& provider, bool as_json, bool str
     (void)out, (void)provider, (void)as_json, (void)strict;
     return fail("probe --prove is not available on Windows");
 #else
-    const confinectl::Proof proof = confinectl::prove(provider, confinectl::own_program());
+    const confine::Proof proof = confine::prove(provider, {confinectl::own_program(), "__canary"});
     if (!proof.error.empty()) return fail("probe --prove: " + proof.error);
     std::size_t counted[4] = {0, 0, 0, 0};
     for (const auto& c : proof.checks) ++counted[static_cast<int>(c.outcome())];
-    const std::size_t open = counted[static_cast<int>(confinectl::ProofOutcome::open)];
-    const std::size_t over = counted[static_cast<int>(confinectl::ProofOutcome::over_claim)];
+    const std::size_t open = counted[static_cast<int>(confine::ProofOutcome::open)];
+    const std::size_t over = counted[static_cast<int>(confine::ProofOutcome::over_claim)];
     if (as_json) {
         out << confinectl::proof_json(proof);
     } else {
@@ -1080,7 +1080,7 @@ int run_command(const confine::cli::Parsed& p) {
 int main(int argc, char** argv) {
 #if !defined(_WIN32)
     // What a canary of `probe --prove` does inside the sandbox, before anything else.
-    if (argc >= 2 && std::strcmp(argv[1], "__canary") == 0) return confinectl::canary(argc - 2, argv + 2);
+    if (argc >= 2 && std::strcmp(argv[1], "__canary") == 0) return confine::canary_main(argc - 2, argv + 2);
 #endif
     confinectl::make_undumpable();
     confine::set_log_program_name("confinectl");

@@ -1,9 +1,9 @@
 #include "json_output.hpp"
 
 #include "effective_config.hpp"
-#include "prove.hpp"
 
 #include <confine/internal/network_filter_linux.hpp>
+#include <confine/prove.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -305,14 +305,14 @@ std::string run_report_json(const confine::Outcome& o, const std::vector<confine
     return text_of(j, -1);
 }
 
-std::string proof_json(const Proof& proof) {
+std::string proof_json(const confine::Proof& proof) {
     json checks = json::array();
     json summary{{"held", 0}, {"open", 0}, {"over_claim", 0}, {"cost", 0}};
     for (const auto& c : proof.checks) {
-        const ProofOutcome outcome = c.outcome();
-        const char* name = outcome == ProofOutcome::held   ? "held"
-                           : outcome == ProofOutcome::open ? "open"
-                           : outcome == ProofOutcome::cost ? "cost"
+        const confine::ProofOutcome outcome = c.outcome();
+        const char* name = outcome == confine::ProofOutcome::held   ? "held"
+                           : outcome == confine::ProofOutcome::open ? "open"
+                           : outcome == confine::ProofOutcome::cost ? "cost"
                                                            : "over_claim";
         summary[name] = summary[name].get<int>() + 1;
         checks.push_back({{"check", c.check},
@@ -321,7 +321,7 @@ std::string proof_json(const Proof& proof) {
                           {"observed", c.observed},
                           {"held", c.held()},
                           {"open", c.open()},
-                          {"outcome", outcome == ProofOutcome::over_claim ? "over-claim" : name},
+                          {"outcome", outcome == confine::ProofOutcome::over_claim ? "over-claim" : name},
                           {"reported", or_null(c.reported)},
                           {"left_open", or_null(c.explained)},
                           {"named_by", c.hole}});

@@ -7,6 +7,7 @@
 
 #include <confine/execute.hpp>
 #include <confine/plugins.hpp>
+#include <confine/prove.hpp>
 #include <confine/provider.hpp>
 
 #include <expected>
@@ -43,13 +44,12 @@ std::string plugins_json(std::span<const std::filesystem::path> dirs,
 std::expected<std::string, std::string> wrap_json(const confine::WrapResult& wrapped, const confine::FilteredEnvironment& environment,
                                                   std::span<const int> pass_fds = {});
 
-struct Proof;
 // `probe --prove --json`: the runner, the policy's network, and each check with its
 // dimension, what was expected, what was observed, whether it held, its outcome (held,
 // open, over-claim), the level the runner reported, what the runner says it leaves open
 // of the dimension, and the words that name the check's hole; and the count of each
 // outcome (`summary`).
-std::string proof_json(const Proof& proof);
+std::string proof_json(const confine::Proof& proof);
 
 // The report `run --report` and `run --report-fd` write after the command: its outcome
 // and what decided it. One line. Text that is not UTF-8 (a command's stderr line) is

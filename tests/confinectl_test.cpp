@@ -1448,11 +1448,11 @@ TEST_CASE("a writable root that does not exist stops the run with one line namin
     CHECK_FALSE(fs::exists(marker));
 }
 
-#include "../cli/prove.hpp"
+#include <confine/prove.hpp>
 
 TEST_CASE("a proof check of what the policy allows is a cost only where the runner names exactly that path as one", "[cli][prove]") {
-    using confinectl::ProofOutcome;
-    confinectl::ProofCheck c{"a listing of the directory a denied one lies in", "read", "allowed", "refused", "full", "", {}};
+    using confine::ProofOutcome;
+    confine::ProofCheck c{"a listing of the directory a denied one lies in", "read", "allowed", "refused", "full", "", {}};
     c.costly = "/var/tmp/p";
     c.costs = {"/", "/var", "/var/tmp", "/var/tmp/p"};
     CHECK(c.outcome() == ProofOutcome::cost);
@@ -1464,7 +1464,7 @@ TEST_CASE("a proof check of what the policy allows is a cost only where the runn
     c.observed = "allowed";
     CHECK(c.outcome() == ProofOutcome::held);
     // A cost never excuses a refusal that did not hold.
-    confinectl::ProofCheck hole{"a listing of a denied directory", "read", "refused", "allowed", "full", "", {}};
+    confine::ProofCheck hole{"a listing of a denied directory", "read", "refused", "allowed", "full", "", {}};
     hole.costly = "/var/tmp/p";
     hole.costs = {"/var/tmp/p"};
     CHECK(hole.outcome() == ProofOutcome::over_claim);

@@ -7,6 +7,7 @@
 #include "support.hpp"
 
 #include <confine/execute.hpp>
+#include <confine/prove.hpp>
 #include <confine/provider.hpp>
 
 #include <catch2/catch.hpp>
@@ -20,6 +21,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -693,6 +695,51 @@ TEST_CASE("both Landlock paths look the command up with the run's own PATH", "[l
         CHECK(done.outcome.basis == confine::Basis::attestation);
         CHECK(done.stdout_text == "from the workspace tool\n");
     }
+}
+
+// A host program proves its runner through the library, as `probe --prove` does, with a
+// canary of its own: here confinectl's `__canary`, run by the proof under Landlock.
+TEST_CASE("a library host proves Landlock with confine::prove: every check holds but the two Landlock names", "[landlock][prove][e2e][linux-only]") {
+    test::require_landlock();
+    test::Installed confine;
+    auto provider = confine::Provider::create(test::config_from("[platform.linux]\nchain = [\"landlock\"]\n"),
+                                              {.platform = "linux", .builtin_plugin_dirs = std::vector<fs::path>{confine.plugin_dir()}});
+    REQUIRE(provider);
+    const confine::Proof proof = confine::prove(**provider, {confine.confinectl().string(), "__canary"});
+    INFO(proof.error);
+    REQUIRE(proof.error.empty());
+    CHECK(proof.runner == "landlock");
+    CHECK(proof.network == "none");
+    REQUIRE(proof.checks.size() == 29);
+    std::map<std::string, const confine::ProofCheck*> by_name;
+    for (const auto& c : proof.checks) {
+        INFO(c.check << ": expected " << c.expected << ", observed " << c.observed << ", reported " << c.reported);
+        by_name[c.check] = &c;
+        // Landlock does not govern metadata, and says so; its deny-list carve refuses the
+        // listing of the directory a denied one lies in, and names that path as a cost.
+        if (c.check.ends_with("(metadata)")) {
+            CHECK(c.outcome() == confine::ProofOutcome::open);
+            CHECK(c.reported == "partial");
+        } else if (c.check.ends_with("(what the deny list costs)")) {
+            CHECK(c.outcome() == confine::ProofOutcome::cost);
+            CHECK(c.observed == "refused");
+        } else {
+            CHECK(c.outcome() == confine::ProofOutcome::held);
+            CHECK(c.held());
+        }
+    }
+    // Judged by the world: what the policy allows happened, and what it refuses did not.
+    REQUIRE(by_name.contains("a write inside the workspace"));
+    CHECK(by_name["a write inside the workspace"]->observed == "allowed");
+    REQUIRE(by_name.contains("a write outside the writable roots"));
+    CHECK(by_name["a write outside the writable roots"]->observed == "refused");
+    CHECK(by_name["a write outside the writable roots"]->reported == "partial");  // metadata is open: partial, not none
+    REQUIRE(by_name.contains("a read of a secret under a denied directory"));
+    CHECK(by_name["a read of a secret under a denied directory"]->observed == "refused");
+    REQUIRE(by_name.contains("a TCP connection to the host's loopback"));
+    CHECK(by_name["a TCP connection to the host's loopback"]->observed == "refused");
+    REQUIRE(by_name.contains("a signal to a process of the host"));
+    CHECK(by_name["a signal to a process of the host"]->observed == "refused");
 }
 
 // The escapes of the first Landlock audit: a command that pushes a line into its

@@ -697,7 +697,7 @@ TEST_CASE("as nobody, with scoped reads required, --read all and a read root bey
     // Within the bound, the run is scoped: the home outside the roots is not read.
     test::write_file(tree.home / "private.txt", "mine");
     test::give_to_nobody(tree.home);
-    auto r = machine.run({"run", "--workspace", tree.ws.string(), "--", "/bin/cat", (tree.home / "private.txt").string()}, {"HOME=" + tree.home.string()});
+    auto r = machine.run({"run", "--workspace", tree.ws.string(), "--", "/bin/cat", (tree.home / "private.txt").string()}, {tree.home_entry()});
     CHECK(r.exit_code != 0);
     CHECK_THAT(r.out, !Catch::Contains("mine"));
 }

@@ -219,12 +219,12 @@ TEST_CASE("policy.packages takes a directory beneath the workspace and the tools
 }
 
 TEST_CASE("a workspace-write run points npm, pip and cargo beneath the workspace, and what is named explicitly wins", "[packages]") {
-    test::TempDir dir{"/var/tmp"};
-    fs::create_directories(dir / "ws");
-    fs::create_directories(dir / "home" / ".cargo");
+    const test::Tree tree{false};
+    const test::TempDir& dir = tree.root;
+    fs::create_directories(tree.home / ".cargo");
     const confine::Policy policy = workspace_policy(dir / "ws");
     const fs::path base = policy.workspace / ".confine";
-    const std::string home = "HOME=" + (dir / "home").string();
+    const std::string home = tree.home_entry();
     confine::PackageCaches packages;
 
     std::vector<std::string> env{home, "PATH=/usr/bin", "CARGO_HOME=" + (dir / "home" / ".cargo").string(), "NPM_CONFIG_CACHE=/elsewhere"};
@@ -277,15 +277,15 @@ TEST_CASE("a workspace-write run points npm, pip and cargo beneath the workspace
 }
 
 TEST_CASE("the directory is made for a run of a package manager, or kept where it is, never for another run", "[packages]") {
-    test::TempDir dir{"/var/tmp"};
-    fs::create_directories(dir / "ws");
-    fs::create_directories(dir / "home" / ".cargo");
+    const test::Tree tree{false};
+    const test::TempDir& dir = tree.root;
+    fs::create_directories(tree.home / ".cargo");
     test::write_file(dir / "home" / ".npmrc", "fund=false\n", fs::perms(0600));
     test::write_file(dir / "home" / ".cargo" / "config.toml", "[net]\nretry = 7\n");
     confine::Policy policy = workspace_policy(dir / "ws");
     policy.deny_read.push_back(fs::canonical(dir / "home" / ".npmrc"));
     const fs::path base = policy.workspace / ".confine";
-    const std::string home = "HOME=" + (dir / "home").string();
+    const std::string home = tree.home_entry();
     using Words = std::vector<std::string>;
 
     // Another command (`make test`, `true`): the variables name the places, nothing is made,
@@ -338,14 +338,14 @@ TEST_CASE("the directory is made for a run of a package manager, or kept where i
 }
 
 TEST_CASE("the user's denied npmrc reaches npm as a copy of the settings on the allow-list, cargo's config as CARGO_HOME's", "[packages]") {
-    test::TempDir dir{"/var/tmp"};
-    fs::create_directories(dir / "ws");
-    fs::create_directories(dir / "home" / ".cargo");
+    const test::Tree tree{false};
+    const test::TempDir& dir = tree.root;
+    fs::create_directories(tree.home / ".cargo");
     test::write_file(dir / "home" / ".npmrc", "fund=false\n//registry.example/:_authToken=npm-token-9\ninit-author-name=unknown-setting\n", fs::perms(0600));
     test::write_file(dir / "home" / ".cargo" / "config.toml", "[net]\nretry = 7\n[registry]\ntoken = \"cargo-token-9\"\n[alias]\nunknown = \"setting\"\n");
     confine::Policy policy = workspace_policy(dir / "ws");
     const fs::path base = policy.workspace / ".confine";
-    std::vector<std::string> env{"HOME=" + (dir / "home").string()};
+    std::vector<std::string> env{tree.home_entry()};
 
     // Not denied: npm reads it itself.
     confine::detail::apply_packages({}, policy, tool_run, {}, env);
@@ -362,7 +362,7 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy of the settings on the 
     SECTION("a copy already as it should be is left alone, any other is replaced, never written through") {
         struct stat first {};
         REQUIRE(::stat((base / "npmrc").c_str(), &first) == 0);
-        env = {"HOME=" + (dir / "home").string()};
+        env = {tree.home_entry()};
         confine::detail::apply_packages({}, policy, tool_run, {}, env);
         struct stat again {};
         REQUIRE(::stat((base / "npmrc").c_str(), &again) == 0);
@@ -371,7 +371,7 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy of the settings on the 
         fs::remove(base / "npmrc");
         fs::create_symlink(dir / "target", base / "npmrc");
         test::write_file(base / "cargo" / "config.toml", "[net]\nretry = 1\n");
-        env = {"HOME=" + (dir / "home").string()};
+        env = {tree.home_entry()};
         confine::detail::apply_packages({}, policy, tool_run, {}, env);
         CHECK(test::read_file(dir / "target") == "not confine's\n");
         CHECK_FALSE(fs::is_symlink(base / "npmrc"));
@@ -382,7 +382,7 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy of the settings on the 
         confine::Policy granted = policy;
         fs::create_directories(dir / "home" / ".npm");
         granted.writable.push_back(fs::canonical(dir / "home" / ".npm"));
-        std::vector<std::string> fresh{"HOME=" + (dir / "home").string()};
+        std::vector<std::string> fresh{tree.home_entry()};
         confine::detail::apply_packages({}, granted, tool_run, {}, fresh);
         CHECK(value_in(fresh, "npm_config_cache") == "<unset>");
         CHECK(value_in(fresh, "npm_config_userconfig") == (base / "npmrc").string());
@@ -411,7 +411,7 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy of the settings on the 
     SECTION("beneath HOME cargo finds the config itself") {
         fs::create_directories(dir / "home" / "src");
         policy.working_directory = fs::canonical(dir / "home" / "src");
-        std::vector<std::string> fresh{"HOME=" + (dir / "home").string()};
+        std::vector<std::string> fresh{tree.home_entry()};
         confine::detail::apply_packages({}, policy, tool_run, {}, fresh);
         CHECK_THAT(test::read_file(base / "cargo" / "config.toml"), !Catch::Contains("retry = 7") && Catch::Contains("read by cargo itself"));
     }
@@ -459,7 +459,7 @@ struct PackageRun {
         if (way == Way::landlock_forked) args.insert(args.end(), {"--report", (tree.root / "report.json").string()});
         // The system's programs (cargo's rustc among them), not a toolchain of the caller's home.
         args.insert(args.end(), {"--", "/bin/sh", "-c", "PATH=/usr/bin:/bin; export PATH; " + script});
-        return confine.run(args, {"HOME=" + tree.home.string(), "XDG_CACHE_HOME=" + (tree.home / ".cache").string()}, test::as_user(unprivileged));
+        return confine.run(args, {tree.home_entry(), "XDG_CACHE_HOME=" + (tree.home / ".cache").string()}, test::as_user(unprivileged));
     }
 };
 
@@ -604,7 +604,7 @@ TEST_CASE("wrap --json gives a host the package managers' variables a run gets, 
     test::Tree tree(false);
     auto r = confine.run({"wrap", "--json", "--config", config.string(), "--workspace", tree.ws.string(), "--env", "PIP_CACHE_DIR=/srv/my-pip",
                           "--", "true"},
-                         {"HOME=" + tree.home.string(), "npm_config_cache=" + (tree.home / ".npm").string()});
+                         {tree.home_entry(), "npm_config_cache=" + (tree.home / ".npm").string()});
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     const auto variables = nlohmann::json::parse(r.out)["environment"]["variables"];
@@ -615,7 +615,7 @@ TEST_CASE("wrap --json gives a host the package managers' variables a run gets, 
     CHECK_FALSE(fs::exists(tree.ws / ".confine"));                  // `true` is no package manager: nothing made
 
     auto npm = confine.run({"wrap", "--json", "--config", config.string(), "--workspace", tree.ws.string(), "--", "/bin/sh", "-c", "npm ci"},
-                           {"HOME=" + tree.home.string()});
+                           {tree.home_entry()});
     INFO(npm.out << npm.err);
     REQUIRE(npm.exit_code == 0);
     CHECK(fs::is_regular_file(tree.ws / ".confine" / ".gitignore"));

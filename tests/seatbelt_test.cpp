@@ -306,9 +306,10 @@ TEST_CASE("a seatbelt profile with deny_read and protect matches its golden file
                   {ws + "/.git/hooks", ws + "/.git/config", ws + "/.gitmodules"}};
     CHECK(sb::profile(r) == test::read_file(fs::path(GOLDEN_DIR) / "seatbelt" / "deny-read-protect.sb"));
     // And through confinectl: both dimensions full when asked, "not asked" otherwise.
-    test::TempDir base("/var/tmp");
-    fs::create_directories(base / "ws" / ".git" / "hooks");
-    fs::create_directories(base / "home" / ".ssh");
+    const test::Tree tree{false};
+    const test::TempDir& base = tree.root;
+    fs::create_directories(tree.ws / ".git" / "hooks");
+    fs::create_directories(tree.home / ".ssh");
     Seatbelt s;
     auto j = json::parse(s.wrap({"--workspace", (base / "ws").string(), "--deny-read", (base / "home" / ".ssh").string(), "--protect",
                                  (base / "ws" / ".git" / "hooks").string()})
@@ -322,8 +323,8 @@ TEST_CASE("a seatbelt profile with deny_read and protect matches its golden file
 }
 
 TEST_CASE("the independent reader proves what deny_read and protect deny, and what they leave alone", "[seatbelt][guile]") {
-    test::TempDir base("/var/tmp");
-    const fs::path home = base / "home", ws = base / "ws";
+    const test::Tree tree{false};
+    const fs::path home = tree.home, ws = tree.ws;
     for (const auto& d : {home / ".ssh", home / ".sshx", ws / ".git" / "hooks", ws / ".git" / "objects", ws / ".git" / "refs" / "heads", ws / "src"})
         fs::create_directories(d);
     for (const auto& f : {home / ".ssh" / "id_ed25519", home / ".ssh" / "agent.sock", home / ".sshx" / "key", home / ".bashrc", ws / ".env",

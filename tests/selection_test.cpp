@@ -552,13 +552,14 @@ std::vector<std::string> given(const confine::WrapResult& w, const std::string& 
 }  // namespace
 
 TEST_CASE("deny_read reaches the runner resolved, from the configuration and the call, and never hides a writable root", "[selection][secrets]") {
-    test::TempDir dir, tree("/var/tmp");
+    test::TempDir dir;
+    const test::Tree fixture{false};
+    const test::TempDir& tree = fixture.root;
     test::install_fake(dir.path(), "usable");
-    const fs::path home = tree / "home", ws = tree / "ws";
+    const fs::path home = fixture.home, ws = fixture.ws;
     fs::create_directories(home / ".ssh");
     fs::create_directories(home / "real-aws");
     fs::create_directory_symlink(home / "real-aws", home / ".aws");
-    fs::create_directories(ws);
     test::write_file(home / ".netrc", "secret\n");
     HomeAt at(home);
     // Explicit asks, which the fake enforces partially: the file lowers what they need.

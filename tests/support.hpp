@@ -171,6 +171,8 @@ struct Tree {
     fs::path ws = root / "ws", sibling = root / "sibling", home = root / "home", outside_dir = root / "outside-dir",
              outside_file = root / "outside.txt";
     explicit Tree(bool for_nobody);
+    // The environment's entry that makes `home` the command's home.
+    std::string home_entry() const { return "HOME=" + home.string(); }
 };
 
 // Everything beneath `root` handed to `nobody` (not `root` itself), for a test run as nobody.

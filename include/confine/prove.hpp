@@ -1,6 +1,26 @@
-// `confinectl probe --prove`: canaries under the selected runner and the policy in effect,
-// each judged by what the world shows afterwards (a file that is or is not there, a
-// listener that did or did not get a connection, a process that is or is not alive).
+// Proving a runner: canaries run confined under a provider's selected runner and the
+// policy in effect, each judged by what the world shows afterwards (a file that is or is
+// not there, a listener that did or did not get a connection, a process that is or is not
+// alive), against what the runner reported of the check's dimension. `confinectl probe
+// --prove` renders what prove() returns.
+//
+// A canary is a program the proof runs confined, once per check: the host's own
+// executable, answering an argument of its choosing by calling canary_main() with the
+// arguments after it, before it does anything else (confinectl answers `__canary`):
+//
+//   int main(int argc, char** argv) {
+//       if (argc >= 2 && std::strcmp(argv[1], "__canary") == 0) return confine::canary_main(argc - 2, argv + 2);
+//       ...
+//       auto provider = confine::Provider::create(std::move(*config));
+//       const confine::Proof proof = confine::prove(**provider, {"/abs/path/of/this/program", "__canary"});
+//       if (!proof.error.empty()) ...  // no proof was made
+//       for (const auto& c : proof.checks)
+//           if (c.outcome() == confine::ProofOutcome::over_claim) ...  // the runner said more than held
+//   }
+//
+// The proof runs the canary command's program under the runner, so it names it by an
+// absolute path that the confined command may run. On Windows no proof is made: prove()
+// returns a Proof with `error` set, and canary_main() refuses.
 #pragma once
 
 #include <confine/provider.hpp>
@@ -9,7 +29,7 @@
 #include <string>
 #include <vector>
 
-namespace confinectl {
+namespace confine {
 
 // What a check came to, judged against what the runner reported of the check's dimension
 // for the canary's own run. `open` is the runner's honesty, never its say-so: a level of
@@ -64,12 +84,17 @@ struct Proof {
     std::string error;  // set when the proof could not be made at all
 };
 
-// Runs the canaries through `provider` (its selection must be usable), with `self` the
-// path of this program (the canary runs it confined, as `confinectl __canary ...`).
-Proof prove(const confine::Provider& provider, const std::string& self);
+// Runs the canaries through `provider` (its selection must be usable) in a throwaway
+// workspace under /var/tmp, removed afterwards. `canary_command` is the argv prefix that
+// runs a canary: each check appends WHAT ARG [ARG] to it, and the program it names must
+// answer with canary_main(). The read-scope check gives the canary the directory two
+// levels above that program as its read root (its installation: bin/PROGRAM lies in it).
+Proof prove(const Provider& provider, std::vector<std::string> canary_command);
 
-// `confinectl __canary WHAT ARG [ARG]`: what a canary does inside the sandbox; prints "ok" or
-// why not, exits 0.
-int canary(int argc, char** argv);
+// What a canary does inside the sandbox: `argv` holds WHAT ARG [ARG], the arguments after
+// the canary command's prefix. Prints "ok", with what it read where it read something, or
+// "refused: " and why not, on stdout, and returns 0; 2, said on stderr, when it is not
+// given two or three arguments.
+int canary_main(int argc, char** argv);
 
-}  // namespace confinectl
+}  // namespace confine
