@@ -408,6 +408,25 @@ TEST_CASE("the user's denied npmrc reaches npm as a copy of the settings on the 
         CHECK_THAT(copied, !Catch::Contains("\nregistry="));
         CHECK_THAT(cargo_copied, Catch::Contains("\n[net]\nretry = 7\n") && !Catch::Contains("retry = 9\n"));
     }
+    SECTION("a FIFO where the npmrc was holds nothing up and is not copied") {
+        fs::remove(dir / "home" / ".npmrc");
+        REQUIRE(::mkfifo((dir / "home" / ".npmrc").c_str(), 0600) == 0);
+        fs::remove(base / "npmrc");
+        std::vector<std::string> fresh{tree.home_entry()};
+        confine::detail::apply_packages({}, policy, tool_run, {}, fresh);
+        CHECK(value_in(fresh, "npm_config_userconfig") == "<unset>");
+        CHECK_FALSE(fs::exists(base / "npmrc"));
+    }
+    SECTION("of an npmrc larger than 1 MiB, the first MiB is read") {
+        std::string big;
+        while (big.size() < (std::size_t{3} << 19)) big += "fund=false\n";
+        big += "registry=https://past-the-limit.example/\n";
+        test::write_file(dir / "home" / ".npmrc", big, fs::perms(0600));
+        std::vector<std::string> fresh{tree.home_entry()};
+        confine::detail::apply_packages({}, policy, tool_run, {}, fresh);
+        const std::string copied = test::read_file(base / "npmrc");
+        CHECK_THAT(copied, Catch::Contains("\nfund=false\n") && !Catch::Contains("past-the-limit"));
+    }
     SECTION("beneath HOME cargo finds the config itself") {
         fs::create_directories(dir / "home" / "src");
         policy.working_directory = fs::canonical(dir / "home" / "src");

@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <fstream>
 #include <optional>
 #include <utility>
 
@@ -310,15 +309,27 @@ std::optional<std::string> write_at(const Fd& dir, const std::string& name, cons
     return std::nullopt;
 }
 
-// The user's file at `file`, at most 1 MiB of it; nullopt when it is not a regular file.
+// The user's file at `file` (a link followed, as the tool follows it), at most 1 MiB
+// of it, read in one piece of the size the file has; nullopt when it is not a regular
+// file (a FIFO does not hold the run up: it is opened without blocking and refused).
 std::optional<std::string> read_settings(const fs::path& file) {
-    std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) return std::nullopt;
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::string text(std::size_t{1} << 20, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
+    constexpr std::size_t most = std::size_t{1} << 20;
+    Fd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    struct stat st {};
+    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    // One byte more than the size says: a file that grew since is read as far as the
+    // limit, in a second read.
+    std::string text(std::min(static_cast<std::size_t>(st.st_size) + 1, most), '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+        const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return std::nullopt;
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+        if (got == text.size() && text.size() < most) text.resize(std::min(text.size() * 2, most));
+    }
+    text.resize(got);
     return text;
 }
 
@@ -362,17 +373,35 @@ private:
     std::span<const std::string> explicit_;
 };
 
-// Where `p` leads (as much of it as exists), for comparing with a resolved policy's paths.
-fs::path real(const fs::path& p) {
-    std::error_code ec;
-    fs::path r = fs::weakly_canonical(p, ec);
-    return ec ? p : r;
-}
+// Where paths lead (as much of each as exists), for comparing with a resolved policy's
+// paths: the run's roots are known directories, and each directory above the homes and
+// caches asked about is looked at once (PathResolver), not once for every question.
+class RealPaths {
+public:
+    explicit RealPaths(const Policy& resolved) {
+        resolver_.known_directory(resolved.workspace);
+        for (const auto& root : resolved.writable) resolver_.known_directory(root);
+    }
+    fs::path operator()(const fs::path& p) {
+        if (!p.is_absolute() || p.lexically_normal() != p || !p.has_relative_path()) return weakly(p);
+        if (auto there = resolver_.canonical(p)) return *there;
+        // Not there: where its directory leads, and its name.
+        const fs::path dir = p.parent_path();
+        return dir == p ? p : (*this)(dir) / p.filename();
+    }
+    bool within_any(const fs::path& p, const std::vector<fs::path>& places) {
+        const fs::path r = (*this)(p);
+        return std::any_of(places.begin(), places.end(), [&](const fs::path& place) { return is_within(r, place); });
+    }
 
-bool within_any(const fs::path& p, const std::vector<fs::path>& places) {
-    const fs::path r = real(p);
-    return std::any_of(places.begin(), places.end(), [&](const fs::path& place) { return is_within(r, place); });
-}
+private:
+    static fs::path weakly(const fs::path& p) {
+        std::error_code ec;
+        fs::path r = fs::weakly_canonical(p, ec);
+        return ec ? p : r;
+    }
+    PathResolver resolver_;
+};
 
 // One run's preparation: the directory beneath the workspace, and what -v says of it.
 struct Run {
@@ -380,6 +409,7 @@ struct Run {
     Variables& vars;
     fs::path base;  // the workspace's packages.dir
     Fd dir;         // base, opened; none (-1) when this run makes nothing (see apply_packages)
+    RealPaths real;
     std::vector<std::string> said;
 };
 
@@ -389,7 +419,7 @@ void prepare_npm(Run& run) {
     std::string user_cache = run.vars.get("npm_config_cache", true);
     if (user_cache.empty() && !home.empty()) user_cache = home + "/.npm";
     // The cache the caller granted stays (its settings still need the copy below).
-    if (!user_cache.empty() && within_any(user_cache, run.policy.writable)) {
+    if (!user_cache.empty() && run.real.within_any(user_cache, run.policy.writable)) {
         run.said.push_back("npm keeps " + user_cache + " (a writable root)");
     } else if (!run.vars.named("npm_config_cache", true)) {
         run.vars.set("npm_config_cache", (run.base / "cache" / "npm").string(), true);
@@ -399,8 +429,9 @@ void prepare_npm(Run& run) {
     std::string user_config = run.vars.get("npm_config_userconfig", true);
     if (user_config.empty() && !home.empty()) user_config = home + "/.npmrc";
     // npm reads it itself (not denied, or this run's own copy already), or there is none.
-    if (user_config.empty() || !within_any(user_config, run.policy.deny_read) || is_within(real(user_config), real(run.base))) return;
-    if (run.dir.get() < 0) return;
+    if (run.dir.get() < 0 || user_config.empty() || !run.real.within_any(user_config, run.policy.deny_read) ||
+        is_within(run.real(user_config), run.real(run.base)))
+        return;
     const auto text = read_settings(user_config);
     if (!text) return;
     const std::string copy = "; " + comment_text(user_config) + " as confine gives it to confined runs: only the settings an install needs, none that " +
@@ -418,7 +449,7 @@ void prepare_pip(Run& run) {
     std::string user_cache = run.vars.get("PIP_CACHE_DIR");
     if (user_cache.empty() && !run.vars.get("XDG_CACHE_HOME").empty()) user_cache = run.vars.get("XDG_CACHE_HOME") + "/pip";
     if (user_cache.empty() && !home.empty()) user_cache = home + "/.cache/pip";
-    if (!user_cache.empty() && within_any(user_cache, run.policy.writable)) {
+    if (!user_cache.empty() && run.real.within_any(user_cache, run.policy.writable)) {
         run.said.push_back("pip keeps " + user_cache + " (a writable root)");
         return;
     }
@@ -431,7 +462,7 @@ void prepare_pip(Run& run) {
 // read from the user's CARGO_HOME, the settings a copy keeps (cargo_config_copy) —
 // unless cargo's own search (the working directory's ancestors' .cargo) finds that file
 // anyway: then nothing, so that no setting is read twice.
-std::string cargo_config(const Run& run, const fs::path& user_home) {
+std::string cargo_config(Run& run, const fs::path& user_home) {
     const std::string header = "# confine's CARGO_HOME for confined runs (rewritten before each run).\n";
     fs::path source;
     for (const char* name : {"config.toml", "config"}) {
@@ -439,7 +470,7 @@ std::string cargo_config(const Run& run, const fs::path& user_home) {
         if (source.empty() && fs::is_regular_file(user_home / name, ec)) source = user_home / name;
     }
     if (source.empty()) return header;
-    const fs::path real_home = real(user_home);
+    const fs::path real_home = run.real(user_home);
     if (real_home.filename() == ".cargo" && is_within(run.policy.working_directory, real_home.parent_path()))
         return header + "# " + comment_text(source.string()) + " is read by cargo itself, from the working directory's ancestors.\n";
     const auto text = read_settings(source);
@@ -452,12 +483,12 @@ void prepare_cargo(Run& run) {
     const std::string home = run.vars.get("HOME");
     std::string user_home = run.vars.get("CARGO_HOME");
     if (user_home.empty() && !home.empty()) user_home = home + "/.cargo";
-    if (!user_home.empty() && within_any(user_home, run.policy.writable)) {
+    if (!user_home.empty() && run.real.within_any(user_home, run.policy.writable)) {
         run.said.push_back("cargo keeps " + user_home + " (a writable root)");
         return;
     }
     // Named by the caller, or beneath the directory already (a run started inside a run).
-    if (run.vars.named("CARGO_HOME") || (!user_home.empty() && is_within(real(user_home), real(run.base)))) return;
+    if (run.vars.named("CARGO_HOME") || (!user_home.empty() && is_within(run.real(user_home), run.real(run.base)))) return;
     if (run.dir.get() < 0) {
         run.vars.set("CARGO_HOME", (run.base / "cargo").string());
         run.said.push_back("cargo home " + (run.base / "cargo").string() + " (not made: cargo makes it; the copy of your settings comes with a run of cargo)");
@@ -544,7 +575,7 @@ void apply_packages(const PackageCaches& packages, const Policy& resolved, std::
         return;
     }
     Variables vars(environment, explicit_names);
-    Run run{resolved, vars, base, std::move(*dir), {}};
+    Run run{resolved, vars, base, std::move(*dir), RealPaths(resolved), {}};
     for (const auto& tool : packages.tools) {
         if (tool == "npm") prepare_npm(run);
         else if (tool == "pip") prepare_pip(run);
