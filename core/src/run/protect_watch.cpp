@@ -4,6 +4,7 @@
 #include "roots.hpp"
 
 #include <algorithm>
+#include <map>
 
 #if !defined(_WIN32)
 #include <cerrno>
@@ -302,14 +303,23 @@ std::expected<std::vector<KeptPath>, std::string> keep_protected(const Policy& r
 std::vector<SetAside> settle_protected(const ProtectWatch& watch) {
     std::vector<SetAside> out;
 #if !defined(_WIN32)
+    // Whether each directory on the ways is a link now, each looked at once: the absent
+    // paths share their ways (the workspace and the directories above it).
+    std::map<fs::path, bool> link_now;
+    const auto is_link = [&](const fs::path& dir) {
+        const auto [at, fresh] = link_now.try_emplace(dir, false);
+        if (fresh) {
+            struct stat st {};
+            at->second = ::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+        }
+        return at->second;
+    };
     for (const auto& p : watch.absent) {
         // A link on the way (none was there at the start: the policy refuses one) sends
         // a tool elsewhere: it is what was planted.
         fs::path planted_at = p;
-        for (fs::path dir = p.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
-            struct stat st {};
-            if (::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) planted_at = dir;
-        }
+        for (fs::path dir = p.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+            if (is_link(dir)) planted_at = dir;
         if (planted_at == p && (!planted(p) || through_a_link(p))) continue;
         if (std::any_of(out.begin(), out.end(), [&](const SetAside& s) { return s.path == planted_at; })) continue;
         out.push_back(move_aside(planted_at));
