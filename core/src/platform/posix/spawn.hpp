@@ -8,10 +8,19 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <expected>
 #include <string>
 
 namespace confine::detail {
+
+#if defined(__linux__)
+// The signals this process has handlers for, from the kernel's own account of it
+// (/proc/self/status, "SigCgt:", bit s-1 for signal s): one read in place of a query of
+// every signal, for the child that resets them before its exec. False when it cannot be
+// read. Async-signal-safe.
+bool caught_signals(std::uint64_t& caught) noexcept;
+#endif
 
 // Why a run could not be started: the classifier's spawn error.
 struct SpawnRefusal {
