@@ -1,12 +1,14 @@
 #include "roots.hpp"
 
 #include "git_guard.hpp"
+#include "trust.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -123,7 +125,9 @@ std::optional<std::string> refused_writable_root(const fs::path& real, const fs:
     return std::nullopt;
 }
 
-std::vector<fs::path> caller_homes() {
+namespace {
+
+std::vector<fs::path> computed_caller_homes() {
     std::vector<fs::path> homes;
     std::vector<std::string> asked;  // each given path resolved once: $HOME is the account's home most often
     auto add = [&homes, &asked](const char* given) {
@@ -145,6 +149,54 @@ std::vector<fs::path> caller_homes() {
     if (const auto home = account_home(); home && home->starts_with('/')) add(home->c_str());
 #endif
     return homes;
+}
+
+#if !defined(_WIN32)
+// What caller_homes() was computed from, each as it is now: the effective user, $HOME
+// and the directory it leads to, the user database's two files (device:inode:size:
+// modified) and each home found (device:inode), so that an answer kept is the one that
+// would be computed again.
+std::string homes_basis(const std::vector<fs::path>& homes) {
+    std::string basis = std::to_string(::geteuid()) + '\n';
+    if (const char* home = std::getenv("HOME")) {
+        basis += home;
+        if (struct stat st {}; ::stat(home, &st) == 0) basis += '\n' + std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino);
+    }
+    basis += '\n';
+    for (const char* file : {"/etc/nsswitch.conf", "/etc/passwd"}) {
+        struct stat st {};
+        basis += ::stat(file, &st) == 0 ? file_identity(st) : "-";
+        basis += '\n';
+    }
+    for (const auto& home : homes) {
+        // $HOME's own directory is in the basis already.
+        struct stat st {};
+        if (const char* given = std::getenv("HOME"); (!given || home.native() != given) && ::stat(home.c_str(), &st) == 0)
+            basis += std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino);
+        basis += '\n';
+    }
+    return basis;
+}
+#endif
+
+}  // namespace
+
+// Asked several times in a run (the configuration's "~" entries, the policy's
+// resolution, the run-end checks): kept with its basis, and computed again whenever the
+// basis differs (a host that runs for days sees a changed $HOME or passwd at once).
+std::vector<fs::path> caller_homes() {
+#if defined(_WIN32)
+    return computed_caller_homes();
+#else
+    static std::mutex lock;
+    static std::vector<fs::path> kept;
+    static std::string kept_basis;
+    std::lock_guard guard(lock);
+    if (!kept_basis.empty() && homes_basis(kept) == kept_basis) return kept;
+    kept = computed_caller_homes();
+    kept_basis = homes_basis(kept);
+    return kept;
+#endif
 }
 
 std::vector<fs::path> with_homes(const std::vector<fs::path>& entries, const std::vector<fs::path>& homes) {
@@ -172,6 +224,10 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* k
     out.tmp = policy.tmp;
     out.terminal = policy.terminal;
     out.own_terminal = policy.own_terminal;
+    // The homes are resolved directories; each directory above the roots, the working
+    // directory and the denied paths is looked at once (they share their ways).
+    PathResolver resolver;
+    for (const auto& h : homes) resolver.known_directory(h);
     // Resolved here, once: a root that is a symbolic link is judged, and granted, where
     // it leads (a repository's `build -> /etc` is /etc, and refused as such).
     auto resolve = [&](const fs::path& p, const std::string& what) -> std::expected<fs::path, Error> {
@@ -181,8 +237,9 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* k
         const auto st = fs::status(p, ec);
         if (st.type() == fs::file_type::not_found) return bad(what + " does not exist: " + p.string());
         if (st.type() != fs::file_type::directory) return bad(what + " is not a directory: " + p.string());
-        fs::path real = fs::canonical(p, ec);
-        if (ec) return bad("cannot resolve " + what + " " + p.string() + ": " + ec.message());
+        const auto resolved = resolver.canonical(p);
+        if (!resolved) return bad("cannot resolve " + what + " " + p.string());
+        const fs::path& real = *resolved;
         // Every home the caller has: the account's start-up files are as much its own as
         // those where $HOME points.
         for (const fs::path& h : homes.empty() ? std::vector<fs::path>{fs::path()} : homes)
@@ -214,14 +271,11 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* k
         const fs::path given = policy.working_directory.empty() ? fs::current_path(ec) : policy.working_directory;
         if (!ec && !given.empty()) {
             if (!given.is_absolute()) return bad("the working directory must be an absolute path: " + given.string());
-            fs::path real = fs::canonical(given, ec);
-            if (ec || !fs::is_directory(real, ec)) return bad("the working directory is not an existing directory: " + given.string());
-            out.working_directory = real;
+            const auto real = resolver.canonical(given);
+            if (!real || !fs::is_directory(*real, ec)) return bad("the working directory is not an existing directory: " + given.string());
+            out.working_directory = *real;
         }
     }
-    // The homes are resolved directories: what lies beneath them is looked at alone.
-    PathResolver resolver;
-    for (const auto& h : homes) resolver.known_directory(h);
     if (auto err = resolve_denied(with_homes(policy.deny_read, homes), home, out, &resolver)) return std::unexpected(*err);
     if (auto err = resolve_protected(with_homes(policy.protect, homes), home, out, kept)) return std::unexpected(*err);
     return out;
