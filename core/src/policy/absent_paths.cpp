@@ -59,7 +59,8 @@ std::vector<AbsentPath> absent_policy_paths(const PolicyRequest& request, const 
         if (!request.workspace.empty()) check.roots.push_back(request.workspace.string());
         for (const auto& w : request.writable) check.roots.push_back(w.string());
     }
-    const Config defaults = detail::compiled_default_config();
+    // The built-in lists, built once: the embedded default never changes.
+    static const Config defaults = detail::compiled_default_config();
     std::vector<AbsentPath> absent;
     auto from_config = [&](const std::vector<std::string>& entries, const std::vector<SourcePosition>& where,
                            const std::vector<std::string>& built_in, const char* key, bool relative_allowed) {

@@ -387,7 +387,9 @@ Error crossing_error(const SourcePosition& origin, const std::string& subject, c
 
 // The read roots a scoped run may have at most: the managed layer's, else the default's.
 std::vector<std::string> allowed_read_roots(const Managed& m) {
-    return m.read_roots ? *m.read_roots : detail::compiled_default_config().read_roots;
+    if (m.read_roots) return *m.read_roots;
+    static const Config defaults = detail::compiled_default_config();
+    return defaults.read_roots;
 }
 
 }  // namespace

@@ -352,6 +352,7 @@ class LookedAt {
 public:
     fs::file_type type(const fs::path& p) {
         if (const auto known = seen_.find(p); known != seen_.end()) return known->second;
+        if (names_.surely_missing(p)) return seen_.emplace(p, fs::file_type::not_found).first->second;
         std::error_code ec;
         const auto st = fs::symlink_status(p, ec);
         const fs::file_type t = ec ? fs::file_type::not_found : st.type();
@@ -378,9 +379,36 @@ public:
 
 private:
     std::map<fs::path, fs::file_type> seen_;
+    DirectoryNames names_;
 };
 
 }  // namespace
+
+bool DirectoryNames::surely_missing(const fs::path& p) {
+    const fs::path dir = p.parent_path();
+    if (dir.empty() || dir == p) return false;
+    const auto [at, fresh] = listed_.try_emplace(dir);
+    if (fresh) at->second = list(dir);
+    const Listing& l = at->second;
+    return l.state == Listing::gone || (l.state == Listing::listed && !l.names.contains(p.filename().native()));
+}
+
+DirectoryNames::Listing DirectoryNames::list(const fs::path& dir) {
+    Listing l;
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec);
+    if (ec) {
+        if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) l.state = Listing::gone;
+        return l;
+    }
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+        if (l.names.size() >= 4096) return {};
+        l.names.insert(it->path().filename().native());
+    }
+    if (ec) return {};
+    l.state = Listing::listed;
+    return l;
+}
 
 std::optional<fs::path> PathResolver::canonical(const fs::path& p) {
     auto full = [&p]() -> std::optional<fs::path> {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,25 @@ std::vector<std::filesystem::path> with_homes(const std::vector<std::filesystem:
 // run-end check of the same wrap (git_guard.hpp), if any.
 struct KeptGitScan;
 std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* kept = nullptr);
+
+// The names in directories, each directory listed once: whether a path is surely
+// missing, from the listing of the directory that would hold it (one listing in place of
+// a look at each of the many paths there: the workspace's protected names). A directory
+// that cannot be listed, or holds more than 4096 names, says nothing; one that does not
+// exist says that nothing is beneath it. What is created after the listing is not seen:
+// one object is for one moment (a check before the run, or one after it).
+class DirectoryNames {
+public:
+    bool surely_missing(const std::filesystem::path& p);
+
+private:
+    struct Listing {
+        enum { unknown, listed, gone } state = unknown;
+        std::set<std::filesystem::path::string_type> names;
+    };
+    static Listing list(const std::filesystem::path& dir);
+    std::map<std::filesystem::path, Listing> listed_;
+};
 
 // Where paths lead, as std::filesystem::canonical says, with fewer system calls: a path
 // with no ".", ".." or empty component is looked at with one lstat of itself, and each

@@ -265,13 +265,14 @@ SetAside restore(const KeptPath& kept, std::vector<SetAside>& out) {
 std::vector<fs::path> absent_protected(const Policy& resolved, const std::vector<fs::path>& entries) {
     std::vector<fs::path> absent;
     const auto places = writable_places(resolved);
+    DirectoryNames names;
     for (const auto& entry : entries) {
         if (entry.is_absolute() || entry.empty() || entry.native().front() == '~' || under_git(entry)) continue;
         const fs::path relative = entry.lexically_normal();
         for (const auto& place : places) {
             const fs::path p = fs::path(place) / relative;
             std::error_code ec;
-            if (fs::symlink_status(p, ec).type() != fs::file_type::not_found) continue;
+            if (!names.surely_missing(p) && fs::symlink_status(p, ec).type() != fs::file_type::not_found) continue;
             if (std::find(absent.begin(), absent.end(), p) == absent.end()) absent.push_back(p);
         }
     }
@@ -306,6 +307,7 @@ std::vector<SetAside> settle_protected(const ProtectWatch& watch) {
     // Whether each directory on the ways is a link now, each looked at once: the absent
     // paths share their ways (the workspace and the directories above it).
     std::map<fs::path, bool> link_now;
+    DirectoryNames names;
     const auto is_link = [&](const fs::path& dir) {
         const auto [at, fresh] = link_now.try_emplace(dir, false);
         if (fresh) {
@@ -320,7 +322,7 @@ std::vector<SetAside> settle_protected(const ProtectWatch& watch) {
         fs::path planted_at = p;
         for (fs::path dir = p.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
             if (is_link(dir)) planted_at = dir;
-        if (planted_at == p && (!planted(p) || through_a_link(p))) continue;
+        if (planted_at == p && (names.surely_missing(p) || !planted(p) || through_a_link(p))) continue;
         if (std::any_of(out.begin(), out.end(), [&](const SetAside& s) { return s.path == planted_at; })) continue;
         out.push_back(move_aside(planted_at));
     }
