@@ -84,6 +84,32 @@ TEST_CASE("deny_read paths resolve as fs::canonical resolves them: links where t
         }
 }
 
+TEST_CASE("a directory's listing calls missing only what lstat does not find, and says nothing of a directory too large to keep", "[roots][carve]") {
+    LinkedHome h;
+    const fs::path home = h.home;
+    const std::vector<fs::path> paths{home / ".ssh", home / ".netrc", home / ".config/gh/hosts.yml", home / ".aws", home / ".aws/missing",
+                                      home / ".pgpass", home / ".vault-token", home / ".cfg/gh/hosts.yml", home / ".local/pgpass",
+                                      home / ".gnupg", home / ".gnupg/x", home / ".netrc/x", home / ".config/missing/x", home / "nothing-there"};
+    confine::detail::DirectoryNames names;
+    for (const auto& p : paths) {
+        INFO(p);
+        std::error_code ec;
+        const bool there = fs::symlink_status(p, ec).type() != fs::file_type::not_found;
+        if (names.surely_missing(p)) CHECK_FALSE(there);
+    }
+    CHECK(names.surely_missing(home / ".gnupg"));
+    CHECK(names.surely_missing(home / ".gnupg" / "x"));         // beneath a directory that is not there
+    CHECK(names.surely_missing(home / ".aws" / "missing"));     // listed through the link, as lstat looks through it
+    CHECK_FALSE(names.surely_missing(home / ".vault-token"));   // a link to nothing is there
+    CHECK(names.surely_missing(home / ".netrc" / "x"));         // beneath a file: nothing, as lstat finds nothing
+
+    const fs::path crowded = h.tmp.path() / "crowded";
+    fs::create_directories(crowded);
+    for (int i = 0; i < 4100; ++i) std::ofstream(crowded / ("f" + std::to_string(i)));
+    confine::detail::DirectoryNames more;
+    CHECK_FALSE(more.surely_missing(crowded / "absent"));
+}
+
 TEST_CASE("deny_read's ~ entries that are links are denied where they lead, under a home from $HOME and from the user database", "[roots][secrets][carve]") {
     LinkedHome h;
     HomeFor at(h.home);
