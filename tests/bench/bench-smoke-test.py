@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The benchmark scripts stay runnable: each Python script under bench/ compiles and
-prints its help; bench/startup prints its tables, plain and Markdown, from a report of
-the shape its --json writes (nothing is measured).
+prints its help; each C program under bench/ (the floors and launchers bench/startup
+builds at its start) compiles and links without a warning, as bench/startup builds it;
+bench/startup prints its tables, plain and Markdown, from a report of the shape its
+--json writes (nothing is measured).
 
     bench-smoke-test.py SOURCE_DIR
 """
@@ -121,10 +123,31 @@ def check_tables(bench):
     print("bench-smoke-test: bench/startup prints its tables from a saved report")
 
 
+def check_c_programs(bench):
+    import shutil
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        fail("no C compiler (cc) to build bench/'s C programs with")
+        return
+    programs = [n for n in sorted(os.listdir(bench)) if n.endswith(".c")]
+    for name in ("samework-landlock.c", "samework-bwrap.c", "minimal-landlock-launcher.c"):
+        if name not in programs:
+            fail(f"bench/{name} is missing")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in programs:
+            r = subprocess.run([cc, "-O2", "-Wall", "-Werror", "-o", os.path.join(tmp, name[:-2]), os.path.join(bench, name)],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                fail(f"bench/{name} does not build: {r.stderr.strip()[:400]}")
+    print(f"bench-smoke-test: {len(programs)} C programs of bench/ build")
+
+
 def main():
     source = sys.argv[1]
     bench = os.path.join(source, "bench")
     check_scripts(bench)
+    if sys.platform.startswith("linux"):
+        check_c_programs(bench)
     check_tables(bench)
     sys.exit(1 if failures else 0)
 
