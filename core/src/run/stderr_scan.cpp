@@ -10,56 +10,10 @@ namespace {
 
 constexpr std::size_t npos = std::string::npos;
 
-// ASCII case folding, as the classifier has always matched (the "C" locale's tolower).
-unsigned char fold(char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return static_cast<unsigned char>(u + (static_cast<unsigned char>(u - 'A') < 26 ? 32 : 0));
-}
-
 std::string folded(std::string_view s) {
     std::string out(s.size(), '\0');
-    std::transform(s.begin(), s.end(), out.begin(), [](char c) { return static_cast<char>(fold(c)); });
+    std::transform(s.begin(), s.end(), out.begin(), [](char c) { return static_cast<char>(fold_ascii(c)); });
     return out;
-}
-
-// Whether the bytes at `at` are `lower` (folded) when folded.
-bool equal_folded(const char* at, std::string_view lower) {
-    for (std::size_t j = 0; j < lower.size(); ++j)
-        if (fold(at[j]) != static_cast<unsigned char>(lower[j])) return false;
-    return true;
-}
-
-// Where `lower` (a folded signature) first is in `hay`, case-insensitively, at or after
-// `from`. Where the compiler has portable vector types (SSE2, NEON), 16 starting places
-// at a time are sifted by their first and last bytes with bit 0x20 set (which folds
-// letters and lets only a few other bytes through), and only those that pass are
-// compared: no pass over the bytes beyond this one, and no copy of them.
-std::size_t find_folded(std::string_view hay, std::string_view lower, std::size_t from) {
-    const std::size_t k = lower.size();
-    if (k == 0 || hay.size() < k || from > hay.size() - k) return npos;
-    const std::size_t last_start = hay.size() - k;
-    const char* p = hay.data();
-    std::size_t i = from;
-#if defined(__GNUC__)
-    using bytes16 = unsigned char __attribute__((vector_size(16)));
-    const auto first = static_cast<unsigned char>(lower.front() | 0x20), last = static_cast<unsigned char>(lower.back() | 0x20);
-    for (; i + 15 <= last_start; i += 16) {
-        bytes16 a, b;
-        std::memcpy(&a, p + i, 16);
-        std::memcpy(&b, p + i + k - 1, 16);
-        const auto sifted = ((a | 0x20) == first) & ((b | 0x20) == last);
-        std::uint64_t halves[2];
-        std::memcpy(halves, &sifted, 16);
-        if ((halves[0] | halves[1]) == 0) continue;
-        unsigned char lanes[16];
-        std::memcpy(lanes, &sifted, 16);
-        for (std::size_t j = 0; j < 16; ++j)
-            if (lanes[j] && equal_folded(p + i + j, lower)) return i + j;
-    }
-#endif
-    for (; i <= last_start; ++i)
-        if (fold(p[i]) == static_cast<unsigned char>(lower.front()) && equal_folded(p + i, lower)) return i;
-    return npos;
 }
 
 std::size_t find_newline(std::string_view s, std::size_t from) {
@@ -124,7 +78,12 @@ StderrScanner::StderrScanner(const FailureRule& rule, std::span<const std::strin
     if (!denial_paths_.empty())
         for (const std::string_view error : path_refusal_errors) needles_.push_back({std::string(error), 0, Kind::path_error});
     for (const auto& line : informational_) informational_max_ = std::max(informational_max_, line.size());
-    for (const auto& n : needles_) overlap_ = std::max(overlap_, n.lower.size() - 1);
+    std::vector<std::string> lower;
+    for (const auto& n : needles_) {
+        overlap_ = std::max(overlap_, n.lower.size() - 1);
+        lower.push_back(n.lower);
+    }
+    set_ = NeedleSet(std::move(lower));
     // One byte past the evidence's length tells a line that was cut from one that was not.
     head_keep_ = std::max(evidence_line_max + 1, informational_max_);
 }
@@ -179,15 +138,22 @@ void StderrScanner::continue_line(std::string_view bytes) {
 // Notes which signatures `bytes` (part of the line being read) carries: for the fatal
 // ones only those earlier in the rule's list than one already seen in this line.
 void StderrScanner::mark_hits(std::string_view bytes) {
-    for (const Needle& n : needles_) {
-        const bool seen = n.kind == Kind::fatal ? fatal_hit_ != npos && fatal_hit_ <= n.index
-                          : n.kind == Kind::denial ? denial_hit_
-                                                   : denial_hit_ || path_error_hit_;
-        if (!wanted(n) || seen || find_folded(bytes, n.lower, 0) == npos) continue;
+    const NeedleSet::Wanted fresh = [this](std::size_t i) { return wanted(needles_[i]) && !seen(needles_[i]); };
+    if (std::none_of(needles_.begin(), needles_.end(), [this](const Needle& n) { return wanted(n) && !seen(n); })) return;
+    // A needle marked is no longer fresh, so the search goes on from the same place.
+    for (NeedleSet::Hit hit; (hit = set_.find(bytes, hit.at == NeedleSet::npos ? 0 : hit.at, fresh)).at != NeedleSet::npos;) {
+        const Needle& n = needles_[hit.index];
         if (n.kind == Kind::fatal) fatal_hit_ = n.index;
         else if (n.kind == Kind::denial) denial_hit_ = true;
         else path_error_hit_ = true;
     }
+}
+
+// Whether the line being read already carries what `n` would say.
+bool StderrScanner::seen(const Needle& n) const {
+    return n.kind == Kind::fatal    ? fatal_hit_ != npos && fatal_hit_ <= n.index
+           : n.kind == Kind::denial ? denial_hit_
+                                    : denial_hit_ || path_error_hit_;
 }
 
 // Whether `line` (its kept start) names one of the denial paths whole.
@@ -217,20 +183,12 @@ void StderrScanner::end_line() {
 }
 
 // Whole lines, each ending with a newline (the last byte of `raw`), and no line in
-// progress: each wanted signature is searched for across all of them, and only a line
-// with a hit is read as a line. Each signature's next hit is kept, so that the bytes are
-// searched once per signature however many lines have hits.
+// progress: the wanted signatures are searched for across all of them in one pass, and
+// only a line with a hit is read as a line.
 void StderrScanner::scan_whole_lines(std::string_view bytes) {
-    next_hit_.assign(needles_.size(), npos);
-    for (std::size_t i = 0; i < needles_.size(); ++i)
-        if (wanted(needles_[i])) next_hit_[i] = find_folded(bytes, needles_[i].lower, 0);
+    const NeedleSet::Wanted still = [this](std::size_t i) { return wanted(needles_[i]); };
     for (std::size_t from = 0; from < bytes.size();) {
-        std::size_t hit = npos;
-        for (std::size_t i = 0; i < needles_.size(); ++i) {
-            if (!wanted(needles_[i]) || next_hit_[i] == npos) continue;
-            if (next_hit_[i] < from) next_hit_[i] = find_folded(bytes, needles_[i].lower, from);
-            hit = std::min(hit, next_hit_[i]);
-        }
+        const std::size_t hit = set_.find(bytes, from, still).at;
         if (hit == npos) return;
         const std::size_t before = find_last_newline(bytes, from, hit);
         const std::size_t start = before == npos ? from : before + 1;

@@ -10,6 +10,7 @@
 #include <confine/execute.hpp>
 
 #include "classify.hpp"
+#include "needle_set.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -25,8 +26,8 @@ namespace confine::detail {
 // whole and exact. Per line it keeps the first evidence_line_max bytes (or the longest
 // informational line's length, if more), the last (longest signature - 1) bytes and
 // which signatures it has carried so far; a chunk with no signature in it costs one
-// search through it per signature still wanted (and no copy), and nothing at all once
-// both findings are made.
+// pass through it for all the signatures still wanted (NeedleSet, and no copy), and
+// nothing at all once both findings are made.
 //
 // A line is a denial hint when it carries one of the runner's denial signatures, or when
 // it carries one of the errors a refusal of a path gives (path_refusal_errors) and names
@@ -52,6 +53,7 @@ private:
         Kind kind;
     };
     bool wanted(const Needle& n) const;
+    bool seen(const Needle& n) const;
     void continue_line(std::string_view bytes);
     void mark_hits(std::string_view bytes);
     bool names_denial_path(std::string_view line) const;
@@ -60,6 +62,7 @@ private:
     std::string evidence() const;
 
     std::vector<Needle> needles_;
+    NeedleSet set_;  // needles_' folded texts, in the same order
     std::vector<std::string> fatal_signatures_;
     std::vector<std::string> informational_;
     std::vector<std::string> denial_paths_;
@@ -76,7 +79,6 @@ private:
     bool path_error_hit_ = false;
 
     std::string seam_;  // tail_ and the start of the next chunk, reused
-    std::vector<std::size_t> next_hit_;  // per needle, within scan_whole_lines
     StderrFindings found_;
 };
 

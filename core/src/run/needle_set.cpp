@@ -1,0 +1,153 @@
+#include "needle_set.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define CONFINE_NEEDLES_SSSE3 1
+#endif
+
+namespace confine::detail {
+namespace {
+
+// Whether the bytes at `at` are `lower` (folded) when folded.
+bool equal_folded(const char* at, std::string_view lower) {
+    for (std::size_t j = 0; j < lower.size(); ++j)
+        if (fold_ascii(at[j]) != static_cast<unsigned char>(lower[j])) return false;
+    return true;
+}
+
+#if CONFINE_NEEDLES_SSSE3
+bool has_ssse3() {
+    static const bool yes = __builtin_cpu_supports("ssse3");
+    return yes;
+}
+
+// From place `i`, 16 places a step, to the first step before `stop` where some place's
+// `Width` bytes fit a bucket: its start, and per place the buckets that fit (`fit`,
+// `places` one bit per place that has any). `stop` or past it when none does.
+template <int Width>
+__attribute__((target("ssse3"))) std::size_t sift_steps(const unsigned char* p, std::size_t i, std::size_t stop,
+                                                        const unsigned char (*low)[16], const unsigned char (*high)[16],
+                                                        unsigned char fit[16], unsigned& places) {
+    const __m128i halves = _mm_set1_epi8(0x0f);
+    __m128i low_of[Width], high_of[Width];
+    for (int j = 0; j < Width; ++j) {
+        low_of[j] = _mm_load_si128(reinterpret_cast<const __m128i*>(low[j]));
+        high_of[j] = _mm_load_si128(reinterpret_cast<const __m128i*>(high[j]));
+    }
+    for (; i < stop; i += 16) {
+        __m128i buckets = _mm_set1_epi8(-1);
+        for (int j = 0; j < Width; ++j) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + j));
+            const __m128i lo = _mm_and_si128(v, halves), hi = _mm_and_si128(_mm_srli_epi16(v, 4), halves);
+            buckets = _mm_and_si128(buckets, _mm_and_si128(_mm_shuffle_epi8(low_of[j], lo), _mm_shuffle_epi8(high_of[j], hi)));
+        }
+        const unsigned none = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(buckets, _mm_setzero_si128())));
+        if (none == 0xffff) continue;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(fit), buckets);
+        places = ~none & 0xffff;
+        return i;
+    }
+    return i;
+}
+#endif
+
+}  // namespace
+
+NeedleSet::NeedleSet(std::vector<std::string> lower) : needles_(std::move(lower)) {
+    std::size_t shortest = npos;
+    for (const auto& n : needles_)
+        if (!n.empty()) shortest = std::min(shortest, n.size());
+    if (shortest == npos) return;
+    width_ = std::min<std::size_t>(3, shortest);
+    // Needles that start alike share a bucket: they widen no other bucket's halves.
+    std::map<std::string, unsigned, std::less<>> bucket_of;
+    auto allow = [this](std::size_t j, unsigned char c, unsigned bucket) {
+        const auto bit = static_cast<unsigned char>(1u << bucket);
+        tables_.low[j][c & 15] |= bit;
+        tables_.high[j][c >> 4] |= bit;
+    };
+    for (std::uint32_t k = 0; k < needles_.size(); ++k) {
+        const std::string& n = needles_[k];
+        if (n.empty()) continue;
+        const std::string start = n.substr(0, width_);
+        auto it = bucket_of.find(start);
+        if (it == bucket_of.end()) it = bucket_of.emplace(start, static_cast<unsigned>(bucket_of.size() % 8)).first;
+        bucket_[it->second].push_back(k);
+        for (std::size_t j = 0; j < width_; ++j) {
+            const auto c = static_cast<unsigned char>(n[j]);
+            allow(j, c, it->second);
+            if (c >= 'a' && c <= 'z') allow(j, static_cast<unsigned char>(c - 32), it->second);
+        }
+    }
+}
+
+unsigned char NeedleSet::sift(const unsigned char* at) const {
+    unsigned char fit = 0xff;
+    for (std::size_t j = 0; j < width_; ++j) fit &= tables_.low[j][at[j] & 15] & tables_.high[j][at[j] >> 4];
+    return fit;
+}
+
+// The lowest wanted needle of `buckets` that starts at `at`.
+NeedleSet::Hit NeedleSet::compare(std::string_view bytes, std::size_t at, unsigned buckets, const Wanted& wanted) const {
+    Hit best;
+    for (; buckets != 0; buckets &= buckets - 1)
+        for (const std::uint32_t k : bucket_[std::countr_zero(buckets)]) {
+            if (k >= best.index) break;
+            const std::string& needle = needles_[k];
+            if (needle.size() <= bytes.size() - at && equal_folded(bytes.data() + at, needle) && wanted(k)) {
+                best = {at, k};
+                break;
+            }
+        }
+    return best;
+}
+
+NeedleSet::Hit NeedleSet::find_one_at_a_time(std::string_view bytes, std::size_t from, const Wanted& wanted) const {
+    if (width_ == 0 || bytes.size() < width_) return {};
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    for (std::size_t at = from; at <= bytes.size() - width_; ++at)
+        if (const unsigned char buckets = sift(p + at); buckets != 0)
+            if (const Hit hit = compare(bytes, at, buckets, wanted); hit.at != npos) return hit;
+    return {};
+}
+
+NeedleSet::Hit NeedleSet::find_portable(std::string_view bytes, std::size_t from, const Wanted& wanted) const {
+    return find_one_at_a_time(bytes, from, wanted);
+}
+
+NeedleSet::Hit NeedleSet::find(std::string_view bytes, std::size_t from, const Wanted& wanted) const {
+    return find_sixteen_at_a_time(bytes, from, wanted);
+}
+
+NeedleSet::Hit NeedleSet::find_sixteen_at_a_time(std::string_view bytes, std::size_t from, const Wanted& wanted) const {
+#if CONFINE_NEEDLES_SSSE3
+    // A step reads 16 + width_ - 1 bytes from its first place.
+    const std::size_t reach = 16 + width_ - 1;
+    if (width_ == 0 || !has_ssse3() || bytes.size() < reach) return find_one_at_a_time(bytes, from, wanted);
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    const std::size_t stop = bytes.size() - reach + 1;
+    std::size_t at = from;
+    while (at < stop) {
+        unsigned char fit[16];
+        unsigned places = 0;
+        at = width_ == 1   ? sift_steps<1>(p, at, stop, tables_.low, tables_.high, fit, places)
+             : width_ == 2 ? sift_steps<2>(p, at, stop, tables_.low, tables_.high, fit, places)
+                           : sift_steps<3>(p, at, stop, tables_.low, tables_.high, fit, places);
+        if (at >= stop) break;
+        for (; places != 0; places &= places - 1) {
+            const auto lane = static_cast<unsigned>(std::countr_zero(places));
+            if (const Hit hit = compare(bytes, at + lane, fit[lane], wanted); hit.at != npos) return hit;
+        }
+        at += 16;
+    }
+    return find_one_at_a_time(bytes, at, wanted);
+#else
+    return find_one_at_a_time(bytes, from, wanted);
+#endif
+}
+
+}  // namespace confine::detail
