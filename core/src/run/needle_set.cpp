@@ -57,32 +57,72 @@ __attribute__((target("ssse3"))) std::size_t sift_steps(const unsigned char* p, 
 
 }  // namespace
 
+namespace {
+
+// Per byte of a needle's start, the low and the high halves it may have (a letter's both
+// cases), one bit per half.
+struct Halves {
+    std::uint16_t low[4] = {}, high[4] = {};
+
+    void add(std::string_view start) {
+        for (std::size_t j = 0; j < start.size(); ++j) {
+            const auto c = static_cast<unsigned char>(start[j]);
+            for (const unsigned char v : {c, static_cast<unsigned char>(c >= 'a' && c <= 'z' ? c - 32 : c)}) {
+                low[j] |= static_cast<std::uint16_t>(1u << (v & 15));
+                high[j] |= static_cast<std::uint16_t>(1u << (v >> 4));
+            }
+        }
+    }
+    // How many byte sequences pass: each byte's halves combine freely within a bucket.
+    std::uint64_t passing(std::size_t width) const {
+        std::uint64_t n = 1;
+        for (std::size_t j = 0; j < width; ++j) n *= static_cast<std::uint64_t>(std::popcount(low[j]) * std::popcount(high[j]));
+        return n;
+    }
+};
+
+}  // namespace
+
 NeedleSet::NeedleSet(std::vector<std::string> lower) : needles_(std::move(lower)) {
     std::size_t shortest = npos;
     for (const auto& n : needles_)
         if (!n.empty()) shortest = std::min(shortest, n.size());
     if (shortest == npos) return;
-    width_ = std::min<std::size_t>(3, shortest);
-    // Needles that start alike share a bucket: they widen no other bucket's halves.
+    width_ = std::min<std::size_t>(4, shortest);
+    // Each distinct start goes to the bucket it widens least (the fewest sequences newly
+    // let through, then the emptiest bucket), so that halves of unlike needles combine
+    // as little as they can; needles that start alike share a bucket.
+    Halves bucket_halves[8];
     std::map<std::string, unsigned, std::less<>> bucket_of;
-    auto allow = [this](std::size_t j, unsigned char c, unsigned bucket) {
-        const auto bit = static_cast<unsigned char>(1u << bucket);
-        tables_.low[j][c & 15] |= bit;
-        tables_.high[j][c >> 4] |= bit;
-    };
     for (std::uint32_t k = 0; k < needles_.size(); ++k) {
         const std::string& n = needles_[k];
         if (n.empty()) continue;
         const std::string start = n.substr(0, width_);
         auto it = bucket_of.find(start);
-        if (it == bucket_of.end()) it = bucket_of.emplace(start, static_cast<unsigned>(bucket_of.size() % 8)).first;
-        bucket_[it->second].push_back(k);
-        for (std::size_t j = 0; j < width_; ++j) {
-            const auto c = static_cast<unsigned char>(n[j]);
-            allow(j, c, it->second);
-            if (c >= 'a' && c <= 'z') allow(j, static_cast<unsigned char>(c - 32), it->second);
+        if (it == bucket_of.end()) {
+            unsigned best = 0;
+            std::uint64_t best_growth = ~std::uint64_t{0};
+            for (unsigned b = 0; b < 8; ++b) {
+                Halves with = bucket_halves[b];
+                with.add(start);
+                const std::uint64_t before = bucket_[b].empty() ? 0 : bucket_halves[b].passing(width_);
+                const std::uint64_t growth = with.passing(width_) - before;
+                if (growth < best_growth || (growth == best_growth && bucket_[b].size() < bucket_[best].size())) {
+                    best = b;
+                    best_growth = growth;
+                }
+            }
+            bucket_halves[best].add(start);
+            it = bucket_of.emplace(start, best).first;
         }
+        bucket_[it->second].push_back(k);
     }
+    for (unsigned b = 0; b < 8; ++b)
+        for (std::size_t j = 0; j < width_; ++j)
+            for (unsigned half = 0; half < 16; ++half) {
+                if (bucket_halves[b].low[j] & (1u << half)) tables_.low[j][half] |= static_cast<unsigned char>(1u << b);
+                if (bucket_halves[b].high[j] & (1u << half)) tables_.high[j][half] |= static_cast<unsigned char>(1u << b);
+            }
 }
 
 unsigned char NeedleSet::sift(const unsigned char* at) const {
@@ -136,7 +176,8 @@ NeedleSet::Hit NeedleSet::find_sixteen_at_a_time(std::string_view bytes, std::si
         unsigned places = 0;
         at = width_ == 1   ? sift_steps<1>(p, at, stop, tables_.low, tables_.high, fit, places)
              : width_ == 2 ? sift_steps<2>(p, at, stop, tables_.low, tables_.high, fit, places)
-                           : sift_steps<3>(p, at, stop, tables_.low, tables_.high, fit, places);
+             : width_ == 3 ? sift_steps<3>(p, at, stop, tables_.low, tables_.high, fit, places)
+                           : sift_steps<4>(p, at, stop, tables_.low, tables_.high, fit, places);
         if (at >= stop) break;
         for (; places != 0; places &= places - 1) {
             const auto lane = static_cast<unsigned>(std::countr_zero(places));

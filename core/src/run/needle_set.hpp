@@ -22,14 +22,14 @@ inline unsigned char fold_ascii(char c) {
     return static_cast<unsigned char>(u + (static_cast<unsigned char>(u - 'A') < 26 ? 32 : 0));
 }
 
-// How it finds them: each needle is put in one of 8 buckets, and for each of the first
-// `width` bytes of a needle (up to 3, the shortest needle's length at most) two tables of
-// 16 entries say, per bucket, which low and which high halves of a byte may stand there
-// (a letter's both cases). Every place in the bytes is sifted by those tables, 16 places
-// per step where the processor can look a byte's halves up 16 at a time (SSSE3's
-// pshufb), one at a time elsewhere; only a place whose bytes fit some bucket's halves is
-// compared with that bucket's needles. The places sifted, and what is compared, are the
-// same on both ways; only the speed differs.
+// How it finds them: each needle is put in one of 8 buckets (the one it widens least),
+// and for each of the first `width` bytes of a needle (up to 4, the shortest needle's
+// length at most) two tables of 16 entries say, per bucket, which low and which high
+// halves of a byte may stand there (a letter's both cases). Every place in the bytes is
+// sifted by those tables, 16 places a step where the processor can look a byte's halves
+// up 16 at a time (SSSE3's pshufb), one at a time elsewhere; only a place whose bytes fit
+// some bucket's halves is compared with that bucket's needles. The places sifted, and
+// what is compared, are the same on both ways; only the speed differs.
 class NeedleSet {
 public:
     static constexpr std::size_t npos = static_cast<std::size_t>(-1);
@@ -53,8 +53,8 @@ public:
 
 private:
     struct Tables {
-        alignas(16) unsigned char low[3][16] = {};
-        alignas(16) unsigned char high[3][16] = {};
+        alignas(16) unsigned char low[4][16] = {};
+        alignas(16) unsigned char high[4][16] = {};
     };
     unsigned char sift(const unsigned char* at) const;
     Hit compare(std::string_view bytes, std::size_t at, unsigned buckets, const Wanted& wanted) const;
