@@ -362,6 +362,49 @@ TEST_CASE("a name that does not resolve with the network none is a hint, with wh
     }
 }
 
+TEST_CASE("a socket refused where the run has no loopback is advised so, and a refused file never is", "[classify]") {
+    auto w = network_confined(confine::Network::none);
+    w.denial_signatures.push_back("eacces");
+    w.loopback = confine::Loopback::none;
+    // As they came from runs under Landlock as nobody, network none: python's socket(),
+    // node's listen and connect, curl and git to a server on 127.0.0.1.
+    const std::string refused[] = {
+        "PermissionError: [Errno 13] Permission denied",
+        "Error: listen EACCES: permission denied 127.0.0.1:8125",
+        "Error: connect EACCES 127.0.0.1:8125 - Local (undefined:undefined)",
+        "curl: (7) Failed to connect to 127.0.0.1 port 8123 after 0 ms: Couldn't connect to server",
+        "fatal: unable to access 'http://127.0.0.1:8123/x/': Failed to connect to 127.0.0.1 port 8123 after 0 ms: Couldn't connect to server",
+    };
+    for (const std::string& line : refused) {
+        INFO(line);
+        const auto out = advised(w, "first\n" + line + "\n");
+        CHECK(out.denial_hint == line);
+        REQUIRE(out.denial_advice);
+        CHECK_THAT(*out.denial_advice, Catch::StartsWith("the run has no loopback under landlock here") && Catch::Contains("127.0.0.1's and ::1's too"));
+        CHECK(out.denial_advice->find('\n') == std::string::npos);
+        // Where the run has a loopback of its own, or the network goes through the proxy
+        // (whose port on the loopback the command reaches), that is not what happened.
+        for (const auto loopback : {confine::Loopback::own, confine::Loopback::unsaid}) {
+            auto with = w;
+            with.loopback = loopback;
+            const auto other = advised(with, line + "\n");
+            CHECK((!other.denial_advice || other.denial_advice->find("no loopback") == std::string::npos));
+        }
+        auto proxied = network_confined(confine::Network::proxy);
+        proxied.loopback = confine::Loopback::none;
+        const auto through_proxy = advised(proxied, line + "\n");
+        CHECK((!through_proxy.denial_advice || through_proxy.denial_advice->find("no loopback") == std::string::npos));
+    }
+    // A refused file, named or not by its path, is no socket.
+    for (const std::string line : {"touch: cannot touch '/etc/x': Permission denied", "PermissionError: [Errno 13] Permission denied: 'x.txt'",
+                                   "bash: x.txt: Permission denied", "cp: cannot open 'secret' for reading: Permission denied"}) {
+        INFO(line);
+        const auto out = advised(w, line + "\n");
+        CHECK(out.denial_hint == line);
+        CHECK_FALSE(out.denial_advice);
+    }
+}
+
 TEST_CASE("a name outside the run's allow_hosts is named in the advice, and an allowed one looked up directly too", "[classify]") {
     const auto w = network_confined(confine::Network::proxy);
     for (const auto& [line, host] : resolver_failures) {

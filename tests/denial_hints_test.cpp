@@ -164,6 +164,26 @@ void check_advised(const Reported& r, const std::string& hinted, const std::stri
     CHECK_THAT(r.err, Catch::Contains("confinectl: " + r.report["denial_advice"].get<std::string>()));
 }
 
+// A server the command starts on 127.0.0.1 and connects to: where the run has a loopback
+// of its own (bubblewrap; Landlock as root) it works; where it has none (Landlock as
+// another user) the socket is refused, and the advice says why, in one line.
+void attempt_loopback(const Sandbox& box, bool unprivileged) {
+    HintTree t(unprivileged);
+    if (!fs::exists("/usr/bin/python3")) test::skip_test("needs python3 in /usr/bin");
+    const auto r = run_reported(box, t,
+                                "/usr/bin/python3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); "
+                                "socket.create_connection(s.getsockname(), timeout=20)\"",
+                                unprivileged);
+    INFO("stderr: " << r.err << "\nreport: " << r.report.dump());
+    const bool own = !(is_landlock(box.way) && unprivileged);
+    CHECK(r.report["loopback"] == (own ? "own" : "none"));
+    if (own) {
+        CHECK(r.exit_code == 0);
+        return;
+    }
+    check_advised(r, "Permission denied", "the run has no loopback under landlock here");
+}
+
 // The package tools and downloaders this machine has, as their real words say a name did
 // not resolve (network none) or the proxy refused a host (--allow-host): npm, pip, apt
 // where installed, and apt's drop to its _apt user, which no confined root may make.
@@ -289,6 +309,11 @@ void attempt_all(Way way, void (*attempt)(const Sandbox&, bool)) {
     }                                                                                                                                          \
     TEST_CASE("a refused connection has a denial hint through " TAG ", as root and as an unprivileged user", "[hints][e2e][linux-only]") {    \
         attempt_all(WAY, attempt_network);                                                                                                     \
+    }                                                                                                                                          \
+    TEST_CASE("a server on the loopback works through " TAG " where the run has one, and its refusal is advised where not, as root and as "  \
+              "an unprivileged user",                                                                                                          \
+              "[hints][e2e][linux-only]") {                                                                                                    \
+        attempt_all(WAY, attempt_loopback);                                                                                                    \
     }                                                                                                                                          \
     TEST_CASE("a name that does not resolve has a denial hint and advice through " TAG ", as root and as an unprivileged user",               \
               "[hints][e2e][linux-only]") {                                                                                                    \

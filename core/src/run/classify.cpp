@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <initializer_list>
+#include <string_view>
 
 namespace confine {
 
@@ -202,6 +204,25 @@ bool network_line(std::string_view lower) {
     return std::any_of(words.begin(), words.end(), [&](const std::string& w) { return lower.find(w) != std::string_view::npos; });
 }
 
+bool has_any(std::string_view lower, std::initializer_list<std::string_view> words) {
+    return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return lower.find(w) != std::string_view::npos; });
+}
+
+// A line in which a socket was refused (`lower`): one that names the loopback with a
+// refusal's or the network's words, or a socket call refused as the tools say it (node's
+// "listen EACCES", Go's "socket: permission denied", python's bare "[Errno 13] Permission
+// denied", which a refused file never is: python names the file after it).
+bool socket_refused(std::string_view lower) {
+    const bool refusal = has_any(lower, {"permission denied", "eacces", "operation not permitted", "eperm"});
+    if (has_any(lower, {"127.0.0.1", "::1", "localhost"})) return refusal || network_line(lower);
+    if (!refusal) return false;
+    std::string_view trimmed = lower;
+    while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '.' || trimmed.back() == '\r')) trimmed.remove_suffix(1);
+    if (trimmed.ends_with("[errno 13] permission denied")) return true;
+    return has_any(lower, {"listen eacces", "connect eacces", "bind eacces", "socket: permission denied", "listen: permission denied",
+                           "bind: permission denied", "connect: permission denied", "socket: operation not permitted"});
+}
+
 // What the run's proxy refused, first one it would have let through had allow_hosts listed
 // it: the host, and the --allow-host pattern for it (with the port, beyond 80 and 443);
 // else one it refused for where the name leads, which listing the name would not change.
@@ -267,6 +288,13 @@ std::optional<std::string> denial_advice(const WrapResult& wrap, const Outcome& 
             return std::string("apt keeps its lists, cache and locks in /var/lib/apt, /var/cache/apt and /var/lib/dpkg, which the run may not "
                                "write: download into the workspace (apt-get download; or -o Dir::State::Lists=DIR -o Dir::Cache=DIR "
                                "-o Debug::NoLocking=1, with DIR in it) (README, Installing packages with apt)");
+    // A run with no loopback of its own (Landlock as a user other than root): the
+    // network filter refuses every socket, the loopback's too.
+    if (wrap.policy.network == Network::none && wrap.loopback == Loopback::none && socket_refused(line))
+        return "the run has no loopback under " + wrap.runner +
+               " here: with the network none every TCP and UDP socket is refused, 127.0.0.1's and ::1's too, so the command can neither "
+               "serve on the loopback nor reach a server it started; bubblewrap, or Landlock as root, gives a run a loopback of its own "
+               "(README, \"No network\")";
     if (wrap.policy.network == Network::allow || !network_line(line)) return std::nullopt;
     const std::string host = host_named(line);
     if (wrap.policy.network == Network::proxy) return resolved_directly(wrap, line, host);
