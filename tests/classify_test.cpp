@@ -374,6 +374,7 @@ TEST_CASE("a socket refused where the run has no loopback is advised so, and a r
         "Error: connect EACCES 127.0.0.1:8125 - Local (undefined:undefined)",
         "curl: (7) Failed to connect to 127.0.0.1 port 8123 after 0 ms: Couldn't connect to server",
         "fatal: unable to access 'http://127.0.0.1:8123/x/': Failed to connect to 127.0.0.1 port 8123 after 0 ms: Couldn't connect to server",
+        "curl: (7) Failed to connect to localhost port 3000 after 0 ms: Couldn't connect to server",
     };
     for (const std::string& line : refused) {
         INFO(line);
@@ -397,7 +398,8 @@ TEST_CASE("a socket refused where the run has no loopback is advised so, and a r
     }
     // A refused file, named or not by its path, is no socket.
     for (const std::string line : {"touch: cannot touch '/etc/x': Permission denied", "PermissionError: [Errno 13] Permission denied: 'x.txt'",
-                                   "bash: x.txt: Permission denied", "cp: cannot open 'secret' for reading: Permission denied"}) {
+                                   "bash: x.txt: Permission denied", "cp: cannot open 'secret' for reading: Permission denied",
+                                   "cat: /etc/localhost.conf: Permission denied", "cat: localhost-notes: Permission denied"}) {
         INFO(line);
         const auto out = advised(w, line + "\n");
         CHECK(out.denial_hint == line);

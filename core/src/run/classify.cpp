@@ -208,13 +208,26 @@ bool has_any(std::string_view lower, std::initializer_list<std::string_view> wor
     return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return lower.find(w) != std::string_view::npos; });
 }
 
+// Whether `lower` names the loopback: 127.0.0.1, ::1, or localhost as a host (not a part
+// of a file's name such as /etc/localhost.conf).
+bool names_loopback(std::string_view lower) {
+    if (has_any(lower, {"127.0.0.1", "::1"})) return true;
+    auto part_of_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' || c == '/'; };
+    constexpr std::string_view host = "localhost";
+    for (std::size_t at = lower.find(host); at != std::string_view::npos; at = lower.find(host, at + 1)) {
+        const std::size_t end = at + host.size();
+        if ((at == 0 || !part_of_name(lower[at - 1])) && (end == lower.size() || !part_of_name(lower[end]))) return true;
+    }
+    return false;
+}
+
 // A line in which a socket was refused (`lower`): one that names the loopback with a
 // refusal's or the network's words, or a socket call refused as the tools say it (node's
 // "listen EACCES", Go's "socket: permission denied", python's bare "[Errno 13] Permission
 // denied", which a refused file never is: python names the file after it).
 bool socket_refused(std::string_view lower) {
     const bool refusal = has_any(lower, {"permission denied", "eacces", "operation not permitted", "eperm"});
-    if (has_any(lower, {"127.0.0.1", "::1", "localhost"})) return refusal || network_line(lower);
+    if (names_loopback(lower)) return refusal || network_line(lower);
     if (!refusal) return false;
     std::string_view trimmed = lower;
     while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '.' || trimmed.back() == '\r')) trimmed.remove_suffix(1);

@@ -138,10 +138,11 @@ void StderrScanner::continue_line(std::string_view bytes) {
 // Notes which signatures `bytes` (part of the line being read) carries: for the fatal
 // ones only those earlier in the rule's list than one already seen in this line.
 void StderrScanner::mark_hits(std::string_view bytes) {
-    const NeedleSet::Wanted fresh = [this](std::size_t i) { return wanted(needles_[i]) && !seen(needles_[i]); };
-    if (std::none_of(needles_.begin(), needles_.end(), [this](const Needle& n) { return wanted(n) && !seen(n); })) return;
+    const auto fresh = [this](const Needle& n) { return wanted(n) && !seen(n); };
+    if (std::none_of(needles_.begin(), needles_.end(), fresh)) return;
+    const NeedleSet::Wanted fresh_at = [&](std::size_t i) { return fresh(needles_[i]); };
     // A needle marked is no longer fresh, so the search goes on from the same place.
-    for (NeedleSet::Hit hit; (hit = set_.find(bytes, hit.at == NeedleSet::npos ? 0 : hit.at, fresh)).at != NeedleSet::npos;) {
+    for (NeedleSet::Hit hit; (hit = set_.find(bytes, hit.at == NeedleSet::npos ? 0 : hit.at, fresh_at)).at != NeedleSet::npos;) {
         const Needle& n = needles_[hit.index];
         if (n.kind == Kind::fatal) fatal_hit_ = n.index;
         else if (n.kind == Kind::denial) denial_hit_ = true;
