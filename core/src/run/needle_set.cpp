@@ -5,6 +5,7 @@
 #include <map>
 
 #if defined(__GNUC__) && defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define CONFINE_NEEDLES_SSSE3 1
 #endif
@@ -20,8 +21,13 @@ bool equal_folded(const char* at, std::string_view lower) {
 }
 
 #if CONFINE_NEEDLES_SSSE3
+// Asked once, at the first search: __builtin_cpu_supports would link libgcc's start-up
+// probe of the processor into every program, run at each launch (cpuid is slow in a VM).
 bool has_ssse3() {
-    static const bool yes = __builtin_cpu_supports("ssse3");
+    static const bool yes = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_SSSE3) != 0;
+    }();
     return yes;
 }
 
