@@ -61,10 +61,6 @@ __attribute__((target("ssse3"))) std::size_t sift_steps(const unsigned char* p, 
 }
 #endif
 
-}  // namespace
-
-namespace {
-
 // Per byte of a needle's start, the low and the high halves it may have (a letter's both
 // cases), one bit per half.
 struct Halves {
@@ -152,7 +148,7 @@ NeedleSet::Hit NeedleSet::compare(std::string_view bytes, std::size_t at, unsign
     return best;
 }
 
-NeedleSet::Hit NeedleSet::find_one_at_a_time(std::string_view bytes, std::size_t from, const Wanted& wanted) const {
+NeedleSet::Hit NeedleSet::find_portable(std::string_view bytes, std::size_t from, const Wanted& wanted) const {
     if (width_ == 0 || bytes.size() < width_) return {};
     const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
     for (std::size_t at = from; at <= bytes.size() - width_; ++at)
@@ -161,19 +157,11 @@ NeedleSet::Hit NeedleSet::find_one_at_a_time(std::string_view bytes, std::size_t
     return {};
 }
 
-NeedleSet::Hit NeedleSet::find_portable(std::string_view bytes, std::size_t from, const Wanted& wanted) const {
-    return find_one_at_a_time(bytes, from, wanted);
-}
-
 NeedleSet::Hit NeedleSet::find(std::string_view bytes, std::size_t from, const Wanted& wanted) const {
-    return find_sixteen_at_a_time(bytes, from, wanted);
-}
-
-NeedleSet::Hit NeedleSet::find_sixteen_at_a_time(std::string_view bytes, std::size_t from, const Wanted& wanted) const {
 #if CONFINE_NEEDLES_SSSE3
     // A step reads 16 + width_ - 1 bytes from its first place.
     const std::size_t reach = 16 + width_ - 1;
-    if (width_ == 0 || !has_ssse3() || bytes.size() < reach) return find_one_at_a_time(bytes, from, wanted);
+    if (width_ == 0 || !has_ssse3() || bytes.size() < reach) return find_portable(bytes, from, wanted);
     const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
     const std::size_t stop = bytes.size() - reach + 1;
     std::size_t at = from;
@@ -191,9 +179,9 @@ NeedleSet::Hit NeedleSet::find_sixteen_at_a_time(std::string_view bytes, std::si
         }
         at += 16;
     }
-    return find_one_at_a_time(bytes, at, wanted);
+    return find_portable(bytes, at, wanted);
 #else
-    return find_one_at_a_time(bytes, from, wanted);
+    return find_portable(bytes, from, wanted);
 #endif
 }
 

@@ -48,7 +48,8 @@ public:
 
     // The first place at or after `from` where a wanted needle starts.
     Hit find(std::string_view bytes, std::size_t from, const Wanted& wanted) const;
-    // The same, sifting one place at a time whatever the processor can do (for tests).
+    // The same, sifting one place at a time whatever the processor can do (find's last
+    // places, and tests).
     Hit find_portable(std::string_view bytes, std::size_t from, const Wanted& wanted) const;
 
 private:
@@ -58,8 +59,6 @@ private:
     };
     unsigned char sift(const unsigned char* at) const;
     Hit compare(std::string_view bytes, std::size_t at, unsigned buckets, const Wanted& wanted) const;
-    Hit find_one_at_a_time(std::string_view bytes, std::size_t from, const Wanted& wanted) const;
-    Hit find_sixteen_at_a_time(std::string_view bytes, std::size_t from, const Wanted& wanted) const;
 
     std::vector<std::string> needles_;
     std::vector<std::uint32_t> bucket_[8];  // the needles of each bucket, lowest index first

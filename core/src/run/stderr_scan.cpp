@@ -69,20 +69,22 @@ bool named_at(std::string_view line, std::size_t at, std::string_view path) {
 StderrScanner::StderrScanner(const FailureRule& rule, std::span<const std::string> denial_signatures,
                              std::span<const std::string> denial_paths)
     : fatal_signatures_(rule.fatal_signatures), informational_(rule.informational_lines), fatal_hit_(npos) {
+    // What each needle searches for, case-folded (ASCII), in the needles' order.
+    std::vector<std::string> lower;
+    auto add = [&](std::string text, std::size_t index, Kind kind) {
+        overlap_ = std::max(overlap_, text.size() - 1);
+        lower.push_back(std::move(text));
+        needles_.push_back({index, kind});
+    };
     for (std::size_t i = 0; i < rule.fatal_signatures.size(); ++i)
-        if (searchable(rule.fatal_signatures[i])) needles_.push_back({folded(rule.fatal_signatures[i]), i, Kind::fatal});
+        if (searchable(rule.fatal_signatures[i])) add(folded(rule.fatal_signatures[i]), i, Kind::fatal);
     for (const auto& signature : denial_signatures)
-        if (searchable(signature)) needles_.push_back({folded(signature), 0, Kind::denial});
+        if (searchable(signature)) add(folded(signature), 0, Kind::denial);
     for (const auto& path : denial_paths)
         if (searchable(path)) denial_paths_.push_back(path);
     if (!denial_paths_.empty())
-        for (const std::string_view error : path_refusal_errors) needles_.push_back({std::string(error), 0, Kind::path_error});
+        for (const std::string_view error : path_refusal_errors) add(std::string(error), 0, Kind::path_error);
     for (const auto& line : informational_) informational_max_ = std::max(informational_max_, line.size());
-    std::vector<std::string> lower;
-    for (const auto& n : needles_) {
-        overlap_ = std::max(overlap_, n.lower.size() - 1);
-        lower.push_back(n.lower);
-    }
     set_ = NeedleSet(std::move(lower));
     // One byte past the evidence's length tells a line that was cut from one that was not.
     head_keep_ = std::max(evidence_line_max + 1, informational_max_);

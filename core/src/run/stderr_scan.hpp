@@ -47,8 +47,8 @@ public:
 
 private:
     enum class Kind { fatal, denial, path_error };
+    // What a needle says when found; what it searches for is set_[its position].
     struct Needle {
-        std::string lower;   // what is searched for, case-folded (ASCII)
         std::size_t index;   // fatal: position in the rule's list; otherwise unused
         Kind kind;
     };
@@ -62,7 +62,7 @@ private:
     std::string evidence() const;
 
     std::vector<Needle> needles_;
-    NeedleSet set_;  // needles_' folded texts, in the same order
+    NeedleSet set_;  // each needle's text, case-folded, in needles_' order
     std::vector<std::string> fatal_signatures_;
     std::vector<std::string> informational_;
     std::vector<std::string> denial_paths_;
