@@ -541,10 +541,8 @@ public:
     bool wanted() const { return file_ || fd_; }
 
     // A report that cannot be written is said, and does not change the exit status.
-    void write(const confine::Outcome& outcome, const std::vector<confine::Candidate>& skipped) {
-        write_text(confinectl::run_report_json(outcome, skipped));
-    }
-    // The report of a run refused before it started: {"schema_version", "error"}.
+    // The text: the run's report, or that of a run refused before it started
+    // ({"schema_version", "error"}).
     void write_text(const std::string& text) {
         if (!wanted()) return;
         const std::optional<std::string> error = file_ ? file_->write(text) : confinectl::write_to_descriptor(*fd_, text);
@@ -795,8 +793,12 @@ public:
     }
 
     void ended(const confine::Outcome& outcome, const std::vector<confine::Candidate>& skipped) {
-        report_.write(outcome, skipped);
-        if (records_) records_->write(context_, config_, nlohmann::json::parse(confinectl::run_report_json(outcome, skipped)), status_of(outcome));
+        // The report's text made once, and only for a report or a record that is kept.
+        const bool recorded = records_ && records_->wanted();
+        if (!report_.wanted() && !recorded) return;
+        const std::string text = confinectl::run_report_json(outcome, skipped);
+        report_.write_text(text);
+        if (recorded) records_->write(context_, config_, nlohmann::json::parse(text), status_of(outcome));
     }
 
 private:

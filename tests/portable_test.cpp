@@ -121,6 +121,28 @@ TEST_CASE("the trust walk refuses a group-writable directory on the way and a fi
     CHECK(inside.error() == (t.dir / "a" / "b").string() + " lies in " + (t.dir / "a").string() + ", which the confined command may write");
 }
 
+TEST_CASE("the trust walk's writable places answer as is_within does, by their texts", "[portable][trust]") {
+    using confine::trust::detail::sandbox_places;
+    using confine::trust::detail::sandbox_writable_place;
+    // Directories as the walk builds them: absolute, no empty, "." or ".." component.
+    const std::vector<std::string> dirs{"/", "/tmp", "/tmpx", "/tmp/a", "/dev", "/dev/shm", "/dev/shmx/a", "/work", "/work/a/b", "/workspace",
+                                        "/a", "/a/b", "/ab", "/x/y/z"};
+    // Places as callers give them: plain, with a separator at the end or doubled, the root,
+    // with "." or "..", relative, empty.
+    const std::vector<std::string> roots{"/work", "/work/", "/work/a/", "//work//a", "/", "/a/./b", "/a/../a", "a/b", "", "/x/y/z", "/x"};
+    for (const auto& root : roots) {
+        const auto places = sandbox_places({root});
+        for (const auto& dir : dirs) {
+            INFO("dir " << dir << ", root '" << root << "'");
+            std::string expected;
+            for (const auto& place : confine::sdk::always_writable_places())
+                if (expected.empty() && confine::sdk::is_within(dir, place)) expected = place.string();
+            if (expected.empty() && !root.empty() && root.front() == '/' && confine::sdk::is_within(dir, root)) expected = root;
+            CHECK(sandbox_writable_place(dir, places) == expected);
+        }
+    }
+}
+
 #if defined(CONFINE_PORTABLE_POSIX)
 
 namespace {

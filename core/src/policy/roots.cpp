@@ -351,12 +351,12 @@ std::optional<fs::path> read_gitdir_common(const fs::path& gitdir) {
 class LookedAt {
 public:
     fs::file_type type(const fs::path& p) {
-        if (const auto known = seen_.find(p); known != seen_.end()) return known->second;
-        if (names_.surely_missing(p)) return seen_.emplace(p, fs::file_type::not_found).first->second;
+        if (const auto known = seen_.find(p.native()); known != seen_.end()) return known->second;
+        if (names_.surely_missing(p)) return seen_.emplace(p.native(), fs::file_type::not_found).first->second;
         std::error_code ec;
         const auto st = fs::symlink_status(p, ec);
         const fs::file_type t = ec ? fs::file_type::not_found : st.type();
-        seen_.emplace(p, t);
+        seen_.emplace(p.native(), t);
         return t;
     }
 
@@ -378,19 +378,36 @@ public:
     }
 
 private:
-    std::map<fs::path, fs::file_type> seen_;
+    std::map<fs::path::string_type, fs::file_type, std::less<>> seen_;  // by the path's text
     DirectoryNames names_;
 };
 
 }  // namespace
 
 bool DirectoryNames::surely_missing(const fs::path& p) {
-    const fs::path dir = p.parent_path();
-    if (dir.empty() || dir == p) return false;
-    const auto [at, fresh] = listed_.try_emplace(dir);
-    if (fresh) at->second = list(dir);
+#if defined(_WIN32)
+    const fs::path parent = p.parent_path();
+    if (parent.empty() || parent == p) return false;
+    const fs::path::string_type& dir = parent.native();
+    const fs::path::string_type name = p.filename().native();
+#else
+    // The directory and the name by the last '/', without taking the path apart: a name
+    // that is empty, "." or ".." is not one a listing holds.
+    const std::string& s = p.native();
+    const std::size_t slash = s.rfind('/');
+    if (slash == std::string::npos) return false;
+    const std::string_view dir(s.data(), slash == 0 ? 1 : slash);
+    const std::string_view name = std::string_view(s).substr(slash + 1);
+    if (name.empty() || name == "." || name == "..") return false;
+#endif
+    auto at = listed_.find(dir);
+    if (at == listed_.end()) {
+        fs::path::string_type key(dir);
+        Listing listing = list(fs::path(key));
+        at = listed_.emplace(std::move(key), std::move(listing)).first;
+    }
     const Listing& l = at->second;
-    return l.state == Listing::gone || (l.state == Listing::listed && !l.names.contains(p.filename().native()));
+    return l.state == Listing::gone || (l.state == Listing::listed && !l.names.contains(name));
 }
 
 DirectoryNames::Listing DirectoryNames::list(const fs::path& dir) {
@@ -421,7 +438,7 @@ std::optional<fs::path> PathResolver::canonical(const fs::path& p) {
     return full();
 #else
     const std::string& s = p.native();
-    if (!plain(s)) return full();
+    if (!plain_absolute(p)) return full();
     // What is known of the directories above it already: one missing (or not a
     // directory) means it does not exist either; one that is a link leads elsewhere.
     for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1)) {
@@ -447,17 +464,18 @@ void PathResolver::known_directory(const fs::path& real) {
     (void)real;
 #else
     const std::string& s = real.native();
-    if (!plain(s)) return;
+    if (!plain_absolute(real)) return;
     for (std::size_t at = s.find('/', 1); at != std::string::npos; at = s.find('/', at + 1)) seen_.emplace(std::string(s, 0, at), Kind::directory);
     seen_.emplace(s, Kind::directory);
 #endif
 }
 
-bool PathResolver::plain(const std::string& s) {
+bool plain_absolute(const fs::path& p) {
 #if defined(_WIN32)
-    (void)s;
+    (void)p;
     return false;
 #else
+    const std::string& s = p.native();
     if (s.size() < 2 || s.front() != '/' || s.back() == '/') return false;
     for (std::size_t at = 0; at < s.size();) {
         const std::size_t end = std::min(s.find('/', at + 1), s.size());

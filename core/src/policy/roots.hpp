@@ -52,6 +52,10 @@ std::vector<std::filesystem::path> with_homes(const std::vector<std::filesystem:
 struct KeptGitScan;
 std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* kept = nullptr);
 
+// Whether `p` is absolute and plain: no empty, "." or ".." component, no '/' at its end
+// (POSIX; never on Windows). Such a path's directories are its prefixes before each '/'.
+bool plain_absolute(const std::filesystem::path& p);
+
 // The names in directories, each directory listed once: whether a path is surely
 // missing, from the listing of the directory that would hold it (one listing in place of
 // a look at each of the many paths there: the workspace's protected names). A directory
@@ -65,10 +69,11 @@ public:
 private:
     struct Listing {
         enum { unknown, listed, gone } state = unknown;
-        std::set<std::filesystem::path::string_type> names;
+        std::set<std::filesystem::path::string_type, std::less<>> names;
     };
     static Listing list(const std::filesystem::path& dir);
-    std::map<std::filesystem::path, Listing> listed_;
+    // Keyed by the directory's text: a path's own comparison walks its components.
+    std::map<std::filesystem::path::string_type, Listing, std::less<>> listed_;
 };
 
 // Where paths lead, as std::filesystem::canonical says, with fewer system calls: a path
@@ -84,7 +89,6 @@ public:
 
 private:
     enum class Kind { directory, link, other, missing };
-    static bool plain(const std::string& s);
     static Kind look(const char* path);   // one lstat
     Kind kind_of(std::string_view path);  // a directory's, looked at once
     std::map<std::string, Kind, std::less<>> seen_;

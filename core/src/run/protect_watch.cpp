@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #if !defined(_WIN32)
 #include <cerrno>
@@ -264,16 +265,17 @@ SetAside restore(const KeptPath& kept, std::vector<SetAside>& out) {
 
 std::vector<fs::path> absent_protected(const Policy& resolved, const std::vector<fs::path>& entries) {
     std::vector<fs::path> absent;
+    std::set<fs::path::string_type, std::less<>> listed;  // each once, by its text
     const auto places = writable_places(resolved);
     DirectoryNames names;
     for (const auto& entry : entries) {
         if (entry.is_absolute() || entry.empty() || entry.native().front() == '~' || under_git(entry)) continue;
         const fs::path relative = entry.lexically_normal();
         for (const auto& place : places) {
-            const fs::path p = fs::path(place) / relative;
+            fs::path p = fs::path(place) / relative;
             std::error_code ec;
             if (!names.surely_missing(p) && fs::symlink_status(p, ec).type() != fs::file_type::not_found) continue;
-            if (std::find(absent.begin(), absent.end(), p) == absent.end()) absent.push_back(p);
+            if (listed.insert(p.native()).second) absent.push_back(std::move(p));
         }
     }
     return absent;
@@ -305,24 +307,31 @@ std::vector<SetAside> settle_protected(const ProtectWatch& watch) {
     std::vector<SetAside> out;
 #if !defined(_WIN32)
     // Whether each directory on the ways is a link now, each looked at once: the absent
-    // paths share their ways (the workspace and the directories above it).
-    std::map<fs::path, bool> link_now;
+    // paths share their ways (the workspace and the directories above it). Each by its
+    // text: the directories above a plain path are its prefixes before each '/'.
+    std::map<std::string, bool, std::less<>> link_now;
     DirectoryNames names;
-    const auto is_link = [&](const fs::path& dir) {
-        const auto [at, fresh] = link_now.try_emplace(dir, false);
-        if (fresh) {
+    const auto is_link = [&](std::string_view dir) {
+        auto at = link_now.find(dir);
+        if (at == link_now.end()) {
+            std::string key(dir);
             struct stat st {};
-            at->second = ::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+            const bool link = ::lstat(key.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+            at = link_now.emplace(std::move(key), link).first;
         }
         return at->second;
     };
     for (const auto& p : watch.absent) {
         // A link on the way (none was there at the start: the policy refuses one) sends
-        // a tool elsewhere: it is what was planted.
-        fs::path planted_at = p;
-        for (fs::path dir = p.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
-            if (is_link(dir)) planted_at = dir;
-        if (planted_at == p && (names.surely_missing(p) || !planted(p) || through_a_link(p))) continue;
+        // a tool elsewhere: it is what was planted; the one nearest the root, if several.
+        const fs::path normal = plain_absolute(p) ? p : p.lexically_normal();
+        const std::string& text = normal.native();
+        std::size_t planted_length = text.size();
+        for (std::size_t end = text.rfind('/'); end != std::string::npos && end > 0; end = text.rfind('/', end - 1))
+            if (is_link(std::string_view(text).substr(0, end))) planted_length = end;
+        const bool on_its_way = planted_length != text.size();
+        if (!on_its_way && (names.surely_missing(p) || !planted(p) || through_a_link(p))) continue;
+        const fs::path planted_at = on_its_way ? fs::path(text.substr(0, planted_length)) : p;
         if (std::any_of(out.begin(), out.end(), [&](const SetAside& s) { return s.path == planted_at; })) continue;
         out.push_back(move_aside(planted_at));
     }

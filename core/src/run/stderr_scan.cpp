@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace confine::detail {
 namespace {
@@ -85,7 +86,9 @@ StderrScanner::StderrScanner(const FailureRule& rule, std::span<const std::strin
     if (!denial_paths_.empty())
         for (const std::string_view error : path_refusal_errors) add(std::string(error), 0, Kind::path_error);
     for (const auto& line : informational_) informational_max_ = std::max(informational_max_, line.size());
-    set_ = NeedleSet(std::move(lower));
+    // The set's tables are made at the first bytes fed: a run whose stderr is never read
+    // (no report, no pipe) spends nothing on them.
+    texts_ = std::move(lower);
     // One byte past the evidence's length tells a line that was cut from one that was not.
     head_keep_ = std::max(evidence_line_max + 1, informational_max_);
 }
@@ -98,6 +101,7 @@ bool StderrScanner::wants_more() const {
 
 void StderrScanner::feed(std::string_view bytes) {
     if (bytes.empty() || !wants_more()) return;
+    if (!texts_.empty()) set_ = NeedleSet(std::exchange(texts_, {}));
     const std::size_t first = find_newline(bytes, 0);
     if (first == npos) {
         continue_line(bytes);

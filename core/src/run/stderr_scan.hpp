@@ -62,7 +62,8 @@ private:
     std::string evidence() const;
 
     std::vector<Needle> needles_;
-    NeedleSet set_;  // each needle's text, case-folded, in needles_' order
+    NeedleSet set_;                   // each needle's text, case-folded, in needles_' order
+    std::vector<std::string> texts_;  // those texts until the first bytes are fed, then set_'s
     std::vector<std::string> fatal_signatures_;
     std::vector<std::string> informational_;
     std::vector<std::string> denial_paths_;

@@ -36,6 +36,7 @@
 
 #include <confine/sdk/vocabulary.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -117,13 +118,42 @@ inline std::string judge_owner(const std::string& path, const struct stat& st, b
     return {};
 }
 
-// The place a confined command may write that holds `dir` (one of every sandbox's,
-// sdk::always_writable_places(), or of `writable`), or an empty string.
-inline std::string sandbox_writable_place(const std::string& dir, const std::vector<std::string>& writable) {
-    for (const auto& place : sdk::always_writable_places())
-        if (sdk::is_within(dir, place)) return place.string();
-    for (const auto& root : writable)
-        if (!root.empty() && sdk::is_within(dir, root)) return root;
+// The places a confined command may write (every sandbox's, sdk::always_writable_places(),
+// then `writable`), each as given and as the text a plain directory beneath it starts
+// with: separators doubled or at the end dropped ("/" for the root). One with a "." or
+// ".." component holds no plain directory (sdk::is_within compares components as they
+// are written) and is left out, as is an empty one.
+struct WritablePlace {
+    std::string given;
+    std::string text;
+};
+inline std::vector<WritablePlace> sandbox_places(const std::vector<std::string>& writable) {
+    std::vector<WritablePlace> out;
+    auto add = [&out](const std::string& given) {
+        if (given.empty() || given.front() != '/') return;
+        std::string text = "/";
+        for (std::size_t at = 0; at < given.size();) {
+            const std::size_t end = std::min(given.find('/', at), given.size());
+            const std::string_view part(given.data() + at, end - at);
+            if (part == "." || part == "..") return;
+            if (!part.empty()) text.append(text.size() > 1 ? "/" : "").append(part);
+            at = end + 1;
+        }
+        out.push_back({given, std::move(text)});
+    };
+    for (const auto& place : sdk::always_writable_places()) add(place.string());
+    for (const auto& root : writable) add(root);
+    return out;
+}
+
+// The place of `places` that holds `dir` (absolute, with no empty, "." or ".." component,
+// as the walk builds it), as it was given, or an empty string: sdk::is_within's answer
+// for such a directory, by comparing texts.
+inline std::string sandbox_writable_place(std::string_view dir, const std::vector<WritablePlace>& places) {
+    for (const auto& place : places) {
+        const std::string& t = place.text;
+        if (t == "/" || dir == t || (dir.size() > t.size() && dir.starts_with(t) && dir[t.size()] == '/')) return place.given;
+    }
     return {};
 }
 
@@ -232,7 +262,7 @@ namespace detail {
 class TrustedWalk {
 public:
     TrustedWalk(const std::string& path, int flags, const std::vector<std::string>& sandbox_writable)
-        : path_(path), flags_(flags), sandbox_writable_(sandbox_writable) {
+        : path_(path), flags_(flags), sandbox_writable_(sandbox_places(sandbox_writable)) {
         push_components(path);
     }
 
@@ -350,7 +380,7 @@ private:
 
     const std::string& path_;
     const int flags_;
-    const std::vector<std::string>& sandbox_writable_;
+    const std::vector<WritablePlace> sandbox_writable_;
     const uid_t me_ = ::geteuid();
     std::vector<std::string> todo_;
     std::vector<std::pair<Descriptor, std::string>> dirs_;
