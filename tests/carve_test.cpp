@@ -103,10 +103,20 @@ TEST_CASE("a directory's listing calls missing only what lstat does not find, an
     CHECK_FALSE(names.surely_missing(home / ".vault-token"));   // a link to nothing is there
     CHECK(names.surely_missing(home / ".netrc" / "x"));         // beneath a file: nothing, as lstat finds nothing
 
-    const fs::path crowded = h.tmp.path() / "crowded";
+    // "." and "..", which no listing holds, and a name with a separator at its end.
+    CHECK_FALSE(names.surely_missing(home / "."));
+    CHECK_FALSE(names.surely_missing(home / ".."));
+    CHECK_FALSE(names.surely_missing(fs::path(home.string() + "/")));
+
+    // 4096 names are kept; one more and the listing says nothing.
+    const fs::path full = h.tmp.path() / "full", crowded = h.tmp.path() / "crowded";
+    fs::create_directories(full);
+    for (int i = 0; i < 4096; ++i) std::ofstream(full / ("f" + std::to_string(i)));
     fs::create_directories(crowded);
-    for (int i = 0; i < 4100; ++i) std::ofstream(crowded / ("f" + std::to_string(i)));
+    for (int i = 0; i < 4097; ++i) std::ofstream(crowded / ("f" + std::to_string(i)));
     confine::detail::DirectoryNames more;
+    CHECK(more.surely_missing(full / "absent"));
+    CHECK_FALSE(more.surely_missing(full / "f4095"));
     CHECK_FALSE(more.surely_missing(crowded / "absent"));
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include <cerrno>
 #include <cstring>
 
 #if !defined(_WIN32)
@@ -412,6 +413,34 @@ bool DirectoryNames::surely_missing(const fs::path& p) {
 
 DirectoryNames::Listing DirectoryNames::list(const fs::path& dir) {
     Listing l;
+#if !defined(_WIN32)
+    // The names as the directory gives them, without a path made of each.
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) {
+        if (errno == ENOENT || errno == ENOTDIR) l.state = Listing::gone;
+        return l;
+    }
+    bool complete = true;
+    for (;;) {
+        errno = 0;
+        const dirent* e = ::readdir(d);
+        if (!e) {
+            complete = errno == 0;
+            break;
+        }
+        const std::string_view name(e->d_name);
+        if (name == "." || name == "..") continue;
+        if (l.names.size() >= 4096) {
+            complete = false;
+            break;
+        }
+        l.names.emplace(name);
+    }
+    ::closedir(d);
+    if (!complete) return {};
+    l.state = Listing::listed;
+    return l;
+#else
     std::error_code ec;
     fs::directory_iterator it(dir, ec);
     if (ec) {
@@ -425,6 +454,7 @@ DirectoryNames::Listing DirectoryNames::list(const fs::path& dir) {
     if (ec) return {};
     l.state = Listing::listed;
     return l;
+#endif
 }
 
 std::optional<fs::path> PathResolver::canonical(const fs::path& p) {

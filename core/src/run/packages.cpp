@@ -350,9 +350,9 @@ public:
 
     // NAME's value (npm reads its variables whatever their case: `ignore_case`).
     std::string get(std::string_view name, bool ignore_case = false) const {
-        for (const auto& e : env_) {
+        for (const std::string_view e : env_) {
             const std::size_t eq = e.find('=');
-            if (eq != std::string::npos && same(e.substr(0, eq), name, ignore_case)) return e.substr(eq + 1);
+            if (eq != std::string::npos && same(e.substr(0, eq), name, ignore_case)) return std::string(e.substr(eq + 1));
         }
         return {};
     }
@@ -363,12 +363,16 @@ public:
         });
     }
     void set(const std::string& name, const std::string& value, bool ignore_case = false) {
-        std::erase_if(env_, [&](const std::string& e) { return same(e.substr(0, e.find('=')), name, ignore_case); });
+        std::erase_if(env_, [&](const std::string& e) { return same(std::string_view(e).substr(0, e.find('=')), name, ignore_case); });
         env_.push_back(name + "=" + value);
     }
 
 private:
-    static bool same(std::string_view a, std::string_view b, bool ignore_case) { return ignore_case ? lowered(a) == lowered(b) : a == b; }
+    static bool same(std::string_view a, std::string_view b, bool ignore_case) {
+        if (!ignore_case) return a == b;
+        const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+        return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return fold(x) == fold(y); });
+    }
     std::vector<std::string>& env_;
     std::span<const std::string> explicit_;
 };

@@ -18,36 +18,14 @@
 
 namespace confine::detail {
 
-#if defined(__linux__)
-bool caught_signals(std::uint64_t& caught) noexcept {
-    const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return false;
-    char text[4096];
-    std::size_t got = 0;
-    while (got < sizeof text - 1) {
-        const ssize_t n = ::read(fd, text + got, sizeof text - 1 - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += static_cast<std::size_t>(n);
+std::uint64_t caught_signals() noexcept {
+    std::uint64_t caught = 0;
+    for (int s = 1; s < NSIG && s <= 64; ++s) {
+        struct sigaction sa {};
+        if (::sigaction(s, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) caught |= std::uint64_t{1} << (s - 1);
     }
-    ::close(fd);
-    static constexpr char key[] = "\nSigCgt:\t";
-    constexpr std::size_t key_length = sizeof key - 1;
-    for (std::size_t at = 0; at + key_length + 16 <= got; ++at) {
-        if (std::memcmp(text + at, key, key_length) != 0) continue;
-        std::uint64_t mask = 0;
-        for (std::size_t i = at + key_length; i < at + key_length + 16; ++i) {
-            const char c = text[i];
-            const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-            if (digit < 0) return false;
-            mask = mask << 4 | static_cast<std::uint64_t>(digit);
-        }
-        caught = mask;
-        return true;
-    }
-    return false;
+    return caught;
 }
-#endif
 
 namespace {
 
@@ -207,25 +185,13 @@ std::optional<SpawnRefusal> make_output_pipes(const ExecSpec& spec, StartedRunne
 
 
 // Handlers the host installed must not run in the child; exec resets them anyway. Only
-// the signals that have one are touched, where the kernel says which (Linux).
+// the signals that have one are touched.
 void reset_signal_handlers() noexcept {
-#if defined(__linux__)
-    if (std::uint64_t caught = 0; caught_signals(caught)) {
-        struct sigaction dfl {};
-        dfl.sa_handler = SIG_DFL;
-        for (int s = 1; s < NSIG && s <= 64; ++s)
-            if (caught & (std::uint64_t{1} << (s - 1))) ::sigaction(s, &dfl, nullptr);
-        return;
-    }
-#endif
-    for (int s = 1; s < NSIG; ++s) {
-        struct sigaction sa;
-        if (::sigaction(s, nullptr, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
-            sa.sa_handler = SIG_DFL;
-            sa.sa_flags = 0;
-            ::sigaction(s, &sa, nullptr);
-        }
-    }
+    const std::uint64_t caught = caught_signals();
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG && s <= 64; ++s)
+        if (caught & (std::uint64_t{1} << (s - 1))) ::sigaction(s, &dfl, nullptr);
 }
 
 // Applies the in-process confinement: returns only when it holds, else reports why.

@@ -14,13 +14,11 @@
 
 namespace confine::detail {
 
-#if defined(__linux__)
-// The signals this process has handlers for, from the kernel's own account of it
-// (/proc/self/status, "SigCgt:", bit s-1 for signal s): one read in place of a query of
-// every signal, for the child that resets them before its exec. False when it cannot be
-// read. Async-signal-safe.
-bool caught_signals(std::uint64_t& caught) noexcept;
-#endif
+// The signals this process has handlers for (bit s-1 for signal s, 1 to 64), as
+// sigaction says of each: for the child that resets them before its exec. One query a
+// signal costs less than reading the kernel's account of them (/proc/self/status's
+// SigCgt) in a process just made, whose /proc entries do not exist yet. Async-signal-safe.
+std::uint64_t caught_signals() noexcept;
 
 // Why a run could not be started: the classifier's spawn error.
 struct SpawnRefusal {
