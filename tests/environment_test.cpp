@@ -94,6 +94,46 @@ TEST_CASE("every pattern's shape matches exactly what the glob says", "[environm
     CHECK(compared > 10000);
 }
 
+TEST_CASE("the environment's filter keeps or drops each name exactly as the glob answers, for every pattern shape", "[environment]") {
+    // Patterns of every shape, over letters in both cases, '_' and stars; names without
+    // stars. Filtered one name at a time, each pattern in exclude, then in held, then in
+    // include over an exclude of everything.
+    const std::string letters = "aB_";
+    std::vector<std::string> names{""}, patterns{"", "*", "**", "***"};
+    for (std::size_t length = 1; length <= 3; ++length) {
+        std::vector<std::string> longer;
+        for (const auto& w : names)
+            if (w.size() == length - 1)
+                for (char c : letters) longer.push_back(w + c);
+        names.insert(names.end(), longer.begin(), longer.end());
+    }
+    for (const auto& n : names)
+        if (!n.empty())
+            for (const std::string& p : {n, "*" + n, n + "*", "*" + n + "*", n.substr(0, 1) + "*" + n.substr(1), "*" + n + "*" + n}) patterns.push_back(p);
+    std::size_t compared = 0;
+    for (const auto& pattern : patterns) {
+        if (pattern.empty()) continue;  // not a pattern a policy may hold
+        for (const auto& name : names) {
+            if (name.empty()) continue;
+            const Strings environment{name + "=v"};
+            const bool matches = glob_reference(pattern, name);
+            INFO("pattern '" << pattern << "', name '" << name << "'");
+            confine::EnvironmentPolicy excluding;
+            excluding.exclude = {pattern};
+            REQUIRE(filtered(excluding, environment).variables.empty() == matches);
+            confine::EnvironmentPolicy holding;
+            holding.held = {pattern};
+            REQUIRE(filtered(holding, environment).variables.empty() == matches);
+            confine::EnvironmentPolicy including;
+            including.exclude = {"*"};
+            including.include = {pattern};
+            REQUIRE(filtered(including, environment).variables.empty() == !matches);
+            ++compared;
+        }
+    }
+    CHECK(compared > 1000);
+}
+
 TEST_CASE("the default removes the names that look like secrets and keeps the rest", "[environment][config]") {
     const auto policy = default_policy();
     CHECK(policy.inherit == confine::EnvInherit::all);

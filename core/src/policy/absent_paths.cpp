@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 namespace confine {
 namespace {
@@ -28,7 +29,6 @@ bool relative_there(const fs::path& root, const fs::path& relative) {
 }
 
 struct Checker {
-    std::vector<fs::path> homes = detail::caller_homes();
     std::vector<std::string> roots;
 
     // Whether `entry` names something, and for a relative protect entry the roots it is
@@ -37,6 +37,7 @@ struct Checker {
         const fs::path p(entry);
         if (entry == "~" || entry.starts_with("~/")) {
             // No home at all: the policy skips it, with nothing of it to hide.
+            const std::vector<fs::path>& homes = caller_homes();
             return homes.empty() || std::any_of(homes.begin(), homes.end(), [&](const fs::path& h) {
                        return there(entry == "~" ? h : h / entry.substr(2));
                    });
@@ -49,6 +50,14 @@ struct Checker {
         missing_in = roots;
         return false;
     }
+
+private:
+    // Asked for only by an entry beneath a home.
+    const std::vector<fs::path>& caller_homes() const {
+        if (!homes_) homes_ = detail::caller_homes();
+        return *homes_;
+    }
+    mutable std::optional<std::vector<fs::path>> homes_;
 };
 
 }  // namespace
@@ -59,20 +68,26 @@ std::vector<AbsentPath> absent_policy_paths(const PolicyRequest& request, const 
         if (!request.workspace.empty()) check.roots.push_back(request.workspace.string());
         for (const auto& w : request.writable) check.roots.push_back(w.string());
     }
-    // The built-in lists, built once: the embedded default never changes.
-    static const Config defaults = detail::compiled_default_config();
+    // The built-in lists, made when an entry does not come from the embedded default
+    // itself (those are built-in): most runs add none of their own.
+    const auto defaults = []() -> const Config& {
+        static const Config built_in = detail::compiled_default_config();
+        return built_in;
+    };
     std::vector<AbsentPath> absent;
     auto from_config = [&](const std::vector<std::string>& entries, const std::vector<SourcePosition>& where,
-                           const std::vector<std::string>& built_in, const char* key, bool relative_allowed) {
+                           const std::vector<std::string>& (*built_in)(const Config&), const char* key, bool relative_allowed) {
         for (std::size_t i = 0; i < entries.size(); ++i) {
-            if (std::find(built_in.begin(), built_in.end(), entries[i]) != built_in.end()) continue;
+            if (i < where.size() && where[i].file == embedded_config_name) continue;
+            const std::vector<std::string>& listed = built_in(defaults());
+            if (std::find(listed.begin(), listed.end(), entries[i]) != listed.end()) continue;
             std::vector<std::string> missing_in;
             if (check.names_something(entries[i], relative_allowed, missing_in)) continue;
             absent.push_back({key, entries[i], i, i < where.size() ? std::optional(where[i]) : std::nullopt, std::move(missing_in)});
         }
     };
-    from_config(config.deny_read, config.deny_read_where, defaults.deny_read, "deny_read", false);
-    from_config(config.protect, config.protect_where, defaults.protect, "protect", true);
+    from_config(config.deny_read, config.deny_read_where, [](const Config& c) -> const std::vector<std::string>& { return c.deny_read; }, "deny_read", false);
+    from_config(config.protect, config.protect_where, [](const Config& c) -> const std::vector<std::string>& { return c.protect; }, "protect", true);
     auto from_request = [&](const std::vector<fs::path>& entries, const char* key) {
         for (std::size_t i = 0; i < entries.size(); ++i) {
             std::vector<std::string> missing_in;

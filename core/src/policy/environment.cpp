@@ -148,6 +148,56 @@ bool environment_pattern_matches(std::string_view pattern, std::string_view name
     return false;
 }
 
+namespace {
+
+std::string folded(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = lower(c);
+    return out;
+}
+
+// Patterns read once for the many names of an environment: each one's shape and its
+// text folded, so that a name folded once is compared with plain searches. The same
+// answers as environment_pattern_matches, pattern by pattern.
+class FoldedPatterns {
+public:
+    template <typename Patterns>
+    explicit FoldedPatterns(const Patterns& patterns) {
+        for (const auto& p : patterns) add(p);
+    }
+
+    // Whether any pattern matches `name`, given folded (folded()).
+    bool any(std::string_view name) const {
+        return std::any_of(list_.begin(), list_.end(), [&](const Pattern& p) {
+            switch (p.shape) {
+            case Shape::exact: return name == p.text;
+            case Shape::prefix: return name.starts_with(p.text);
+            case Shape::suffix: return name.ends_with(p.text);
+            case Shape::inside: return name.find(p.text) != std::string_view::npos;
+            case Shape::glob: return glob_matches(p.text, name);
+            }
+            return false;
+        });
+    }
+
+private:
+    enum class Shape { exact, prefix, suffix, inside, glob };
+    struct Pattern {
+        Shape shape;
+        std::string text;  // the part between the stars; the whole pattern for a glob
+    };
+    void add(std::string_view pattern) {
+        const bool leading = !pattern.empty() && pattern.front() == '*';
+        const bool trailing = pattern.size() > 1 && pattern.back() == '*';
+        const std::string_view part = pattern.substr(leading ? 1 : 0, pattern.size() - (leading ? 1 : 0) - (trailing ? 1 : 0));
+        if (part.find('*') != std::string_view::npos) list_.push_back({Shape::glob, folded(pattern)});
+        else list_.push_back({leading ? (trailing ? Shape::inside : Shape::suffix) : (trailing ? Shape::prefix : Shape::exact), folded(part)});
+    }
+    std::vector<Pattern> list_;
+};
+
+}  // namespace
+
 bool url_carries_password(std::string_view value) noexcept {
     auto scheme_char = [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
@@ -220,15 +270,16 @@ std::expected<FilteredEnvironment, Error> filter_environment(const EnvironmentPo
             return p.find('*') != std::string::npos ? environment_pattern_matches(p, name) : same_name(p, name);
         });
     };
+    const FoldedPatterns held(policy.held), include(policy.include), exclude(policy.exclude), core(core_patterns);
     auto kept = [&](std::string_view name, std::string_view value) {
-        if (matches_any(policy.held, name)) return false;
-        if (is_passed(name) || matches_any(policy.include, name)) return true;
-        if (matches_any(policy.exclude, name)) return false;
+        const std::string name_folded = folded(name);
+        if (held.any(name_folded)) return false;
+        if (is_passed(name) || include.any(name_folded)) return true;
+        if (exclude.any(name_folded)) return false;
         if (policy.exclude_url_passwords && url_carries_password(value)) return false;
         switch (policy.inherit) {
         case EnvInherit::all: return true;
-        case EnvInherit::core:
-            return std::any_of(core_patterns.begin(), core_patterns.end(), [&](std::string_view p) { return environment_pattern_matches(p, name); });
+        case EnvInherit::core: return core.any(name_folded);
         case EnvInherit::none: return false;
         }
         return false;
