@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -69,20 +70,21 @@ bool glob_reference(std::string_view pattern, std::string_view name) {
     return !name.empty() && lower(pattern.front()) == lower(name.front()) && glob_reference(pattern.substr(1), name.substr(1));
 }
 
+// Every word of `letters` up to `longest` long, the empty one first.
+std::vector<std::string> words_of(std::string_view letters, std::size_t longest) {
+    std::vector<std::string> words{""};
+    for (std::size_t at = 0; at < words.size(); ++at)
+        if (words[at].size() < longest)
+            for (char c : letters) words.push_back(words[at] + c);
+    return words;
+}
+
 }  // namespace
 
 TEST_CASE("every pattern's shape matches exactly what the glob says", "[environment]") {
     // Short patterns and names over a small alphabet reach every shape (NAME, *PART,
     // PART*, *PART*, stars inside, stars only, empty) and every overlap of them.
-    const std::string letters = "aB*_";
-    std::vector<std::string> words{""};
-    for (std::size_t length = 1; length <= 4; ++length) {
-        std::vector<std::string> longer;
-        for (const auto& w : words)
-            if (w.size() == length - 1)
-                for (char c : letters) longer.push_back(w + c);
-        words.insert(words.end(), longer.begin(), longer.end());
-    }
+    const std::vector<std::string> words = words_of("aB*_", 4);
     std::size_t compared = 0;
     for (const auto& pattern : words)
         for (const auto& name : words) {
@@ -98,15 +100,8 @@ TEST_CASE("the environment's filter keeps or drops each name exactly as the glob
     // Patterns of every shape, over letters in both cases, '_' and stars; names without
     // stars. Filtered one name at a time, each pattern in exclude, then in held, then in
     // include over an exclude of everything.
-    const std::string letters = "aB_";
-    std::vector<std::string> names{""}, patterns{"", "*", "**", "***"};
-    for (std::size_t length = 1; length <= 3; ++length) {
-        std::vector<std::string> longer;
-        for (const auto& w : names)
-            if (w.size() == length - 1)
-                for (char c : letters) longer.push_back(w + c);
-        names.insert(names.end(), longer.begin(), longer.end());
-    }
+    const std::vector<std::string> names = words_of("aB_", 3);
+    std::vector<std::string> patterns{"", "*", "**", "***"};
     for (const auto& n : names)
         if (!n.empty())
             for (const std::string& p : {n, "*" + n, n + "*", "*" + n + "*", n.substr(0, 1) + "*" + n.substr(1), "*" + n + "*" + n}) patterns.push_back(p);
