@@ -76,18 +76,18 @@ std::vector<AbsentPath> absent_policy_paths(const PolicyRequest& request, const 
     };
     std::vector<AbsentPath> absent;
     auto from_config = [&](const std::vector<std::string>& entries, const std::vector<SourcePosition>& where,
-                           const std::vector<std::string>& (*built_in)(const Config&), const char* key, bool relative_allowed) {
+                           std::vector<std::string> Config::*built_in, const char* key, bool relative_allowed) {
         for (std::size_t i = 0; i < entries.size(); ++i) {
             if (i < where.size() && where[i].file == embedded_config_name) continue;
-            const std::vector<std::string>& listed = built_in(defaults());
+            const std::vector<std::string>& listed = defaults().*built_in;
             if (std::find(listed.begin(), listed.end(), entries[i]) != listed.end()) continue;
             std::vector<std::string> missing_in;
             if (check.names_something(entries[i], relative_allowed, missing_in)) continue;
             absent.push_back({key, entries[i], i, i < where.size() ? std::optional(where[i]) : std::nullopt, std::move(missing_in)});
         }
     };
-    from_config(config.deny_read, config.deny_read_where, [](const Config& c) -> const std::vector<std::string>& { return c.deny_read; }, "deny_read", false);
-    from_config(config.protect, config.protect_where, [](const Config& c) -> const std::vector<std::string>& { return c.protect; }, "protect", true);
+    from_config(config.deny_read, config.deny_read_where, &Config::deny_read, "deny_read", false);
+    from_config(config.protect, config.protect_where, &Config::protect, "protect", true);
     auto from_request = [&](const std::vector<fs::path>& entries, const char* key) {
         for (std::size_t i = 0; i < entries.size(); ++i) {
             std::vector<std::string> missing_in;

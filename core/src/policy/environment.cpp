@@ -1,5 +1,7 @@
 #include <confine/environment.hpp>
 
+#include "ascii_case.hpp"
+
 #if defined(_WIN32)
 #include "win.hpp"
 #else
@@ -13,12 +15,13 @@ extern "C" char** environ;
 namespace confine {
 namespace {
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+using detail::ascii_lower;
+using detail::equal_ignoring_ascii_case;
 
 // Two names of one variable: Windows' environment ignores case, POSIX's does not.
 bool same_name(std::string_view a, std::string_view b) {
 #if defined(_WIN32)
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
+    return equal_ignoring_ascii_case(a, b);
 #else
     return a == b;
 #endif
@@ -98,13 +101,6 @@ std::span<const std::string_view> core_environment_patterns() noexcept { return 
 
 namespace {
 
-bool equal_ignoring_case(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (lower(a[i]) != lower(b[i])) return false;
-    return true;
-}
-
 // Any pattern, by the classic glob walk: on a mismatch, the last star takes one more
 // character.
 bool glob_matches(std::string_view pattern, std::string_view name) noexcept {
@@ -114,7 +110,7 @@ bool glob_matches(std::string_view pattern, std::string_view name) noexcept {
         if (p < pattern.size() && pattern[p] == '*') {
             star = p++;
             star_n = n;
-        } else if (p < pattern.size() && lower(pattern[p]) == lower(name[n])) {
+        } else if (p < pattern.size() && ascii_lower(pattern[p]) == ascii_lower(name[n])) {
             ++p;
             ++n;
         } else if (star != std::string_view::npos) {
@@ -128,33 +124,39 @@ bool glob_matches(std::string_view pattern, std::string_view name) noexcept {
     return p == pattern.size();
 }
 
-}  // namespace
-
-bool environment_pattern_matches(std::string_view pattern, std::string_view name) noexcept {
-    // The shapes every pattern of the default list has — NAME, *PART, PART*, *PART* —
-    // compared directly; any other by the glob walk. Each is exactly the glob's answer.
+// The shapes every pattern of the default list has — NAME, *PART, PART*, *PART* — each
+// compared directly; any other (a star inside) by the glob walk. Each is exactly the
+// glob's answer.
+enum class Shape { exact, prefix, suffix, inside, glob };
+struct PatternShape {
+    Shape shape;
+    std::string_view part;  // the text between the leading and the trailing star
+};
+PatternShape shape_of(std::string_view pattern) noexcept {
     const bool leading = !pattern.empty() && pattern.front() == '*';
     const bool trailing = pattern.size() > 1 && pattern.back() == '*';
     const std::string_view part = pattern.substr(leading ? 1 : 0, pattern.size() - (leading ? 1 : 0) - (trailing ? 1 : 0));
-    if (part.find('*') != std::string_view::npos) return glob_matches(pattern, name);
+    if (part.find('*') != std::string_view::npos) return {Shape::glob, part};
+    return {leading ? (trailing ? Shape::inside : Shape::suffix) : (trailing ? Shape::prefix : Shape::exact), part};
+}
+
+}  // namespace
+
+bool environment_pattern_matches(std::string_view pattern, std::string_view name) noexcept {
+    const auto [shape, part] = shape_of(pattern);
+    if (shape == Shape::glob) return glob_matches(pattern, name);
     if (part.size() > name.size()) return false;
-    if (!leading && !trailing) return equal_ignoring_case(part, name);
-    if (!leading) return equal_ignoring_case(part, name.substr(0, part.size()));
-    if (!trailing) return equal_ignoring_case(part, name.substr(name.size() - part.size()));
+    if (shape == Shape::exact) return equal_ignoring_ascii_case(part, name);
+    if (shape == Shape::prefix) return equal_ignoring_ascii_case(part, name.substr(0, part.size()));
+    if (shape == Shape::suffix) return equal_ignoring_ascii_case(part, name.substr(name.size() - part.size()));
     if (part.empty()) return true;
-    const char first = lower(part.front());
+    const char first = ascii_lower(part.front());
     for (std::size_t at = 0; at + part.size() <= name.size(); ++at)
-        if (lower(name[at]) == first && equal_ignoring_case(part, name.substr(at, part.size()))) return true;
+        if (ascii_lower(name[at]) == first && equal_ignoring_ascii_case(part, name.substr(at, part.size()))) return true;
     return false;
 }
 
 namespace {
-
-std::string folded(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) c = lower(c);
-    return out;
-}
 
 // Patterns read once for the many names of an environment: each one's shape and its
 // text folded, so that a name folded once is compared with plain searches. The same
@@ -166,7 +168,7 @@ public:
         for (const auto& p : patterns) add(p);
     }
 
-    // Whether any pattern matches `name`, given folded (folded()).
+    // Whether any pattern matches `name`, given folded (ascii_folded()).
     bool any(std::string_view name) const {
         return std::any_of(list_.begin(), list_.end(), [&](const Pattern& p) {
             switch (p.shape) {
@@ -181,17 +183,13 @@ public:
     }
 
 private:
-    enum class Shape { exact, prefix, suffix, inside, glob };
     struct Pattern {
         Shape shape;
         std::string text;  // the part between the stars; the whole pattern for a glob
     };
     void add(std::string_view pattern) {
-        const bool leading = !pattern.empty() && pattern.front() == '*';
-        const bool trailing = pattern.size() > 1 && pattern.back() == '*';
-        const std::string_view part = pattern.substr(leading ? 1 : 0, pattern.size() - (leading ? 1 : 0) - (trailing ? 1 : 0));
-        if (part.find('*') != std::string_view::npos) list_.push_back({Shape::glob, folded(pattern)});
-        else list_.push_back({leading ? (trailing ? Shape::inside : Shape::suffix) : (trailing ? Shape::prefix : Shape::exact), folded(part)});
+        const auto [shape, part] = shape_of(pattern);
+        list_.push_back({shape, detail::ascii_folded(shape == Shape::glob ? pattern : part)});
     }
     std::vector<Pattern> list_;
 };
@@ -272,7 +270,7 @@ std::expected<FilteredEnvironment, Error> filter_environment(const EnvironmentPo
     };
     const FoldedPatterns held(policy.held), include(policy.include), exclude(policy.exclude), core(core_patterns);
     auto kept = [&](std::string_view name, std::string_view value) {
-        const std::string name_folded = folded(name);
+        const std::string name_folded = detail::ascii_folded(name);
         if (held.any(name_folded)) return false;
         if (is_passed(name) || include.any(name_folded)) return true;
         if (exclude.any(name_folded)) return false;

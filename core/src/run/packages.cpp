@@ -1,5 +1,7 @@
 #include "packages.hpp"
 
+#include "ascii_case.hpp"
+
 #include "log.hpp"
 #include "roots.hpp"
 
@@ -368,11 +370,7 @@ public:
     }
 
 private:
-    static bool same(std::string_view a, std::string_view b, bool ignore_case) {
-        if (!ignore_case) return a == b;
-        const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-        return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return fold(x) == fold(y); });
-    }
+    static bool same(std::string_view a, std::string_view b, bool ignore_case) { return ignore_case ? equal_ignoring_ascii_case(a, b) : a == b; }
     std::vector<std::string>& env_;
     std::span<const std::string> explicit_;
 };

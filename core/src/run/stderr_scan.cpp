@@ -1,5 +1,7 @@
 #include "stderr_scan.hpp"
 
+#include "ascii_case.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -10,12 +12,6 @@ namespace confine::detail {
 namespace {
 
 constexpr std::size_t npos = std::string::npos;
-
-std::string folded(std::string_view s) {
-    std::string out(s.size(), '\0');
-    std::transform(s.begin(), s.end(), out.begin(), [](char c) { return static_cast<char>(fold_ascii(c)); });
-    return out;
-}
 
 std::size_t find_newline(std::string_view s, std::size_t from) {
     if (from >= s.size()) return npos;
@@ -78,9 +74,9 @@ StderrScanner::StderrScanner(const FailureRule& rule, std::span<const std::strin
         needles_.push_back({index, kind});
     };
     for (std::size_t i = 0; i < rule.fatal_signatures.size(); ++i)
-        if (searchable(rule.fatal_signatures[i])) add(folded(rule.fatal_signatures[i]), i, Kind::fatal);
+        if (searchable(rule.fatal_signatures[i])) add(ascii_folded(rule.fatal_signatures[i]), i, Kind::fatal);
     for (const auto& signature : denial_signatures)
-        if (searchable(signature)) add(folded(signature), 0, Kind::denial);
+        if (searchable(signature)) add(ascii_folded(signature), 0, Kind::denial);
     for (const auto& path : denial_paths)
         if (searchable(path)) denial_paths_.push_back(path);
     if (!denial_paths_.empty())
