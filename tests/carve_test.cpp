@@ -102,6 +102,13 @@ TEST_CASE("a directory's listing calls missing only what lstat does not find, an
     CHECK(names.surely_missing(home / ".aws" / "missing"));     // listed through the link, as lstat looks through it
     CHECK_FALSE(names.surely_missing(home / ".vault-token"));   // a link to nothing is there
     CHECK(names.surely_missing(home / ".netrc" / "x"));         // beneath a file: nothing, as lstat finds nothing
+#if !defined(_WIN32)
+    // The same answers for a path given by its text.
+    for (const auto& p : paths) {
+        INFO(p);
+        CHECK(names.surely_missing(std::string_view(p.native())) == names.surely_missing(p));
+    }
+#endif
 
     // "." and "..", which no listing holds, and a name with a separator at its end.
     CHECK_FALSE(names.surely_missing(home / "."));
@@ -118,6 +125,28 @@ TEST_CASE("a directory's listing calls missing only what lstat does not find, an
     CHECK(more.surely_missing(full / "absent"));
     CHECK_FALSE(more.surely_missing(full / "f4095"));
     CHECK_FALSE(more.surely_missing(crowded / "absent"));
+}
+
+TEST_CASE("a path joined by its text is the one operator/ makes, and a plain relative path is its own lexically_normal", "[roots]") {
+    using confine::detail::joined;
+    using confine::detail::plain_relative;
+    for (const fs::path dir : {"/", "/a", "/a/", "/a//b", "a", "a/b/", "", "."})
+        for (const std::string relative : {"b", "b/c", "b/", "./b", "b/../c", "/b", "", ".", "..", "b//c", "..b", "~"}) {
+            INFO(dir << " / " << relative);
+            CHECK(joined(dir, std::string_view(relative)).native() == (dir / relative).native());
+            CHECK(joined(dir, fs::path(relative)) == dir / relative);
+        }
+#if !defined(_WIN32)
+    for (const char* plain : {"a", "a/b", "..a/b.", ".git/hooks", "a b/c~"}) {
+        INFO(plain);
+        CHECK(plain_relative(plain));
+        CHECK(fs::path(plain).lexically_normal().native() == plain);
+    }
+#endif
+    for (const char* not_plain : {"", ".", "..", "a/", "/a", "a//b", "a/./b", "a/../b", "./a", "../a", "a/.", "a/..", "//a"}) {
+        INFO(not_plain);
+        CHECK_FALSE(plain_relative(not_plain));
+    }
 }
 
 TEST_CASE("deny_read's ~ entries that are links are denied where they lead, under a home from $HOME and from the user database", "[roots][secrets][carve]") {

@@ -208,7 +208,7 @@ std::vector<fs::path> with_homes(const std::vector<fs::path>& entries, const std
             out.push_back(entry);
             continue;
         }
-        for (const auto& home : homes) out.push_back(s == "~" ? home : home / s.substr(2));
+        for (const auto& home : homes) out.push_back(s == "~" ? home : joined(home, std::string_view(s).substr(2)));
     }
     return out;
 }
@@ -365,20 +365,60 @@ public:
     // does not exist; an error when one is a symbolic link, which the command could
     // replace with what it likes whatever happens to the link's target.
     std::expected<std::optional<fs::path>, Error> walk(const fs::path& root, const fs::path& relative) {
+#if !defined(_WIN32)
+        // A plain relative path by its text: each step one more component, no path made.
+        if (plain_relative(relative) && !root.empty()) {
+            std::string p = root.native();
+            const std::string& r = relative.native();
+            for (std::size_t at = 0; at < r.size();) {
+                const std::size_t end = std::min(r.find('/', at), r.size());
+                if (p.back() != '/') p.push_back('/');
+                p.append(r, at, end - at);
+                const fs::file_type t = type_of_text(p);
+                if (t == fs::file_type::not_found) return std::nullopt;
+                if (t == fs::file_type::symlink) return std::unexpected(link_on_the_way(root, relative, p));
+                at = end + 1;
+            }
+            return std::optional<fs::path>(fs::path(std::move(p)));
+        }
+#endif
         fs::path p = root;
         for (const auto& part : relative) {
             if (part.empty() || part == ".") continue;
             p /= part;
             const fs::file_type t = type(p);
             if (t == fs::file_type::not_found) return std::nullopt;
-            if (t == fs::file_type::symlink)
-                return std::unexpected(bad_policy("cannot protect " + (root / relative).string() + ": " + p.string() +
-                                                  " is a symbolic link, which the command could replace; remove the link or the protect entry"));
+            if (t == fs::file_type::symlink) return std::unexpected(link_on_the_way(root, relative, p.string()));
         }
         return std::optional<fs::path>(p);
     }
 
 private:
+    static Error link_on_the_way(const fs::path& root, const fs::path& relative, const std::string& link) {
+        return bad_policy("cannot protect " + (root / relative).string() + ": " + link +
+                          " is a symbolic link, which the command could replace; remove the link or the protect entry");
+    }
+
+#if !defined(_WIN32)
+    // type(), for a path given by its text: one lstat, as symlink_status.
+    fs::file_type type_of_text(const std::string& p) {
+        if (const auto known = seen_.find(p); known != seen_.end()) return known->second;
+        fs::file_type t = fs::file_type::not_found;
+        struct stat st {};
+        if (!names_.surely_missing(std::string_view(p)) && ::lstat(p.c_str(), &st) == 0)
+            t = S_ISREG(st.st_mode)    ? fs::file_type::regular
+                : S_ISDIR(st.st_mode)  ? fs::file_type::directory
+                : S_ISLNK(st.st_mode)  ? fs::file_type::symlink
+                : S_ISFIFO(st.st_mode) ? fs::file_type::fifo
+                : S_ISSOCK(st.st_mode) ? fs::file_type::socket
+                : S_ISBLK(st.st_mode)  ? fs::file_type::block
+                : S_ISCHR(st.st_mode)  ? fs::file_type::character
+                                       : fs::file_type::unknown;
+        seen_.emplace(p, t);
+        return t;
+    }
+#endif
+
     std::map<fs::path::string_type, fs::file_type, std::less<>> seen_;  // by the path's text
     DirectoryNames names_;
 };
@@ -392,13 +432,16 @@ bool DirectoryNames::surely_missing(const fs::path& p) {
     const fs::path::string_type& dir = parent.native();
     const fs::path::string_type name = p.filename().native();
 #else
+    return surely_missing(std::string_view(p.native()));
+}
+
+bool DirectoryNames::surely_missing(std::string_view s) {
     // The directory and the name by the last '/', without taking the path apart: a name
     // that is empty, "." or ".." is not one a listing holds.
-    const std::string& s = p.native();
     const std::size_t slash = s.rfind('/');
     if (slash == std::string::npos) return false;
     const std::string_view dir(s.data(), slash == 0 ? 1 : slash);
-    const std::string_view name = std::string_view(s).substr(slash + 1);
+    const std::string_view name = s.substr(slash + 1);
     if (name.empty() || name == "." || name == "..") return false;
 #endif
     auto at = listed_.find(dir);
@@ -517,6 +560,47 @@ bool plain_absolute(const fs::path& p) {
 #endif
 }
 
+bool plain_relative(const fs::path& p) {
+#if defined(_WIN32)
+    (void)p;
+    return false;
+#else
+    const std::string& s = p.native();
+    if (s.empty() || s.front() == '/' || s.back() == '/') return false;
+    for (std::size_t at = 0; at <= s.size();) {
+        const std::size_t end = std::min(s.find('/', at), s.size());
+        const std::string_view part(s.data() + at, end - at);
+        if (part.empty() || part == "." || part == "..") return false;
+        at = end + 1;
+    }
+    return true;
+#endif
+}
+
+fs::path joined(const fs::path& dir, std::string_view r) {
+#if defined(_WIN32)
+    return dir / fs::path(std::string(r));
+#else
+    // Where operator/ would do more than put one '/' between them: as it does.
+    const std::string& d = dir.native();
+    if (d.empty() || r.empty() || r.front() == '/') return dir / fs::path(std::string(r));
+    std::string text;
+    text.reserve(d.size() + 1 + r.size());
+    text.append(d);
+    if (d.back() != '/') text.push_back('/');
+    text.append(r);
+    return fs::path(std::move(text));
+#endif
+}
+
+fs::path joined(const fs::path& dir, const fs::path& relative) {
+#if defined(_WIN32)
+    return dir / relative;
+#else
+    return joined(dir, std::string_view(relative.native()));
+#endif
+}
+
 PathResolver::Kind PathResolver::look(const char* path) {
 #if defined(_WIN32)
     (void)path;
@@ -541,18 +625,22 @@ std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const 
     PathResolver own;
     if (!resolver) resolver = &own;
     for (const auto& entry : entries) {
-        const auto expanded = expand_home(entry, home);
-        if (!expanded) continue;  // "~/..." with no home: nothing of it to hide
-        if (has_nul(*expanded)) return bad_policy("a deny_read path contains a NUL byte");
-        if (!expanded->is_absolute()) return bad_policy("deny_read path must be absolute or begin with ~/: " + entry.string());
+        std::optional<fs::path> at_home;
+        if (!entry.empty() && *entry.native().begin() == '~') {
+            at_home = expand_home(entry, home);
+            if (!at_home) continue;  // "~/..." with no home: nothing of it to hide
+        }
+        const fs::path& expanded = at_home ? *at_home : entry;
+        if (has_nul(expanded)) return bad_policy("a deny_read path contains a NUL byte");
+        if (!expanded.is_absolute()) return bad_policy("deny_read path must be absolute or begin with ~/: " + entry.string());
         // Judged where it resolves; one that does not exist (or a link to nothing) is skipped.
-        const auto resolved = resolver->canonical(*expanded);
+        const auto resolved = resolver->canonical(expanded);
         if (!resolved) continue;
         const fs::path& real = *resolved;
-        if (real == real.root_path()) return bad_policy("deny_read path " + shown(*expanded, real) + " is the whole file system");
+        if (real == real.root_path()) return bad_policy("deny_read path " + shown(expanded, real) + " is the whole file system");
         for (const auto& place : places)
             if (is_within(place, real))
-                return bad_policy("deny_read path " + shown(*expanded, real) + (real == fs::path(place) ? " is" : " holds") + " the writable root " + place +
+                return bad_policy("deny_read path " + shown(expanded, real) + (real == fs::path(place) ? " is" : " holds") + " the writable root " + place +
                                   ": denying it would hide the command's own workspace; remove it from deny_read or choose another workspace");
         if (std::any_of(out.deny_read.begin(), out.deny_read.end(), [&](const fs::path& d) { return is_within(real, d); })) continue;
         std::erase_if(out.deny_read, [&](const fs::path& d) { return is_within(d, real); });
@@ -567,28 +655,37 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
         if (std::find(out.protect.begin(), out.protect.end(), real) == out.protect.end()) out.protect.push_back(real);
     };
     LookedAt looked;
+    // Each root, and its `.git`, made once for all the entries.
+    const std::vector<fs::path> roots(places.begin(), places.end());
+    std::vector<fs::path> gits;
+    for (const auto& root : roots) gits.push_back(root / ".git");
     for (const auto& entry : entries) {
-        const auto expanded = expand_home(entry, home);
-        if (!expanded) continue;
-        if (has_nul(*expanded)) return bad_policy("a protect path contains a NUL byte");
-        if (expanded->is_absolute()) {
+        std::optional<fs::path> at_home;
+        if (!entry.empty() && *entry.native().begin() == '~') {
+            at_home = expand_home(entry, home);
+            if (!at_home) continue;
+        }
+        const fs::path& expanded = at_home ? *at_home : entry;
+        if (has_nul(expanded)) return bad_policy("a protect path contains a NUL byte");
+        if (expanded.is_absolute()) {
             std::error_code ec;
-            const fs::path real = fs::canonical(*expanded, ec);
+            const fs::path real = fs::canonical(expanded, ec);
             if (!ec) add(real);
             continue;
         }
-        for (const auto& part : *expanded)
+        for (const auto& part : expanded)
             if (part == "..") return bad_policy("protect path must not climb out of its root with '..': " + entry.string());
-        const fs::path relative = expanded->lexically_normal();
-        for (const auto& place : places) {
-            const fs::path root(place);
+        fs::path normal;
+        const fs::path& relative = plain_relative(expanded) ? expanded : (normal = expanded.lexically_normal());
+        for (std::size_t i = 0; i < roots.size(); ++i) {
+            const fs::path& root = roots[i];
             auto first = relative.begin();
             std::error_code ec;
             // `.git` as a file (a worktree, a submodule): the file itself, which names the
             // repository, and what it names.
-            if (first != relative.end() && *first == ".git" && looked.type(root / ".git") == fs::file_type::regular) {
-                add(root / ".git");
-                const auto gitdir = read_gitdir(root / ".git", root);
+            if (first != relative.end() && *first == ".git" && looked.type(gits[i]) == fs::file_type::regular) {
+                add(gits[i]);
+                const auto gitdir = read_gitdir(gits[i], root);
                 if (!gitdir) continue;
                 fs::path rest;
                 for (auto it = std::next(first); it != relative.end(); ++it) rest /= *it;

@@ -56,6 +56,16 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* k
 // (POSIX; never on Windows). Such a path's directories are its prefixes before each '/'.
 bool plain_absolute(const std::filesystem::path& p);
 
+// Whether `p` is relative and plain: not empty, no root, no empty, "." or ".."
+// component, no '/' at its end (POSIX; never on Windows). Such a path is its own
+// lexically_normal().
+bool plain_relative(const std::filesystem::path& p);
+
+// `dir` / `relative`, made as one text where that is the same path (a path's operator/
+// takes both apart again, and a path made of a std::string is taken apart once more).
+std::filesystem::path joined(const std::filesystem::path& dir, std::string_view relative);
+std::filesystem::path joined(const std::filesystem::path& dir, const std::filesystem::path& relative);
+
 // The names in directories, each directory listed once: whether a path is surely
 // missing, from the listing of the directory that would hold it (one listing in place of
 // a look at each of the many paths there: the workspace's protected names). A directory
@@ -65,6 +75,10 @@ bool plain_absolute(const std::filesystem::path& p);
 class DirectoryNames {
 public:
     bool surely_missing(const std::filesystem::path& p);
+#if !defined(_WIN32)
+    // The same, for a path given by its text.
+    bool surely_missing(std::string_view p);
+#endif
 
 private:
     struct Listing {

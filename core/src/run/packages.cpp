@@ -385,7 +385,7 @@ public:
         for (const auto& root : resolved.writable) resolver_.known_directory(root);
     }
     fs::path operator()(const fs::path& p) {
-        if (!p.is_absolute() || p.lexically_normal() != p || !p.has_relative_path()) return weakly(p);
+        if (!plain_absolute(p) && (!p.is_absolute() || p.lexically_normal() != p || !p.has_relative_path())) return weakly(p);
         if (auto there = resolver_.canonical(p)) return *there;
         // Not there: where its directory leads, and its name.
         const fs::path dir = p.parent_path();

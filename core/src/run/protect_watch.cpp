@@ -266,13 +266,15 @@ SetAside restore(const KeptPath& kept, std::vector<SetAside>& out) {
 std::vector<fs::path> absent_protected(const Policy& resolved, const std::vector<fs::path>& entries) {
     std::vector<fs::path> absent;
     std::set<fs::path::string_type, std::less<>> listed;  // each once, by its text
-    const auto places = writable_places(resolved);
+    const auto texts = writable_places(resolved);
+    const std::vector<fs::path> places(texts.begin(), texts.end());
     DirectoryNames names;
     for (const auto& entry : entries) {
         if (entry.is_absolute() || entry.empty() || entry.native().front() == '~' || under_git(entry)) continue;
-        const fs::path relative = entry.lexically_normal();
+        fs::path normal;
+        const fs::path& relative = plain_relative(entry) ? entry : (normal = entry.lexically_normal());
         for (const auto& place : places) {
-            fs::path p = fs::path(place) / relative;
+            fs::path p = joined(place, relative);
             std::error_code ec;
             if (!names.surely_missing(p) && fs::symlink_status(p, ec).type() != fs::file_type::not_found) continue;
             if (listed.insert(p.native()).second) absent.push_back(std::move(p));
