@@ -654,8 +654,8 @@ bool ended_at_limit(const confine::Outcome& outcome) { return outcome.limit || !
 // the next confinectl would then run unconfined (docs/design.md §11). Judged against the
 // roots the flags name; the configuration adds none.
 std::optional<std::string> own_loader_problem(const PolicyFlags& flags) {
+    if (!confine::sets_loader_variable()) return std::nullopt;
     const auto own = confine::current_environment();
-    if (!confine::sets_loader_variable(own)) return std::nullopt;
     const auto request = flags.request();
     if (!request) return std::nullopt;  // said once the configuration is read
     const std::string_view who = "confinectl itself loads it, unconfined, at every start (this one included, before it could look)";

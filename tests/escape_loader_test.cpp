@@ -8,12 +8,16 @@
 #include "support.hpp"
 #include "ways.hpp"
 
+#include <confine/environment.hpp>
 #include <confine/loader_environment.hpp>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
+
+#include <cstdlib>
+#include <optional>
 
 namespace fs = std::filesystem;
 using test::as_user;
@@ -143,6 +147,31 @@ TEST_CASE("an environment without the loader's variables has nothing to judge, a
     }
     CHECK(confine::loader_environment_problem(std::vector<std::string>{"LD_PRELOAD=" + in_ws}, policy));
     CHECK_FALSE(confine::sets_loader_variable(std::vector<std::string>{}));
+#if !defined(_WIN32)
+    // This process's own environment, looked at without a copy: the same answer (the
+    // three put back as they were afterwards).
+    std::vector<std::pair<std::string, std::optional<std::string>>> before;
+    for (const char* name : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}) {
+        const char* value = std::getenv(name);
+        before.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
+        ::unsetenv(name);
+    }
+    CHECK_FALSE(confine::sets_loader_variable());
+    CHECK(confine::sets_loader_variable() == confine::sets_loader_variable(confine::current_environment()));
+    for (const char* name : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"}) {
+        INFO(name);
+        ::setenv(name, "", 1);
+        CHECK(confine::sets_loader_variable());
+        CHECK(confine::sets_loader_variable() == confine::sets_loader_variable(confine::current_environment()));
+        ::unsetenv(name);
+        CHECK_FALSE(confine::sets_loader_variable());
+    }
+    ::setenv("LD_PRELOADX", "x", 1);
+    CHECK_FALSE(confine::sets_loader_variable());
+    ::unsetenv("LD_PRELOADX");
+    for (const auto& [name, value] : before)
+        if (value) ::setenv(name.c_str(), value->c_str(), 1);
+#endif
 }
 
 // A host that runs a wrap itself starts the runner with the wrap's environment: wrap

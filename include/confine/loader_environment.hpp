@@ -46,4 +46,7 @@ std::optional<Error> loader_environment_problem(std::span<const std::string> env
 // need not be completed. Always false on Windows.
 bool sets_loader_variable(std::span<const std::string> environment) noexcept;
 
+// The same of this process's own environment, without copying it.
+bool sets_loader_variable() noexcept;
+
 }  // namespace confine

@@ -4,9 +4,14 @@
 
 #include "roots.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
+
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
 
 namespace confine {
 namespace {
@@ -152,16 +157,33 @@ std::optional<Error> loader_environment_problem(std::span<const std::string> env
 #endif
 }
 
+#if !defined(_WIN32)
+namespace {
+
+bool names_loader_variable(std::string_view entry) noexcept {
+    for (const std::string_view name : loader_variables)
+        if (entry.size() > name.size() && entry[name.size()] == '=' && entry.starts_with(name)) return true;
+    return false;
+}
+
+}  // namespace
+#endif
+
 bool sets_loader_variable(std::span<const std::string> environment) noexcept {
 #if defined(_WIN32)
     (void)environment;
     return false;
 #else
-    for (const auto& entry : environment) {
-        const std::string_view text(entry);
-        for (const std::string_view name : loader_variables)
-            if (text.size() > name.size() && text[name.size()] == '=' && text.starts_with(name)) return true;
-    }
+    return std::any_of(environment.begin(), environment.end(), [](const std::string& entry) { return names_loader_variable(entry); });
+#endif
+}
+
+bool sets_loader_variable() noexcept {
+#if defined(_WIN32)
+    return false;
+#else
+    for (char** entry = environ; entry && *entry; ++entry)
+        if (names_loader_variable(*entry)) return true;
     return false;
 #endif
 }

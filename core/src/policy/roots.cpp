@@ -213,6 +213,19 @@ std::vector<fs::path> with_homes(const std::vector<fs::path>& entries, const std
     return out;
 }
 
+namespace {
+
+// with_homes(entries, homes), kept in `held`; `entries` themselves when none begins with
+// '~' (the protect list's are relative): the same list, not copied.
+const std::vector<fs::path>& beneath_homes(const std::vector<fs::path>& entries, const std::vector<fs::path>& homes, std::vector<fs::path>& held) {
+    const bool tilde = std::any_of(entries.begin(), entries.end(), [](const fs::path& e) { return !e.empty() && *e.native().begin() == '~'; });
+    if (!tilde) return entries;
+    held = with_homes(entries, homes);
+    return held;
+}
+
+}  // namespace
+
 std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* kept) {
     auto bad = [](std::string m) { return std::unexpected(Error{ErrorCode::invalid_policy, std::move(m)}); };
     const std::vector<fs::path> homes = caller_homes();
@@ -277,8 +290,9 @@ std::expected<Policy, Error> resolve_policy(const Policy& policy, KeptGitScan* k
             out.working_directory = *real;
         }
     }
-    if (auto err = resolve_denied(with_homes(policy.deny_read, homes), home, out, &resolver)) return std::unexpected(*err);
-    if (auto err = resolve_protected(with_homes(policy.protect, homes), home, out, kept)) return std::unexpected(*err);
+    std::vector<fs::path> denied, protect;
+    if (auto err = resolve_denied(beneath_homes(policy.deny_read, homes, denied), home, out, &resolver)) return std::unexpected(*err);
+    if (auto err = resolve_protected(beneath_homes(policy.protect, homes, protect), home, out, kept)) return std::unexpected(*err);
     return out;
 }
 
@@ -522,7 +536,7 @@ std::optional<fs::path> PathResolver::canonical(const fs::path& p) {
     }
     // The path itself, its last component not followed: missing (with whatever links
     // above it followed, as fs::canonical would follow them) means skipped.
-    const Kind last = look(s.c_str());
+    const Kind last = kind_of(s);
     if (last == Kind::missing) return std::nullopt;
     if (last == Kind::link) return full();
     // There: it is itself unless a directory above it is a link.

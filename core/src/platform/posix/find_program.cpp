@@ -1,6 +1,7 @@
 // Where a program is, as execvp would find it (executor.hpp).
 #include "executor.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,9 +17,10 @@ std::optional<std::string> find_program(const std::string& name, const std::opti
     auto usable = [&](const std::string& candidate) {
         fs::path p(candidate);
         if (p.is_relative() && !working_directory.empty()) p = working_directory / p;
-        std::error_code ec;
-        if (!fs::exists(p, ec)) return false;
-        if (fs::is_directory(p, ec) || ::access(p.c_str(), X_OK) != 0) {
+        // One look at what is there (as exists() and is_directory() would each take).
+        struct stat st {};
+        if (::stat(p.c_str(), &st) != 0) return false;
+        if (S_ISDIR(st.st_mode) || ::access(p.c_str(), X_OK) != 0) {
             error = EACCES;
             return false;
         }
