@@ -149,6 +149,43 @@ TEST_CASE("a path joined by its text is the one operator/ makes, and a plain rel
     }
 }
 
+#if !defined(_WIN32)
+TEST_CASE("a writable root is refused inside the system's directories and at the ones that hold others, by its text as by its path", "[roots]") {
+    using confine::detail::refused_writable_root;
+    const fs::path home = "/home/u";
+    const std::vector<std::pair<std::string, std::optional<std::string>>> cases{
+        {"/", "it is the root of the file system"},
+        {"/etc", "it is the system directory /etc"},
+        {"/etc/x", "it is inside the system directory /etc"},
+        {"/usr/local/bin", "it is inside the system directory /usr"},
+        {"/usrx", std::nullopt},
+        {"/var/spool", "it is the system directory /var/spool"},
+        {"/var/spool/cron", "it is inside the system directory /var/spool"},
+        {"/var", "it is the system directory /var"},
+        {"/var/lib", "it is the system directory /var/lib"},
+        {"/var/libx", std::nullopt},
+        {"/var/lib/x", std::nullopt},
+        {"/dev", "it is the system directory /dev"},
+        {"/dev/shm", std::nullopt},
+        {"/dev/shm/x", std::nullopt},
+        {"/devx", std::nullopt},
+        {"/run/user/1000", "it is inside the system directory /run"},
+        {"/tmp", std::nullopt},
+        {"/srv", "it is the system directory /srv"},
+        {"/srv/data", std::nullopt},
+        {"/home", "it holds the home directory /home/u, whose start-up files would become writable"},
+        {"/home/u", "it is the home directory itself, whose start-up files would become writable"},
+        {"/home/u/project", std::nullopt},
+    };
+    for (const auto& [path, refused] : cases) {
+        INFO(path);
+        CHECK(refused_writable_root(path, home) == refused);
+        // The same path in a form that is not plain (a '/' doubled) is judged as a path.
+        if (path.size() > 1) CHECK(refused_writable_root("/" + path, home) == refused);
+    }
+}
+#endif
+
 TEST_CASE("deny_read's ~ entries that are links are denied where they lead, under a home from $HOME and from the user database", "[roots][secrets][carve]") {
     LinkedHome h;
     HomeFor at(h.home);

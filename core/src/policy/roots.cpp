@@ -115,13 +115,21 @@ std::optional<std::string> refused_writable_root(const fs::path& real, const fs:
 #if !defined(_WIN32)
     // Programs, libraries, configuration, boot files, devices, kernel interfaces, and
     // the spools that cron and at run from: nothing beneath them may become writable.
-    for (const char* system : {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys",
-                               "/usr", "/var/spool"})
-        if (is_within(real, system) && !always_writable(real))
-            return "it is " + std::string(real == system ? "" : "inside ") + "the system directory " + system;
+    static constexpr std::string_view systems[] = {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run",
+                                                   "/sbin", "/sys", "/usr", "/var/spool"};
     // Directories that hold others: the homes, software, data, and state of the system.
-    for (const char* holder : {"/home", "/opt", "/srv", "/mnt", "/media", "/root", "/var", "/var/lib", "/var/log", "/var/cache"})
-        if (real == holder) return "it is the system directory " + std::string(holder);
+    static constexpr std::string_view holders[] = {"/home", "/opt", "/srv", "/mnt", "/media", "/root", "/var", "/var/lib", "/var/log", "/var/cache"};
+    // A plain path by its text (the directories above it are its prefixes before a '/');
+    // any other as paths, component by component.
+    const bool plain = plain_absolute(real);
+    const std::string& text = real.native();
+    for (const std::string_view system : systems) {
+        const bool same = plain ? text == system : real == fs::path(system);
+        const bool inside = plain ? same || (text.starts_with(system) && text[system.size()] == '/') : is_within(real, fs::path(system));
+        if (inside && !always_writable(real)) return "it is " + std::string(same ? "" : "inside ") + "the system directory " + std::string(system);
+    }
+    for (const std::string_view holder : holders)
+        if (plain ? text == holder : real == fs::path(holder)) return "it is the system directory " + std::string(holder);
 #endif
     return std::nullopt;
 }
