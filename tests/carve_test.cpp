@@ -84,6 +84,30 @@ TEST_CASE("deny_read paths resolve as fs::canonical resolves them: links where t
         }
 }
 
+TEST_CASE("deny_read entries resolve the same whether their home is listed once or looked into entry by entry", "[roots][secrets][carve]") {
+    LinkedHome h;
+    const fs::path home = h.home;
+    const std::vector<fs::path> entries{home / ".ssh",   home / ".netrc",  home / ".aws",        home / ".pgpass",     home / ".vault-token",
+                                        home / ".gnupg", home / "nothing", home / ".config/gh/hosts.yml", home / ".cfg/gh/hosts.yml"};
+    auto resolved = [&] {
+        confine::Policy out{confine::Mode::read_only, {}, {}};
+        REQUIRE_FALSE(confine::detail::resolve_denied(entries, home, out));
+        return out.deny_read;
+    };
+    // As fs::canonical resolves each: what exists, where it leads, each once.
+    std::vector<fs::path> expected;
+    for (const auto& e : entries) {
+        std::error_code ec;
+        const fs::path real = fs::canonical(e, ec);
+        if (!ec && std::find(expected.begin(), expected.end(), real) == expected.end()) expected.push_back(real);
+    }
+    REQUIRE(expected.size() == 6);
+    CHECK(resolved() == expected);
+    // A home of more names than a listing keeps: each entry looked at, the same answer.
+    for (int i = 0; i < 600; ++i) test::write_file(home / ("file" + std::to_string(i)), "");
+    CHECK(resolved() == expected);
+}
+
 TEST_CASE("a directory's listing calls missing only what lstat does not find, and says nothing of a directory too large to keep", "[roots][carve]") {
     LinkedHome h;
     const fs::path home = h.home;

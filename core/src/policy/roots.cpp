@@ -469,14 +469,14 @@ bool DirectoryNames::surely_missing(std::string_view s) {
     auto at = listed_.find(dir);
     if (at == listed_.end()) {
         fs::path::string_type key(dir);
-        Listing listing = list(fs::path(key));
+        Listing listing = list(fs::path(key), most_);
         at = listed_.emplace(std::move(key), std::move(listing)).first;
     }
     const Listing& l = at->second;
     return l.state == Listing::gone || (l.state == Listing::listed && !l.names.contains(name));
 }
 
-DirectoryNames::Listing DirectoryNames::list(const fs::path& dir) {
+DirectoryNames::Listing DirectoryNames::list(const fs::path& dir, std::size_t most) {
     Listing l;
 #if !defined(_WIN32)
     // The names as the directory gives them, without a path made of each.
@@ -495,7 +495,7 @@ DirectoryNames::Listing DirectoryNames::list(const fs::path& dir) {
         }
         const std::string_view name(e->d_name);
         if (name == "." || name == "..") continue;
-        if (l.names.size() >= 4096) {
+        if (l.names.size() >= most) {
             complete = false;
             break;
         }
@@ -513,7 +513,7 @@ DirectoryNames::Listing DirectoryNames::list(const fs::path& dir) {
         return l;
     }
     for (; it != fs::directory_iterator(); it.increment(ec)) {
-        if (l.names.size() >= 4096) return {};
+        if (l.names.size() >= most) return {};
         l.names.insert(it->path().filename().native());
     }
     if (ec) return {};
@@ -642,10 +642,33 @@ PathResolver::Kind PathResolver::kind_of(std::string_view path) {
     return kind;
 }
 
+namespace {
+
+// The directories that directly hold three or more of a list's plain paths (a home holds
+// most of the default deny list's), listed by `names` when asked; more than 512 names in
+// one and its listing says nothing.
+struct SeveralHeld {
+    explicit SeveralHeld(const std::vector<fs::path>& entries) {
+        for (const auto& e : entries)
+            if (plain_absolute(e)) ++count[e.native().substr(0, e.native().rfind('/'))];
+    }
+    // Whether `p`'s directory is one of them.
+    bool several(const fs::path& p) const {
+        if (!plain_absolute(p)) return false;
+        const auto it = count.find(std::string_view(p.native()).substr(0, p.native().rfind('/')));
+        return it != count.end() && it->second >= 3;
+    }
+    std::map<std::string, int, std::less<>> count;
+    DirectoryNames names{512};
+};
+
+}  // namespace
+
 std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const fs::path& home, Policy& out, PathResolver* resolver) {
     const auto places = writable_places(out);
     PathResolver own;
     if (!resolver) resolver = &own;
+    SeveralHeld held(entries);
     for (const auto& entry : entries) {
         std::optional<fs::path> at_home;
         if (!entry.empty() && *entry.native().begin() == '~') {
@@ -656,6 +679,9 @@ std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const 
         if (has_nul(expanded)) return bad_policy("a deny_read path contains a NUL byte");
         if (!expanded.is_absolute()) return bad_policy("deny_read path must be absolute or begin with ~/: " + entry.string());
         // Judged where it resolves; one that does not exist (or a link to nothing) is skipped.
+        // Most do not: a directory that would hold several is listed once, in place of a
+        // look at each (one of many names is looked into entry by entry, as before).
+        if (held.several(expanded) && held.names.surely_missing(expanded)) continue;
         const auto resolved = resolver->canonical(expanded);
         if (!resolved) continue;
         const fs::path& real = *resolved;

@@ -69,11 +69,13 @@ std::filesystem::path joined(const std::filesystem::path& dir, const std::filesy
 // The names in directories, each directory listed once: whether a path is surely
 // missing, from the listing of the directory that would hold it (one listing in place of
 // a look at each of the many paths there: the workspace's protected names). A directory
-// that cannot be listed, or holds more than 4096 names, says nothing; one that does not
-// exist says that nothing is beneath it. What is created after the listing is not seen:
-// one object is for one moment (a check before the run, or one after it).
+// that cannot be listed, or holds more than `most` names (4096 unless said), says nothing;
+// one that does not exist says that nothing is beneath it. What is created after the
+// listing is not seen: one object is for one moment (a check before the run, or one
+// after it).
 class DirectoryNames {
 public:
+    explicit DirectoryNames(std::size_t most = 4096) : most_(most) {}
     bool surely_missing(const std::filesystem::path& p);
 #if !defined(_WIN32)
     // The same, for a path given by its text.
@@ -85,7 +87,8 @@ private:
         enum { unknown, listed, gone } state = unknown;
         std::set<std::filesystem::path::string_type, std::less<>> names;
     };
-    static Listing list(const std::filesystem::path& dir);
+    static Listing list(const std::filesystem::path& dir, std::size_t most);
+    std::size_t most_;
     // Keyed by the directory's text: a path's own comparison walks its components.
     std::map<std::filesystem::path::string_type, Listing, std::less<>> listed_;
 };
