@@ -659,3 +659,18 @@ TEST_CASE("run -- true leaves no .confine in the workspace, a run of npm gets it
         CHECK_THAT(r.out, Catch::Contains("fund=false"));
     }
 }
+
+TEST_CASE("run -v says where a run's package managers keep their caches, as their variables name them", "[packages][e2e][linux-only]") {
+    test::require_way(Way::landlock_forked);
+    PackageRun run(Way::landlock_forked, false);
+    const auto r = run.confine.run({"run", "-v", "--config", run.config.string(), "--workspace", run.tree.ws.string(), "--", "/bin/sh", "-c",
+                                    "echo \"$npm_config_cache|$PIP_CACHE_DIR|$CARGO_HOME\""},
+                                   {run.tree.home_entry(), "XDG_CACHE_HOME=" + (run.tree.home / ".cache").string()}, test::as_user(false));
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    const fs::path base = fs::canonical(run.tree.ws) / ".confine";
+    CHECK(r.out == (base / "cache" / "npm").string() + "|" + (base / "cache" / "pip").string() + "|" + (base / "cargo").string() + "\n");
+    CHECK_THAT(r.err, Catch::Contains("packages: npm cache " + (base / "cache" / "npm").string() + "; pip cache " + (base / "cache" / "pip").string() +
+                                      "; cargo home " + (base / "cargo").string() + " (not made: "));
+    CHECK_FALSE(fs::exists(base));
+}

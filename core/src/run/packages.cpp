@@ -392,6 +392,7 @@ public:
         return dir == p ? p : (*this)(dir) / p.filename();
     }
     bool within_any(const fs::path& p, const std::vector<fs::path>& places) {
+        if (places.empty()) return false;  // nothing to resolve `p` for
         const fs::path r = (*this)(p);
         return std::any_of(places.begin(), places.end(), [&](const fs::path& place) { return is_within(r, place); });
     }
@@ -413,6 +414,14 @@ struct Run {
     Fd dir;         // base, opened; none (-1) when this run makes nothing (see apply_packages)
     RealPaths real;
     std::vector<std::string> said;
+
+    // `relative` beneath base, as a variable's value gives it.
+    std::string under(std::string_view relative) const { return joined(base, relative).string(); }
+    // What -v says of the step: made only when it is said.
+    template <class Text>
+    void say(Text text) {
+        if (log_enabled(spdlog::level::debug)) said.push_back(text());
+    }
 };
 
 // npm: its cache, and a copy of the settings of the user's npmrc where the policy denies it.
@@ -422,10 +431,11 @@ void prepare_npm(Run& run) {
     if (user_cache.empty() && !home.empty()) user_cache = home + "/.npm";
     // The cache the caller granted stays (its settings still need the copy below).
     if (!user_cache.empty() && run.real.within_any(user_cache, run.policy.writable)) {
-        run.said.push_back("npm keeps " + user_cache + " (a writable root)");
+        run.say([&] { return "npm keeps " + user_cache + " (a writable root)"; });
     } else if (!run.vars.named("npm_config_cache", true)) {
-        run.vars.set("npm_config_cache", (run.base / "cache" / "npm").string(), true);
-        run.said.push_back("npm cache " + (run.base / "cache" / "npm").string());
+        const std::string cache = run.under("cache/npm");
+        run.vars.set("npm_config_cache", cache, true);
+        run.say([&] { return "npm cache " + cache; });
     }
     if (run.vars.named("npm_config_userconfig", true)) return;
     std::string user_config = run.vars.get("npm_config_userconfig", true);
@@ -442,8 +452,9 @@ void prepare_npm(Run& run) {
         log_warn("packages: {} in {}: npm runs without the settings of {}", *bad, run.base.string(), user_config);
         return;
     }
-    run.vars.set("npm_config_userconfig", (run.base / "npmrc").string(), true);
-    run.said.push_back("npm settings " + (run.base / "npmrc").string() + " (" + user_config + ": only the settings copied)");
+    const std::string settings = run.under("npmrc");
+    run.vars.set("npm_config_userconfig", settings, true);
+    run.say([&] { return "npm settings " + settings + " (" + user_config + ": only the settings copied)"; });
 }
 
 void prepare_pip(Run& run) {
@@ -452,12 +463,13 @@ void prepare_pip(Run& run) {
     if (user_cache.empty() && !run.vars.get("XDG_CACHE_HOME").empty()) user_cache = run.vars.get("XDG_CACHE_HOME") + "/pip";
     if (user_cache.empty() && !home.empty()) user_cache = home + "/.cache/pip";
     if (!user_cache.empty() && run.real.within_any(user_cache, run.policy.writable)) {
-        run.said.push_back("pip keeps " + user_cache + " (a writable root)");
+        run.say([&] { return "pip keeps " + user_cache + " (a writable root)"; });
         return;
     }
     if (run.vars.named("PIP_CACHE_DIR")) return;
-    run.vars.set("PIP_CACHE_DIR", (run.base / "cache" / "pip").string());
-    run.said.push_back("pip cache " + (run.base / "cache" / "pip").string());
+    const std::string cache = run.under("cache/pip");
+    run.vars.set("PIP_CACHE_DIR", cache);
+    run.say([&] { return "pip cache " + cache; });
 }
 
 // The user's cargo configuration for a CARGO_HOME of the run's own: of what cargo would
@@ -486,14 +498,15 @@ void prepare_cargo(Run& run) {
     std::string user_home = run.vars.get("CARGO_HOME");
     if (user_home.empty() && !home.empty()) user_home = home + "/.cargo";
     if (!user_home.empty() && run.real.within_any(user_home, run.policy.writable)) {
-        run.said.push_back("cargo keeps " + user_home + " (a writable root)");
+        run.say([&] { return "cargo keeps " + user_home + " (a writable root)"; });
         return;
     }
     // Named by the caller, or beneath the directory already (a run started inside a run).
     if (run.vars.named("CARGO_HOME") || (!user_home.empty() && is_within(run.real(user_home), run.real(run.base)))) return;
     if (run.dir.get() < 0) {
-        run.vars.set("CARGO_HOME", (run.base / "cargo").string());
-        run.said.push_back("cargo home " + (run.base / "cargo").string() + " (not made: cargo makes it; the copy of your settings comes with a run of cargo)");
+        const std::string cargo = run.under("cargo");
+        run.vars.set("CARGO_HOME", cargo);
+        run.say([&] { return "cargo home " + cargo + " (not made: cargo makes it; the copy of your settings comes with a run of cargo)"; });
         return;
     }
     auto dir = open_dirs(run.dir, "cargo");
@@ -502,8 +515,9 @@ void prepare_cargo(Run& run) {
         log_warn("packages: {} in {}: cargo keeps {}", *bad, run.base.string(), user_home.empty() ? std::string("its home") : user_home);
         return;
     }
-    run.vars.set("CARGO_HOME", (run.base / "cargo").string());
-    run.said.push_back("cargo home " + (run.base / "cargo").string());
+    const std::string cargo = run.under("cargo");
+    run.vars.set("CARGO_HOME", cargo);
+    run.say([&] { return "cargo home " + cargo; });
 }
 
 // The workspace's packages.dir, opened (made where missing, with a .gitignore that keeps
