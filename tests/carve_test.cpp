@@ -88,7 +88,9 @@ TEST_CASE("deny_read entries resolve the same whether their home is listed once 
     LinkedHome h;
     const fs::path home = h.home;
     const std::vector<fs::path> entries{home / ".ssh",   home / ".netrc",  home / ".aws",        home / ".pgpass",     home / ".vault-token",
-                                        home / ".gnupg", home / "nothing", home / ".config/gh/hosts.yml", home / ".cfg/gh/hosts.yml"};
+                                        home / ".gnupg", home / "nothing", home / ".config/gh/hosts.yml", home / ".cfg/gh/hosts.yml",
+                                        // beneath a name the home's listing lacks, one it has, and a link to nothing
+                                        home / ".gem/credentials", home / ".config/missing/x", home / ".vault-token/x", home / ".aws/x"};
     auto resolved = [&] {
         confine::Policy out{confine::Mode::read_only, {}, {}};
         REQUIRE_FALSE(confine::detail::resolve_denied(entries, home, out));

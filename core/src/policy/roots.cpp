@@ -644,22 +644,31 @@ PathResolver::Kind PathResolver::kind_of(std::string_view path) {
 
 namespace {
 
-// The directories that directly hold three or more of a list's plain paths (a home holds
-// most of the default deny list's), listed by `names` when asked; more than 512 names in
-// one and its listing says nothing.
-struct SeveralHeld {
+// Whether a list's plain path surely does not exist, from the listings of the directories
+// that directly hold three or more of its paths (a home holds most of the default deny
+// list's): each listed once, when first asked, and asked of the path's component beneath
+// it, so that one listing of a home answers for `~/.config/gh/hosts.yml` too where it has
+// no `.config`. A listing of more than 512 names says nothing.
+class SeveralHeld {
+public:
     explicit SeveralHeld(const std::vector<fs::path>& entries) {
         for (const auto& e : entries)
-            if (plain_absolute(e)) ++count[e.native().substr(0, e.native().rfind('/'))];
+            if (plain_absolute(e)) ++count_[e.native().substr(0, e.native().rfind('/'))];
     }
-    // Whether `p`'s directory is one of them.
-    bool several(const fs::path& p) const {
+    bool surely_missing(const fs::path& p) {
         if (!plain_absolute(p)) return false;
-        const auto it = count.find(std::string_view(p.native()).substr(0, p.native().rfind('/')));
-        return it != count.end() && it->second >= 3;
+        const std::string_view s(p.native());
+        for (std::size_t at = s.find('/', 1); at != std::string_view::npos; at = s.find('/', at + 1)) {
+            const auto held = count_.find(s.substr(0, at));
+            if (held == count_.end() || held->second < 3) continue;
+            if (names_.surely_missing(s.substr(0, s.find('/', at + 1)))) return true;
+        }
+        return false;
     }
-    std::map<std::string, int, std::less<>> count;
-    DirectoryNames names{512};
+
+private:
+    std::map<std::string, int, std::less<>> count_;
+    DirectoryNames names_{512};
 };
 
 }  // namespace
@@ -681,7 +690,7 @@ std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const 
         // Judged where it resolves; one that does not exist (or a link to nothing) is skipped.
         // Most do not: a directory that would hold several is listed once, in place of a
         // look at each (one of many names is looked into entry by entry, as before).
-        if (held.several(expanded) && held.names.surely_missing(expanded)) continue;
+        if (held.surely_missing(expanded)) continue;
         const auto resolved = resolver->canonical(expanded);
         if (!resolved) continue;
         const fs::path& real = *resolved;
