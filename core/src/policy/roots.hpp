@@ -94,10 +94,11 @@ private:
 };
 
 // Where paths lead, as std::filesystem::canonical says, with fewer system calls: a path
-// with no ".", ".." or empty component is looked at with one lstat of itself, and each
+// with no ".", ".." or empty component is looked at with one lstat of itself and of each
 // directory above it, each once for every path this resolver is asked (none for the
-// directories named known_directory()): one resolver is for one moment. A path that is a link, or beneath one, is
-// resolved by std::filesystem::canonical; one that does not exist gives nullopt.
+// directories named known_directory()): one resolver is for one moment. A path that is
+// a link, or beneath one, is resolved by std::filesystem::canonical; one that does not
+// exist gives nullopt.
 class PathResolver {
 public:
     std::optional<std::filesystem::path> canonical(const std::filesystem::path& p);
