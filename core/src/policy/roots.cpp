@@ -651,6 +651,10 @@ namespace {
 // no `.config`. A listing of more than 512 names says nothing.
 class SeveralHeld {
 public:
+#if defined(_WIN32)
+    explicit SeveralHeld(const std::vector<fs::path>&) {}
+    bool surely_missing(const fs::path&) { return false; }
+#else
     explicit SeveralHeld(const std::vector<fs::path>& entries) {
         for (const auto& e : entries)
             if (plain_absolute(e)) ++count_[e.native().substr(0, e.native().rfind('/'))];
@@ -669,6 +673,7 @@ public:
 private:
     std::map<std::string, int, std::less<>> count_;
     DirectoryNames names_{512};
+#endif
 };
 
 }  // namespace
