@@ -29,6 +29,9 @@ namespace confine::detail {
 
 namespace {
 
+// Whether `p` begins with '~' (as "~" and "~/..." do): one that does not needs no home.
+bool begins_with_tilde(const fs::path& p) { return !p.empty() && *p.native().begin() == '~'; }
+
 // Whether `p` lies in a place every sandbox may write (sdk::always_writable_places()).
 bool always_writable(const fs::path& p) {
     const auto& places = sdk::always_writable_places();
@@ -226,7 +229,7 @@ namespace {
 // with_homes(entries, homes), kept in `held`; `entries` themselves when none begins with
 // '~' (the protect list's are relative): the same list, not copied.
 const std::vector<fs::path>& beneath_homes(const std::vector<fs::path>& entries, const std::vector<fs::path>& homes, std::vector<fs::path>& held) {
-    const bool tilde = std::any_of(entries.begin(), entries.end(), [](const fs::path& e) { return !e.empty() && *e.native().begin() == '~'; });
+    const bool tilde = std::any_of(entries.begin(), entries.end(), begins_with_tilde);
     if (!tilde) return entries;
     held = with_homes(entries, homes);
     return held;
@@ -308,12 +311,15 @@ namespace {
 
 Error bad_policy(std::string m) { return Error{ErrorCode::invalid_policy, std::move(m)}; }
 
-// `~` and `~/...` beneath `home`; nullopt when the path needs a home and there is none.
-std::optional<fs::path> expand_home(const fs::path& p, const fs::path& home) {
+// `p`, with `~` and `~/...` beneath `home` (made in `made`); null when the path needs a
+// home and there is none. A path without a leading '~' is `p` itself, not a copy.
+const fs::path* expand_home(const fs::path& p, const fs::path& home, std::optional<fs::path>& made) {
+    if (!begins_with_tilde(p)) return &p;
     const std::string s = p.generic_string();
-    if (s != "~" && !s.starts_with("~/")) return p;
-    if (home.empty()) return std::nullopt;
-    return s == "~" ? home : home / s.substr(2);
+    if (s != "~" && !s.starts_with("~/")) return &p;
+    if (home.empty()) return nullptr;
+    made = s == "~" ? home : home / s.substr(2);
+    return &*made;
 }
 
 bool has_nul(const fs::path& p) { return p.native().find(fs::path::value_type('\0')) != fs::path::string_type::npos; }
@@ -374,6 +380,7 @@ std::optional<fs::path> read_gitdir_common(const fs::path& gitdir) {
 class LookedAt {
 public:
     fs::file_type type(const fs::path& p) {
+#if defined(_WIN32)
         if (const auto known = seen_.find(p.native()); known != seen_.end()) return known->second;
         if (names_.surely_missing(p)) return seen_.emplace(p.native(), fs::file_type::not_found).first->second;
         std::error_code ec;
@@ -381,6 +388,9 @@ public:
         const fs::file_type t = ec ? fs::file_type::not_found : st.type();
         seen_.emplace(p.native(), t);
         return t;
+#else
+        return type_of_text(p.native());
+#endif
     }
 
     // `relative` inside `root`, walked component by component: nullopt when a component
@@ -422,7 +432,8 @@ private:
     }
 
 #if !defined(_WIN32)
-    // type(), for a path given by its text: one lstat, as symlink_status.
+    // What stands at the path of this text: from the listing of its directory, else one
+    // lstat (as symlink_status; any failure is "not found").
     fs::file_type type_of_text(const std::string& p) {
         if (const auto known = seen_.find(p); known != seen_.end()) return known->second;
         fs::file_type t = fs::file_type::not_found;
@@ -565,20 +576,29 @@ void PathResolver::known_directory(const fs::path& real) {
 #endif
 }
 
+namespace {
+
+// Whether `s` is one or more components joined by single '/', none empty, "." or "..".
+[[maybe_unused]] bool plain_components(std::string_view s) {
+    if (s.empty()) return false;
+    for (std::size_t at = 0; at <= s.size();) {
+        const std::size_t end = std::min(s.find('/', at), s.size());
+        const std::string_view part = s.substr(at, end - at);
+        if (part.empty() || part == "." || part == "..") return false;
+        at = end + 1;
+    }
+    return true;
+}
+
+}  // namespace
+
 bool plain_absolute(const fs::path& p) {
 #if defined(_WIN32)
     (void)p;
     return false;
 #else
-    const std::string& s = p.native();
-    if (s.size() < 2 || s.front() != '/' || s.back() == '/') return false;
-    for (std::size_t at = 0; at < s.size();) {
-        const std::size_t end = std::min(s.find('/', at + 1), s.size());
-        const std::string_view part(s.data() + at + 1, end - at - 1);
-        if (part.empty() || part == "." || part == "..") return false;
-        at = end;
-    }
-    return true;
+    const std::string_view s(p.native());
+    return s.size() >= 2 && s.front() == '/' && plain_components(s.substr(1));
 #endif
 }
 
@@ -587,15 +607,8 @@ bool plain_relative(const fs::path& p) {
     (void)p;
     return false;
 #else
-    const std::string& s = p.native();
-    if (s.empty() || s.front() == '/' || s.back() == '/') return false;
-    for (std::size_t at = 0; at <= s.size();) {
-        const std::size_t end = std::min(s.find('/', at), s.size());
-        const std::string_view part(s.data() + at, end - at);
-        if (part.empty() || part == "." || part == "..") return false;
-        at = end + 1;
-    }
-    return true;
+    const std::string_view s(p.native());
+    return !s.empty() && s.front() != '/' && plain_components(s);
 #endif
 }
 
@@ -684,12 +697,10 @@ std::optional<Error> resolve_denied(const std::vector<fs::path>& entries, const 
     if (!resolver) resolver = &own;
     SeveralHeld held(entries);
     for (const auto& entry : entries) {
-        std::optional<fs::path> at_home;
-        if (!entry.empty() && *entry.native().begin() == '~') {
-            at_home = expand_home(entry, home);
-            if (!at_home) continue;  // "~/..." with no home: nothing of it to hide
-        }
-        const fs::path& expanded = at_home ? *at_home : entry;
+        std::optional<fs::path> made;
+        const fs::path* at = expand_home(entry, home, made);
+        if (!at) continue;  // "~/..." with no home: nothing of it to hide
+        const fs::path& expanded = *at;
         if (has_nul(expanded)) return bad_policy("a deny_read path contains a NUL byte");
         if (!expanded.is_absolute()) return bad_policy("deny_read path must be absolute or begin with ~/: " + entry.string());
         // Judged where it resolves; one that does not exist (or a link to nothing) is skipped.
@@ -722,12 +733,10 @@ std::optional<Error> resolve_protected(const std::vector<fs::path>& entries, con
     std::vector<fs::path> gits;
     for (const auto& root : roots) gits.push_back(root / ".git");
     for (const auto& entry : entries) {
-        std::optional<fs::path> at_home;
-        if (!entry.empty() && *entry.native().begin() == '~') {
-            at_home = expand_home(entry, home);
-            if (!at_home) continue;
-        }
-        const fs::path& expanded = at_home ? *at_home : entry;
+        std::optional<fs::path> made;
+        const fs::path* at = expand_home(entry, home, made);
+        if (!at) continue;
+        const fs::path& expanded = *at;
         if (has_nul(expanded)) return bad_policy("a protect path contains a NUL byte");
         if (expanded.is_absolute()) {
             std::error_code ec;
