@@ -121,6 +121,70 @@ TEST_CASE("the trust walk refuses a group-writable directory on the way and a fi
     CHECK(inside.error() == (t.dir / "a" / "b").string() + " lies in " + (t.dir / "a").string() + ", which the confined command may write");
 }
 
+namespace {
+
+// The descriptors open in this process, below 1024.
+std::vector<int> open_descriptors() {
+    std::vector<int> open;
+    for (int fd = 0; fd < 1024; ++fd)
+        if (::fcntl(fd, F_GETFD) != -1) open.push_back(fd);
+    return open;
+}
+
+}  // namespace
+
+TEST_CASE("the trust walk leaves none of its own descriptors open, whether it opens the file, refuses it or finds nothing",
+          "[portable][trust]") {
+    LinkTree t;
+    // A gap among the low numbers, so that what the walk opens is not one run of them.
+    const int held = ::open("/dev/null", O_RDONLY | O_CLOEXEC), gap = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    REQUIRE(held >= 0);
+    REQUIRE(gap >= 0);
+    ::close(gap);
+    const std::vector<int> before = open_descriptors();
+    for (const int flags : {confine::trust::path_only, int(O_RDONLY)}) {
+        INFO("flags " << flags);
+        for (const fs::path& via : {t.file, t.dir / "l" / "b" / "file", t.dir / "l" / ".." / "a" / "b" / "lf"}) {
+            INFO(via.string());
+            {
+                auto opened = confine::trust::open_trusted(via.string(), flags);
+                REQUIRE(opened);
+                std::vector<int> expected = before;
+                expected.push_back(opened->fd.get());
+                std::sort(expected.begin(), expected.end());
+                CHECK(open_descriptors() == expected);
+            }
+            CHECK(open_descriptors() == before);
+        }
+        CHECK_FALSE(confine::trust::open_trusted((t.dir / "a" / "missing").string(), flags));
+        CHECK(open_descriptors() == before);
+        fs::permissions(t.dir / "a" / "b", fs::perms(0777));
+        CHECK_FALSE(confine::trust::open_trusted(t.file.string(), flags));
+        fs::permissions(t.dir / "a" / "b", fs::perms(0755));
+        CHECK(open_descriptors() == before);
+    }
+    ::close(held);
+}
+
+TEST_CASE("the trust walk closes the descriptors it is given and no other, in runs of numbers and alone", "[portable][trust]") {
+    std::vector<int> fds;
+    for (int i = 0; i < 7; ++i) {
+        fds.push_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        REQUIRE(fds.back() >= 0);
+    }
+    // Kept: the third and the sixth; closed: two runs around them and one alone, given
+    // out of order.
+    std::vector<int> given{fds[6], fds[0], fds[3], fds[1], fds[4]};
+    confine::trust::detail::close_all(given);
+    CHECK(given.empty());
+    for (int i = 0; i < 7; ++i) {
+        INFO("descriptor " << fds[i]);
+        CHECK((::fcntl(fds[i], F_GETFD) != -1) == (i == 2 || i == 5));
+    }
+    ::close(fds[2]);
+    ::close(fds[5]);
+}
+
 TEST_CASE("the trust walk's writable places answer as is_within does, by their texts", "[portable][trust]") {
     using confine::trust::detail::sandbox_places;
     using confine::trust::detail::sandbox_writable_place;

@@ -256,14 +256,46 @@ inline int open_without_links(const std::string& path, int flags) {
 
 namespace detail {
 
+// Closes each of `fds` (distinct open descriptors): each run of consecutive numbers in
+// one call where the system has it (close_range, Linux 5.9), else one by one.
+inline void close_all(std::vector<int>& fds) {
+    std::sort(fds.begin(), fds.end());
+    for (std::size_t i = 0; i < fds.size();) {
+        std::size_t end = i + 1;
+        while (end < fds.size() && fds[end] == fds[end - 1] + 1) ++end;
+#if defined(CONFINE_TRUST_NAMES_WITHOUT_OPENING) && defined(SYS_close_range)
+        if (end - i > 1 && ::syscall(SYS_close_range, fds[i], fds[end - 1], 0) == 0) {
+            i = end;
+            continue;
+        }
+#endif
+        for (; i < end; ++i) ::close(fds[i]);
+    }
+    fds.clear();
+}
+
+// A directory the walk has judged: its descriptor, its path and the status judged.
+struct WalkedDirectory {
+    Descriptor fd;
+    std::string path;
+    struct stat status {};
+};
+
 // open_trusted's walk: the components still to walk, last first (a link's target is
-// pushed in front of the rest), and the directories walked so far, each judged, with
-// their paths (the last is where the walk is).
+// pushed in front of the rest), and the directories walked so far, each judged (the last
+// is where the walk is). What it opened on the way closes when it ends.
 class TrustedWalk {
 public:
     TrustedWalk(const std::string& path, int flags, const std::vector<std::string>& sandbox_writable)
         : path_(path), flags_(flags), sandbox_writable_(sandbox_places(sandbox_writable)) {
         push_components(path);
+    }
+    TrustedWalk(const TrustedWalk&) = delete;
+    TrustedWalk& operator=(const TrustedWalk&) = delete;
+    ~TrustedWalk() {
+        for (auto& d : dirs_)
+            if (d.fd.get() >= 0) done_.push_back(d.fd.release());
+        close_all(done_);
     }
 
     std::expected<TrustedFile, std::string> run() {
@@ -303,20 +335,20 @@ private:
         struct stat st {};
         if (::fstat(root.get(), &st) != 0) return std::string("/: cannot stat: ") + std::strerror(errno);
         if (auto bad = judge_owner("/", st, false, me_); !bad.empty()) return bad;
-        dirs_.emplace_back(std::move(root), "/");
+        dirs_.push_back({std::move(root), "/", st});
         return {};
     }
 
     // One component beneath the current directory: a link followed, a directory on the
     // way descended into, the last one opened (the walk's file, which ends it).
     std::expected<std::optional<TrustedFile>, std::string> step(const std::string& name) {
-        const std::string& here = dirs_.back().second;
+        const std::string& here = dirs_.back().path;
         const std::string next = join(here, name);
         // Anything in a directory a sandbox may write can be replaced by that sandbox.
         if (auto place = sandbox_writable_place(here, sandbox_writable_); !place.empty())
             return std::unexpected(next + " lies in " + place + ", which the confined command may write");
         const bool last = todo_.empty();
-        auto component = open_component(dirs_.back().first.get(), name);
+        auto component = open_component(dirs_.back().fd.get(), name);
         if (!component) {
             // A missing part means the path names nothing: say so of the path asked for.
             if (component.error() == ENOENT) return std::unexpected(path_ + ": " + std::strerror(ENOENT));
@@ -329,7 +361,7 @@ private:
         if (auto bad = judge_owner(next, component->status, last, me_); !bad.empty()) return std::unexpected(bad);
         if (!last) {
             if (!S_ISDIR(component->status.st_mode)) return std::unexpected(next + ": " + std::strerror(ENOTDIR));
-            dirs_.emplace_back(std::move(component->fd), next);
+            dirs_.push_back({std::move(component->fd), next, component->status});
             return std::nullopt;
         }
         auto file = open_last(name, next, std::move(*component));
@@ -342,7 +374,7 @@ private:
     std::string follow_link(const std::string& name, const std::string& next, int fd) {
         if (++links_ > 40) return path_ + ": " + std::strerror(ELOOP);
         char target[4096];
-        const ssize_t n = read_component_link(dirs_.back().first.get(), name, fd, target, sizeof target - 1);
+        const ssize_t n = read_component_link(dirs_.back().fd.get(), name, fd, target, sizeof target - 1);
         if (n <= 0) return next + ": cannot read the link: " + std::strerror(errno);
         const std::string_view t(target, static_cast<std::size_t>(n));
         if (t.front() == '/')
@@ -353,22 +385,23 @@ private:
 
     // The walk's file, `name` beneath the current directory, judged as `c`.
     std::expected<TrustedFile, std::string> open_last(const std::string& name, const std::string& next, Component c) {
-        const std::string& here = dirs_.back().second;
+        const WalkedDirectory& holder = dirs_.back();
         const bool wanted_directory = (flags_ & O_DIRECTORY) != 0 && S_ISDIR(c.status.st_mode);
         if (!S_ISREG(c.status.st_mode) && !wanted_directory) return std::unexpected(next + " is not a regular file");
         // The directory that holds the file is judged as strictly as the file itself,
-        // wherever a link led (a sticky directory does not keep others from it).
-        struct stat holder {};
-        if (::fstat(dirs_.back().first.get(), &holder) != 0) return std::unexpected(here + ": cannot stat: " + std::strerror(errno));
-        if (auto bad = judge_owner(here, holder, true, me_); !bad.empty()) return std::unexpected(bad);
+        // wherever a link led (a sticky directory does not keep others from it): by the
+        // status it was judged by on the way, on the descriptor the walk holds.
+        if (auto bad = judge_owner(holder.path, holder.status, true, me_); !bad.empty()) return std::unexpected(bad);
         TrustedFile out;
         if (names_only(flags_)) {
             out.fd = std::move(c.fd);
         } else {
             // Opened again beneath the same judged directory, without following a link;
             // still the object judged, which the status below proves.
-            out.fd = Descriptor(::openat(dirs_.back().first.get(), name.c_str(), flags_ | O_NOFOLLOW | O_CLOEXEC));
-            if (out.fd.get() < 0) return std::unexpected(next + ": cannot open: " + std::strerror(errno));
+            out.fd = Descriptor(::openat(holder.fd.get(), name.c_str(), flags_ | O_NOFOLLOW | O_CLOEXEC));
+            const int error = errno;
+            if (c.fd.get() >= 0) done_.push_back(c.fd.release());  // closes with the walk's own
+            if (out.fd.get() < 0) return std::unexpected(next + ": cannot open: " + std::strerror(error));
             struct stat again {};
             if (::fstat(out.fd.get(), &again) != 0 || again.st_dev != c.status.st_dev || again.st_ino != c.status.st_ino)
                 return std::unexpected(next + ": changed while it was being checked");
@@ -383,7 +416,8 @@ private:
     const std::vector<WritablePlace> sandbox_writable_;
     const uid_t me_ = ::geteuid();
     std::vector<std::string> todo_;
-    std::vector<std::pair<Descriptor, std::string>> dirs_;
+    std::vector<WalkedDirectory> dirs_;
+    std::vector<int> done_;  // descriptors to close when the walk ends
     int links_ = 0;
 };
 
