@@ -12,7 +12,6 @@
  */
 #define _GNU_SOURCE
 #include <elf.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -137,6 +136,10 @@ int main(int argc, char** argv) {
         else if (WIFSTOPPED(status) && WSTOPSIG(status) != SIGTRAP) pending = WSTOPSIG(status);
     }
     fclose(out);
+    if (!WIFEXITED(status) && !WIFSIGNALED(status)) {
+        fprintf(stderr, "hot-text-trace: %ld steps; lost the program before it ended\n", steps);
+        return 1;
+    }
     fprintf(stderr, "hot-text-trace: %ld steps; the program ended with status %d\n", steps,
             WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     return 0;
